@@ -1,0 +1,88 @@
+//! Application assembly: builds the plugin host, loads the plugin directory, starts the
+//! reloader, binds the listener (port 0 in tests) and serves the router.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+
+use crate::auth::Authenticator;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::http::{router, AppState};
+use crate::mcp::Dispatcher;
+use crate::plugins::{Plugins, Reloader, SignaturePolicy};
+
+/// A built, bound, not yet serving application.
+pub struct Application {
+    listener: TcpListener,
+    state: AppState,
+    reloader: tokio::task::JoinHandle<()>,
+}
+
+impl Application {
+    /// Builds the application from its configuration and the authenticator to use.
+    pub async fn build(config: Config, authenticator: Arc<dyn Authenticator>) -> anyhow::Result<Application> {
+        let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
+            .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
+        let clock = config.today.map(Clock::fixed).unwrap_or_else(Clock::system);
+        let plugins = Plugins::new(Some(config.cache_dir.clone()), policy, clock)?;
+        if !config.plugin_dir.is_dir() {
+            anyhow::bail!(
+                "LOANHOST_PLUGIN_DIR: {} is not a directory (build the plugins with `make plugins`)",
+                config.plugin_dir.display()
+            );
+        }
+        let reloader = Reloader::new(plugins.clone(), config.plugin_dir.clone());
+        let report = reloader.scan().await;
+        tracing::info!(loaded = ?report.loaded, failed = report.failed.len(), "plugins loaded");
+        let reloader = reloader.spawn();
+
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("LOANHOST_LISTEN: cannot bind {}", config.listen))?;
+        let state = AppState {
+            dispatcher: Dispatcher::new(plugins.clone()),
+            config: Arc::new(config),
+            authenticator,
+            plugins,
+        };
+        Ok(Application { listener, state, reloader })
+    }
+
+    /// The bound port.
+    pub fn port(&self) -> u16 {
+        self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
+    }
+
+    /// The plugin host (for tests and tooling).
+    pub fn plugins(&self) -> Arc<Plugins> {
+        self.state.plugins.clone()
+    }
+
+    /// Serves until the process is stopped (Ctrl-C or SIGTERM).
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let app = router(self.state);
+        let result = axum::serve(self.listener, app)
+            .with_graceful_shutdown(shutdown_signal())
+            .await;
+        self.reloader.abort();
+        result
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,131 @@
+//! The caller's identity after token validation and agent resolution: platform user id,
+//! role codes and the claims the spec names. Plugins see only the user id and roles.
+
+use std::fmt;
+
+/// A platform role code. Parsing once here means the rest of the host never compares
+/// role strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RoleCode {
+    /// All loans.
+    Admin,
+    /// Loans of the caller's company (for aggregate and reporting tools).
+    Processor,
+    /// Loans of managed agents.
+    ConciergeKey,
+    /// Loans the caller originates, assists or referred.
+    Agent,
+    /// As `Agent`.
+    DualLicensedAgent,
+    /// Held with `Agent`: referred loans only.
+    PreLicensed,
+    /// The company-bounded loan path.
+    CompanyAdmin,
+    /// The baseline role every resolved agent gets.
+    User,
+}
+
+impl RoleCode {
+    /// Every role code, in a stable order.
+    pub const ALL: [RoleCode; 8] = [
+        RoleCode::Admin,
+        RoleCode::Processor,
+        RoleCode::ConciergeKey,
+        RoleCode::Agent,
+        RoleCode::DualLicensedAgent,
+        RoleCode::PreLicensed,
+        RoleCode::CompanyAdmin,
+        RoleCode::User,
+    ];
+
+    /// The code as the platform writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RoleCode::Admin => "Admin",
+            RoleCode::Processor => "Processor",
+            RoleCode::ConciergeKey => "ConciergeKey",
+            RoleCode::Agent => "Agent",
+            RoleCode::DualLicensedAgent => "DualLicensedAgent",
+            RoleCode::PreLicensed => "PreLicensed",
+            RoleCode::CompanyAdmin => "CompanyAdmin",
+            RoleCode::User => "User",
+        }
+    }
+
+    /// Parses an exact role code.
+    pub fn parse(s: &str) -> Option<RoleCode> {
+        RoleCode::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for RoleCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The roles that may read officer, processor and referrer names.
+pub const NAME_READER_ROLES: [RoleCode; 3] =
+    [RoleCode::Admin, RoleCode::Processor, RoleCode::ConciergeKey];
+
+/// A resolved caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The platform user id (the `{claims_namespace}/user_id` claim).
+    pub user_id: String,
+    /// Role codes from the platform, plus the baseline `User`; sorted, no duplicates.
+    pub roles: Vec<RoleCode>,
+}
+
+impl Identity {
+    /// An identity with the baseline `User` role added.
+    pub fn new(user_id: impl Into<String>, roles: impl IntoIterator<Item = RoleCode>) -> Self {
+        let mut roles: Vec<RoleCode> = roles.into_iter().chain([RoleCode::User]).collect();
+        roles.sort();
+        roles.dedup();
+        Identity {
+            user_id: user_id.into(),
+            roles,
+        }
+    }
+
+    /// Whether the caller holds the role.
+    pub fn has(&self, role: RoleCode) -> bool {
+        self.roles.contains(&role)
+    }
+
+    /// Whether the caller holds any of the roles.
+    pub fn has_any(&self, roles: &[RoleCode]) -> bool {
+        roles.iter().any(|r| self.has(*r))
+    }
+
+    /// Whether the caller may read name fields.
+    pub fn can_read_names(&self) -> bool {
+        self.has_any(&NAME_READER_ROLES)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_user_is_added_once() {
+        let id = Identity::new("u", [RoleCode::Agent, RoleCode::User, RoleCode::Agent]);
+        assert_eq!(id.roles, vec![RoleCode::Agent, RoleCode::User]);
+    }
+
+    #[test]
+    fn name_readers() {
+        assert!(Identity::new("u", [RoleCode::Processor]).can_read_names());
+        assert!(!Identity::new("u", [RoleCode::Agent]).can_read_names());
+    }
+
+    #[test]
+    fn role_codes_round_trip() {
+        for r in RoleCode::ALL {
+            assert_eq!(RoleCode::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(RoleCode::parse("admin"), None);
+    }
+}

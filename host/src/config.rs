@@ -1,0 +1,345 @@
+//! Configuration: `LOANHOST_*` environment variables, or a TOML file with the same keys in
+//! lower case without the prefix (the environment wins). Unknown or malformed settings stop
+//! start-up with a message naming the variable.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use time::Date;
+
+/// Every recognized variable, with its default (`None`: unset).
+const VARIABLES: &[(&str, Option<&str>)] = &[
+    ("LOANHOST_LISTEN", Some("127.0.0.1:8080")),
+    ("LOANHOST_BASE_URL", Some("http://127.0.0.1:8080")),
+    ("LOANHOST_DATABASE_URL", Some("sqlite://data/loanhost.db")),
+    ("LOANHOST_PLUGIN_DIR", Some("plugins/dist")),
+    ("LOANHOST_CACHE_DIR", Some("data/cache")),
+    ("LOANHOST_MCP_AUDIENCE", Some("https://loanhost.local/mcp")),
+    ("LOANHOST_CLAIMS_NAMESPACE", Some("https://loanhost.local")),
+    ("LOANHOST_API_PREFIX", Some("/api")),
+    ("LOANHOST_IDP_ISSUER", None),
+    ("LOANHOST_IDP_AUTHORIZE_URL", None),
+    ("LOANHOST_IDP_TOKEN_URL", None),
+    ("LOANHOST_IDP_JWKS_URL", None),
+    ("LOANHOST_INTERNAL_ISSUER", None),
+    ("LOANHOST_INTERNAL_JWKS_URL", None),
+    ("LOANHOST_EMAIL_CLAIM", None),
+    ("LOANHOST_DEV_IDP", Some("false")),
+    ("LOANHOST_TODAY", None),
+    ("LOANHOST_REQUIRE_SIGNED_PLUGINS", Some("false")),
+    ("LOANHOST_TRUSTED_KEYS", Some("")),
+    ("LOANHOST_ALLOWED_ORIGINS", Some("")),
+];
+
+/// The upstream identity provider's endpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdpConfig {
+    /// Exact `iss` of its tokens.
+    pub issuer: String,
+    /// Where `/authorize` redirects.
+    pub authorize_url: String,
+    /// Where `/token` forwards.
+    pub token_url: String,
+    /// Its signing keys.
+    pub jwks_url: String,
+}
+
+/// The second, internal bearer scheme (routed by issuer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InternalScheme {
+    /// Exact `iss` of internal tokens.
+    pub issuer: String,
+    /// Their signing keys.
+    pub jwks_url: String,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Bind address.
+    pub listen: SocketAddr,
+    /// Public origin, `{base_url}`, without a trailing slash.
+    pub base_url: String,
+    /// sqlx database URL.
+    pub database_url: String,
+    /// Deployed plugins.
+    pub plugin_dir: PathBuf,
+    /// Precompiled plugin cache.
+    pub cache_dir: PathBuf,
+    /// `{mcp_audience}`.
+    pub mcp_audience: String,
+    /// `{claims_namespace}`.
+    pub claims_namespace: String,
+    /// `{api_prefix}`, starting with `/`, no trailing slash.
+    pub api_prefix: String,
+    /// Upstream IdP (defaults to the embedded dev IdP under `{base_url}/dev-idp`).
+    pub idp: IdpConfig,
+    /// The internal scheme, when configured.
+    pub internal: Option<InternalScheme>,
+    /// The claim holding the email; `None`: `email`, then `{claims_namespace}/email`.
+    pub email_claim: Option<String>,
+    /// Serve the embedded dev IdP.
+    pub dev_idp: bool,
+    /// Fixed "today".
+    pub today: Option<Date>,
+    /// Refuse unsigned plugins.
+    pub require_signed_plugins: bool,
+    /// Trusted minisign public keys.
+    pub trusted_keys: Vec<String>,
+    /// Browser origins allowed to call `/mcp` besides `{base_url}` itself.
+    pub allowed_origins: Vec<String>,
+}
+
+/// A setting that was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {message}")]
+pub struct ConfigError {
+    /// The variable (or file) at fault.
+    pub variable: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn err(variable: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        variable: variable.to_string(),
+        message: message.into(),
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::from_map(&BTreeMap::new()).expect("the defaults are valid")
+    }
+}
+
+impl Config {
+    /// Reads the process environment, over an optional TOML file.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut map = match file {
+            Some(path) => read_toml(path)?,
+            None => BTreeMap::new(),
+        };
+        for (k, v) in std::env::vars() {
+            if k.starts_with("LOANHOST_") {
+                map.insert(k, v);
+            }
+        }
+        Config::from_map(&map)
+    }
+
+    /// Builds a configuration from `LOANHOST_*` key/value pairs.
+    pub fn from_map(map: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        for key in map.keys() {
+            if !VARIABLES.iter().any(|(k, _)| k == key) {
+                return Err(err(key, "unknown configuration variable"));
+            }
+        }
+        let get = |key: &str| -> Option<String> {
+            map.get(key).cloned().or_else(|| {
+                VARIABLES
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .and_then(|(_, d)| d.map(str::to_string))
+            })
+        };
+        let required = |key: &str| get(key).expect("has a default");
+
+        let listen_s = required("LOANHOST_LISTEN");
+        let listen: SocketAddr = listen_s.parse().map_err(|_| {
+            err("LOANHOST_LISTEN", format!("`{listen_s}` is not an address like 127.0.0.1:8080"))
+        })?;
+        let base_url = http_url("LOANHOST_BASE_URL", &required("LOANHOST_BASE_URL"))?;
+        let database_url = required("LOANHOST_DATABASE_URL");
+        if !(database_url.starts_with("sqlite:") || database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
+            return Err(err(
+                "LOANHOST_DATABASE_URL",
+                format!("`{database_url}` is neither a sqlite: nor a postgres:// URL"),
+            ));
+        }
+        let mcp_audience = non_empty("LOANHOST_MCP_AUDIENCE", required("LOANHOST_MCP_AUDIENCE"))?;
+        let claims_namespace = non_empty("LOANHOST_CLAIMS_NAMESPACE", required("LOANHOST_CLAIMS_NAMESPACE"))?
+            .trim_end_matches('/')
+            .to_string();
+        let api_prefix = required("LOANHOST_API_PREFIX");
+        if !api_prefix.starts_with('/') || (api_prefix.len() > 1 && api_prefix.ends_with('/')) {
+            return Err(err(
+                "LOANHOST_API_PREFIX",
+                format!("`{api_prefix}` must start with / and not end with /"),
+            ));
+        }
+        let dev = format!("{base_url}/dev-idp");
+        let idp = IdpConfig {
+            issuer: get("LOANHOST_IDP_ISSUER").unwrap_or_else(|| dev.clone()),
+            authorize_url: match get("LOANHOST_IDP_AUTHORIZE_URL") {
+                Some(u) => http_url("LOANHOST_IDP_AUTHORIZE_URL", &u)?,
+                None => format!("{dev}/authorize"),
+            },
+            token_url: match get("LOANHOST_IDP_TOKEN_URL") {
+                Some(u) => http_url("LOANHOST_IDP_TOKEN_URL", &u)?,
+                None => format!("{dev}/token"),
+            },
+            jwks_url: match get("LOANHOST_IDP_JWKS_URL") {
+                Some(u) => http_url("LOANHOST_IDP_JWKS_URL", &u)?,
+                None => format!("{dev}/jwks"),
+            },
+        };
+        let internal = match (get("LOANHOST_INTERNAL_ISSUER"), get("LOANHOST_INTERNAL_JWKS_URL")) {
+            (None, None) => None,
+            (Some(issuer), Some(jwks)) => {
+                if issuer == idp.issuer {
+                    return Err(err(
+                        "LOANHOST_INTERNAL_ISSUER",
+                        "must differ from the IdP issuer: schemes are routed by issuer",
+                    ));
+                }
+                Some(InternalScheme {
+                    issuer,
+                    jwks_url: http_url("LOANHOST_INTERNAL_JWKS_URL", &jwks)?,
+                })
+            }
+            (Some(_), None) => return Err(err("LOANHOST_INTERNAL_JWKS_URL", "must be set with LOANHOST_INTERNAL_ISSUER")),
+            (None, Some(_)) => return Err(err("LOANHOST_INTERNAL_ISSUER", "must be set with LOANHOST_INTERNAL_JWKS_URL")),
+        };
+        let today = match get("LOANHOST_TODAY") {
+            None => None,
+            Some(s) => Some(parse_date(&s).ok_or_else(|| {
+                err("LOANHOST_TODAY", format!("`{s}` is not a date like 2026-01-31"))
+            })?),
+        };
+        Ok(Config {
+            listen,
+            base_url,
+            database_url,
+            plugin_dir: PathBuf::from(required("LOANHOST_PLUGIN_DIR")),
+            cache_dir: PathBuf::from(required("LOANHOST_CACHE_DIR")),
+            mcp_audience,
+            claims_namespace,
+            api_prefix: if api_prefix == "/" { String::new() } else { api_prefix },
+            idp,
+            internal,
+            email_claim: get("LOANHOST_EMAIL_CLAIM").filter(|s| !s.is_empty()),
+            dev_idp: boolean("LOANHOST_DEV_IDP", &required("LOANHOST_DEV_IDP"))?,
+            today,
+            require_signed_plugins: boolean(
+                "LOANHOST_REQUIRE_SIGNED_PLUGINS",
+                &required("LOANHOST_REQUIRE_SIGNED_PLUGINS"),
+            )?,
+            trusted_keys: list(&required("LOANHOST_TRUSTED_KEYS")),
+            allowed_origins: list(&required("LOANHOST_ALLOWED_ORIGINS")),
+        })
+    }
+}
+
+fn read_toml(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| err(&file, format!("cannot read: {e}")))?;
+    let table: toml::Table = toml::from_str(&text).map_err(|e| err(&file, e.message().to_string()))?;
+    let mut map = BTreeMap::new();
+    for (k, v) in table {
+        let value = match v {
+            toml::Value::String(s) => s,
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string).ok_or(()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| err(&file, format!("{k}: a list must hold strings")))?
+                .join(","),
+            other => return Err(err(&file, format!("{k}: unsupported value {other}"))),
+        };
+        map.insert(format!("LOANHOST_{}", k.to_ascii_uppercase()), value);
+    }
+    Ok(map)
+}
+
+fn http_url(var: &str, v: &str) -> Result<String, ConfigError> {
+    let v = v.trim_end_matches('/');
+    let rest = v
+        .strip_prefix("http://")
+        .or_else(|| v.strip_prefix("https://"))
+        .ok_or_else(|| err(var, format!("`{v}` is not an http:// or https:// URL")))?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(err(var, format!("`{v}` has no host")));
+    }
+    Ok(v.to_string())
+}
+
+fn non_empty(var: &str, v: String) -> Result<String, ConfigError> {
+    if v.trim().is_empty() {
+        Err(err(var, "must not be empty"))
+    } else {
+        Ok(v)
+    }
+}
+
+fn boolean(var: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" | "" => Ok(false),
+        _ => Err(err(var, format!("`{v}` is not true or false"))),
+    }
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+}
+
+/// Parses `YYYY-MM-DD`.
+pub fn parse_date(s: &str) -> Option<Date> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    (s.len() == 10).then(|| Date::parse(s, &format).ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_map(&pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::default();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.idp.issuer, "http://127.0.0.1:8080/dev-idp");
+        assert_eq!(c.api_prefix, "/api");
+        assert!(!c.dev_idp && !c.require_signed_plugins);
+    }
+
+    #[test]
+    fn unknown_variable_is_named() {
+        let e = with(&[("LOANHOST_LISTN", "x")]).unwrap_err();
+        assert_eq!(e.to_string(), "LOANHOST_LISTN: unknown configuration variable");
+    }
+
+    #[test]
+    fn malformed_values_are_named() {
+        assert_eq!(
+            with(&[("LOANHOST_TODAY", "2026-13-01")]).unwrap_err().to_string(),
+            "LOANHOST_TODAY: `2026-13-01` is not a date like 2026-01-31"
+        );
+        assert_eq!(
+            with(&[("LOANHOST_DEV_IDP", "maybe")]).unwrap_err().variable,
+            "LOANHOST_DEV_IDP"
+        );
+        assert_eq!(
+            with(&[("LOANHOST_BASE_URL", "ftp://x")]).unwrap_err().variable,
+            "LOANHOST_BASE_URL"
+        );
+        assert_eq!(
+            with(&[("LOANHOST_INTERNAL_ISSUER", "https://i")]).unwrap_err().variable,
+            "LOANHOST_INTERNAL_JWKS_URL"
+        );
+    }
+
+    #[test]
+    fn lists_and_dates() {
+        let c = with(&[("LOANHOST_TRUSTED_KEYS", " a, b ,"), ("LOANHOST_TODAY", "2026-02-28")]).unwrap();
+        assert_eq!(c.trusted_keys, vec!["a", "b"]);
+        assert_eq!(c.today.unwrap().to_string(), "2026-02-28");
+    }
+}

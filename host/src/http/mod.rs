@@ -1,0 +1,46 @@
+//! HTTP: the router, shared state, request limits and tracing, and the error responses
+//! that must be exact (the `401` challenge).
+
+mod router;
+
+use std::sync::Arc;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+pub use router::router;
+
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::mcp::Dispatcher;
+use crate::plugins::Plugins;
+
+/// Largest request body accepted, in bytes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Shared state of every handler.
+#[derive(Clone)]
+pub struct AppState {
+    /// The configuration.
+    pub config: Arc<Config>,
+    /// Who the caller is.
+    pub authenticator: Arc<dyn Authenticator>,
+    /// The plugin host.
+    pub plugins: Arc<Plugins>,
+    /// MCP method dispatch.
+    pub dispatcher: Dispatcher,
+}
+
+/// The spec's `401`: empty body and two `WWW-Authenticate` headers, the
+/// `resource_metadata` one first, then a bare `Bearer`.
+pub fn unauthorized(base_url: &str) -> Response {
+    let challenge = format!("Bearer resource_metadata=\"{base_url}/.well-known/oauth-protected-resource\"");
+    let mut resp = StatusCode::UNAUTHORIZED.into_response();
+    let h = resp.headers_mut();
+    h.append(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_str(&challenge).unwrap_or_else(|_| HeaderValue::from_static("Bearer")),
+    );
+    h.append(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    resp
+}

@@ -1,0 +1,111 @@
+//! The `loanhost` command: serve, and plugin tooling. Thin: everything lives in the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use loanhost::app::Application;
+use loanhost::clock::Clock;
+use loanhost::config::Config;
+use loanhost::plugins::{PluginFiles, Plugins, SignaturePolicy};
+
+/// MCP tool server whose loan-reporting tools are sandboxed WebAssembly plugins.
+#[derive(Parser)]
+#[command(name = "loanhost", version, about)]
+struct Cli {
+    /// A TOML configuration file (keys as the LOANHOST_* variables, lower case, no prefix).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve /mcp, the OAuth facade and /health.
+    Serve,
+    /// Plugin tooling.
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Load a plugin exactly as the server would and print its tool description, or the
+    /// precise reason it is refused (exit status 1).
+    Check {
+        /// The component (`<tool>.wasm`; a `<tool>.wasm.minisig` beside it is checked).
+        wasm: PathBuf,
+        /// Its manifest (`<tool>.toml`).
+        manifest: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = Config::load(cli.config.as_deref())?;
+    match cli.command {
+        Command::Serve => {
+            let authenticator = loanhost::auth::from_config(&config).await?;
+            let app = Application::build(config.clone(), authenticator).await?;
+            tracing::info!(port = app.port(), base_url = %config.base_url, "loanhost listening");
+            app.run_until_stopped().await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plugin { command: PluginCommand::Check { wasm, manifest } } => {
+            let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
+                .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
+            let plugins = Plugins::new(None, policy, Clock::system())?;
+            match plugins.load(&PluginFiles::explicit(&wasm, &manifest)).await {
+                Ok(p) => {
+                    let m = &p.manifest;
+                    let out = serde_json::json!({
+                        "name": p.tool.name,
+                        "title": p.tool.title,
+                        "description": p.tool.description,
+                        "inputSchema": p.tool.input_schema,
+                        "outputSchema": p.tool.output_schema,
+                        "witVersion": p.wit_version,
+                        "sha256": p.digest,
+                        "signed": p.signed,
+                        "roles": m.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
+                        "datasets": m.datasets.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+                        "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "maxOutputBytes": m.limits.max_output_bytes},
+                    });
+                    println!("{}", serde_json::to_string_pretty(&out)?);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("refused: {e}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new("info,tower_http=warn,wasmtime=warn,cranelift=warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

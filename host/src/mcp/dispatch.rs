@@ -1,0 +1,108 @@
+//! MCP method dispatch: `initialize`, `ping`, `tools/list`, `tools/call`. Tool names map to
+//! plugins through the registry; the caller comes from the authenticated identity only.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::protocol::{object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, SUPPORTED_VERSIONS};
+use crate::auth::Identity;
+use crate::plugins::{CallError, Plugins};
+
+/// Answers MCP requests for an authenticated caller.
+#[derive(Clone)]
+pub struct Dispatcher {
+    plugins: Arc<Plugins>,
+}
+
+const INSTRUCTIONS: &str = "Loan reporting tools for a mortgage platform. Every answer is an \
+aggregate scoped to the signed-in user's role; tools never take a user id. Call \
+get_loan_reporting_metadata first for valid filter and grouping values. An empty result usually \
+means the caller's scope, not an error.";
+
+impl Dispatcher {
+    /// A dispatcher over the plugin host.
+    pub fn new(plugins: Arc<Plugins>) -> Self {
+        Dispatcher { plugins }
+    }
+
+    /// Handles one request.
+    pub async fn request(&self, caller: &Identity, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => initialize(params),
+            "ping" => Ok(json!({})),
+            "tools/list" => {
+                object_params(params)?;
+                Ok(self.list_tools())
+            }
+            "tools/call" => self.call_tool(caller, params).await,
+            other => Err(RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {other}"))),
+        }
+    }
+
+    fn list_tools(&self) -> Value {
+        let tools: Vec<Value> = self
+            .plugins
+            .registry()
+            .snapshot()
+            .values()
+            .map(|p| {
+                let t = &p.tool;
+                json!({
+                    "name": t.name,
+                    "title": t.title,
+                    "description": t.description,
+                    "inputSchema": t.input_schema,
+                    "outputSchema": t.output_schema,
+                    "annotations": {"title": t.title, "readOnlyHint": true, "openWorldHint": false},
+                })
+            })
+            .collect();
+        json!({ "tools": tools })
+    }
+
+    async fn call_tool(&self, caller: &Identity, params: Option<Value>) -> Result<Value, RpcError> {
+        let mut params = object_params(params)?;
+        let name = match params.remove("name") {
+            Some(Value::String(n)) => n,
+            Some(_) => return Err(RpcError::new(INVALID_PARAMS, "`name` must be a string")),
+            None => return Err(RpcError::new(INVALID_PARAMS, "`name` is required")),
+        };
+        let arguments = params.remove("arguments").unwrap_or(Value::Null);
+        if !(arguments.is_object() || arguments.is_null()) {
+            return Err(RpcError::new(INVALID_PARAMS, "`arguments` must be an object"));
+        }
+        match self.plugins.call(&name, caller, &arguments).await {
+            Ok(result) => Ok(json!({
+                "content": [{"type": "text", "text": result.to_string()}],
+                "structuredContent": result,
+                "isError": false,
+            })),
+            Err(CallError::UnknownTool(n)) => Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}"))),
+            Err(CallError::Tool(e)) => Ok(json!({
+                "content": [{"type": "text", "text": e.to_string()}],
+                "isError": true,
+            })),
+        }
+    }
+}
+
+fn initialize(params: Option<Value>) -> Result<Value, RpcError> {
+    let params = object_params(params)?;
+    let requested = match params.get("protocolVersion") {
+        Some(Value::String(v)) => v.as_str(),
+        Some(_) => return Err(RpcError::new(INVALID_PARAMS, "`protocolVersion` must be a string")),
+        None => return Err(RpcError::new(INVALID_PARAMS, "`protocolVersion` is required")),
+    };
+    // Answer with the client's version when we speak it, else our newest.
+    let version = SUPPORTED_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .unwrap_or(&SUPPORTED_VERSIONS[0]);
+    Ok(json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}},
+        "serverInfo": {"name": "loanhost", "title": "Loan reporting", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": INSTRUCTIONS,
+    }))
+}

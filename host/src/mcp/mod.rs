@@ -1,0 +1,8 @@
+//! MCP over Streamable HTTP: JSON-RPC framing (`protocol`), method dispatch (`dispatch`)
+//! and the `POST /mcp` transport (`transport`). Stateless: no sessions, JSON responses.
+
+pub mod dispatch;
+pub mod protocol;
+pub mod transport;
+
+pub use dispatch::Dispatcher;

@@ -1,0 +1,150 @@
+//! JSON-RPC 2.0 framing for MCP: classifying incoming messages and shaping responses and
+//! errors. No HTTP here.
+
+use serde_json::{json, Map, Value};
+
+/// Protocol versions this server speaks, newest first.
+pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+/// The version a client without `MCP-Protocol-Version` is assumed to speak.
+pub const DEFAULT_VERSION: &str = "2025-03-26";
+/// The only version that allows JSON-RPC batches.
+pub const BATCH_VERSION: &str = "2025-03-26";
+
+/// Invalid JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// Not a valid JSON-RPC request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// Unknown method.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Invalid method parameters (including an unknown tool name).
+pub const INVALID_PARAMS: i64 = -32602;
+/// Internal JSON-RPC error.
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// A precise message.
+    pub message: String,
+}
+
+impl RpcError {
+    /// An error with a code and message.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// One incoming JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A request, which gets a response.
+    Request {
+        /// The request id (string or number).
+        id: Value,
+        /// The method.
+        method: String,
+        /// The params (an object or array) if any.
+        params: Option<Value>,
+    },
+    /// A notification (no id): answered `202` with no body.
+    Notification {
+        /// The method.
+        method: String,
+    },
+    /// A response from the client (to a server request): accepted and ignored.
+    Response,
+}
+
+/// Classifies a message; an invalid one yields the error and the id to answer with.
+pub fn classify(message: Value) -> Result<Incoming, (Value, RpcError)> {
+    let Value::Object(mut obj) = message else {
+        return Err((Value::Null, RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be an object")));
+    };
+    let id = obj.remove("id");
+    let reply_id = id.clone().filter(valid_id).unwrap_or(Value::Null);
+    let invalid = |m: &str| Err((reply_id.clone(), RpcError::new(INVALID_REQUEST, m)));
+    if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return invalid("`jsonrpc` must be \"2.0\"");
+    }
+    if let Some(id) = &id {
+        if !valid_id(id) {
+            return invalid("`id` must be a string or an integer");
+        }
+    }
+    match obj.remove("method") {
+        Some(Value::String(method)) => {
+            let params = obj.remove("params");
+            if let Some(p) = &params {
+                if !(p.is_object() || p.is_array()) {
+                    return invalid("`params` must be an object or an array");
+                }
+            }
+            Ok(match id {
+                Some(id) => Incoming::Request { id, method, params },
+                None => Incoming::Notification { method },
+            })
+        }
+        Some(_) => invalid("`method` must be a string"),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => Ok(Incoming::Response),
+        None => invalid("`method` is missing"),
+    }
+}
+
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.as_i64().is_some() || id.as_u64().is_some()
+}
+
+/// A success response.
+pub fn success(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error response.
+pub fn failure(id: Value, error: &RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": error.code, "message": error.message}})
+}
+
+/// The object params of a request (`{}` when absent); arrays are refused.
+pub fn object_params(params: Option<Value>) -> Result<Map<String, Value>, RpcError> {
+    match params {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(_) => Err(RpcError::new(INVALID_PARAMS, "params must be an object")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_requests_notifications_and_responses() {
+        assert_eq!(
+            classify(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).unwrap(),
+            Incoming::Request { id: json!(1), method: "ping".into(), params: None }
+        );
+        assert_eq!(
+            classify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap(),
+            Incoming::Notification { method: "notifications/initialized".into() }
+        );
+        assert_eq!(classify(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap(), Incoming::Response);
+    }
+
+    #[test]
+    fn invalid_messages_keep_a_valid_id() {
+        let (id, e) = classify(json!({"jsonrpc": "1.0", "id": "a", "method": "ping"})).unwrap_err();
+        assert_eq!((id, e.code), (json!("a"), INVALID_REQUEST));
+        let (id, e) = classify(json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"})).unwrap_err();
+        assert_eq!((id, e.code), (Value::Null, INVALID_REQUEST));
+        let (_, e) = classify(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": 3})).unwrap_err();
+        assert_eq!(e.code, INVALID_REQUEST);
+        let (_, e) = classify(json!([1])).unwrap_err();
+        assert_eq!(e.code, INVALID_REQUEST);
+    }
+}

@@ -1,0 +1,146 @@
+//! The wasmtime engine shared by every plugin: component model, pooling allocator with
+//! copy-on-write memory images, epoch interruption driven by a ticker thread, and a cache of
+//! precompiled components keyed by content hash and engine compatibility.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::bindings::ReportingTool;
+use super::manifest::MAX_MEMORY_MIB;
+use super::state::PluginState;
+
+/// How often the epoch advances; deadlines are counted in these ticks.
+pub const EPOCH_TICK: Duration = Duration::from_millis(2);
+
+/// Concurrent plugin instances (calls and load-time `describe`s) the pool holds.
+pub const MAX_INSTANCES: u32 = 64;
+
+/// The engine, the linker with every host capability, and the compile cache.
+pub struct PluginEngine {
+    engine: Engine,
+    linker: Linker<PluginState>,
+    cache_dir: Option<PathBuf>,
+    compat_hash: String,
+    _ticker: EpochTicker,
+}
+
+impl PluginEngine {
+    /// Builds the engine. `cache_dir` holds precompiled components (`None`: no cache).
+    pub fn new(cache_dir: Option<PathBuf>) -> anyhow::Result<PluginEngine> {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(MAX_INSTANCES)
+            .total_core_instances(MAX_INSTANCES * 4)
+            .total_memories(MAX_INSTANCES * 2)
+            .total_tables(MAX_INSTANCES * 4)
+            .total_stacks(MAX_INSTANCES)
+            .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024);
+
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .epoch_interruption(true)
+            .memory_init_cow(true)
+            .max_wasm_stack(1024 * 1024)
+            .async_stack_size(2 * 1024 * 1024)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config).map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
+
+        let mut linker = Linker::new(&engine);
+        ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)
+            .map_err(|e| anyhow::anyhow!("linking host capabilities: {e:#}"))?;
+
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut h);
+        let compat_hash = format!("{:016x}", h.finish());
+
+        if let Some(dir) = &cache_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the compile cache {}", dir.display()))?;
+        }
+        let ticker = EpochTicker::start(engine.clone());
+        Ok(PluginEngine {
+            engine,
+            linker,
+            cache_dir,
+            compat_hash,
+            _ticker: ticker,
+        })
+    }
+
+    /// The wasmtime engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The linker with the host capabilities.
+    pub(crate) fn linker(&self) -> &Linker<PluginState> {
+        &self.linker
+    }
+
+    /// Compiles a component, or loads its precompiled form from the cache. Runs on the
+    /// calling thread (use `spawn_blocking` from async code).
+    pub fn compile(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
+        let digest = hex::encode(Sha256::digest(wasm));
+        let Some(dir) = &self.cache_dir else {
+            return Component::from_binary(&self.engine, wasm);
+        };
+        let path = dir.join(format!("{digest}-{}.cwasm", self.compat_hash));
+        if path.exists() {
+            // SAFETY: the file was written by `Component::serialize` of an engine with the same
+            // compatibility hash (it is in the name), into the host's own cache directory,
+            // which only the host writes. A corrupt file is recompiled below.
+            match unsafe { Component::deserialize_file(&self.engine, &path) } {
+                Ok(c) => return Ok(c),
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "discarding unusable precompiled plugin"),
+            }
+        }
+        let component = Component::from_binary(&self.engine, wasm)?;
+        if let Err(e) = write_atomically(&path, &component.serialize()?) {
+            tracing::warn!(path = %path.display(), error = %e, "cannot cache precompiled plugin");
+        }
+        Ok(component)
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] on its own thread, so deadlines hold
+/// even when every async worker is busy. Stops when dropped.
+struct EpochTicker {
+    stop: Arc<AtomicBool>,
+}
+
+impl EpochTicker {
+    fn start(engine: Engine) -> EpochTicker {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::Builder::new()
+            .name("loanhost-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .expect("spawning the epoch ticker thread");
+        EpochTicker { stop }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,124 @@
+//! Running one plugin operation in a fresh `Store`: limits, wall-clock deadline, and the
+//! mapping of traps to the reasons a caller is told.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use wasmtime::{Store, UpdateDeadline};
+
+use super::bindings::{types::ToolError, ReportingToolPre, ToolDescription};
+use super::engine::{PluginEngine, EPOCH_TICK};
+use super::manifest::Manifest;
+use super::state::{CallContext, CallLimiter, MemoryLimitExceeded, PluginState};
+use crate::clock::Clock;
+
+/// What to ask the plugin.
+pub(crate) enum Op {
+    Describe,
+    Call(String),
+}
+
+/// What the plugin answered.
+pub(crate) enum Answer {
+    Described(ToolDescription),
+    Called(Result<String, ToolError>),
+}
+
+/// Why an operation produced no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    /// The wall-clock deadline of the manifest passed.
+    #[error("the plugin did not finish within its {0} ms deadline")]
+    Timeout(u64),
+    /// The guest grew memory past the manifest's limit.
+    #[error("the plugin exceeded its memory limit of {0} MiB")]
+    MemoryLimit(u32),
+    /// The guest trapped (a panic, an unreachable, a host-import misuse).
+    #[error("the plugin trapped: {0}")]
+    Trap(String),
+}
+
+/// Extra wall time granted beyond the deadline before the host abandons a call that is
+/// stuck in a host import (the guest itself is interrupted at the deadline).
+const GRACE: Duration = Duration::from_millis(500);
+
+/// Runs plugin operations: the engine, the instance permits, and the clock.
+#[derive(Clone)]
+pub(crate) struct Runner {
+    pub engine: Arc<PluginEngine>,
+    pub permits: Arc<Semaphore>,
+    pub clock: Clock,
+}
+
+impl Runner {
+    /// Instantiates the plugin in a fresh store and runs `op`.
+    pub async fn run(
+        &self,
+        pre: &ReportingToolPre<PluginState>,
+        manifest: &Arc<Manifest>,
+        call: Option<CallContext>,
+        op: Op,
+    ) -> Result<Answer, Failure> {
+        let _permit = self.permits.acquire().await.expect("the permit semaphore is never closed");
+        let limits = manifest.limits;
+        let timeout = Duration::from_millis(limits.timeout_ms);
+        let mut store = Store::new(
+            self.engine.engine(),
+            PluginState {
+                manifest: manifest.clone(),
+                call,
+                clock: self.clock,
+                limiter: CallLimiter::new(limits.memory_mib),
+                deadline: Instant::now() + timeout,
+                timed_out: false,
+                log_lines: 0,
+            },
+        );
+        store.limiter(|s| &mut s.limiter);
+        // Check the deadline at every epoch tick, yielding to the executor in between so a
+        // spinning guest never holds a worker thread for its whole deadline.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            if Instant::now() >= state.deadline {
+                state.timed_out = true;
+                Err(wasmtime::format_err!("deadline exceeded"))
+            } else {
+                Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
+            }
+        });
+
+        let work = async {
+            let instance = pre.instantiate_async(&mut store).await?;
+            let tool = instance.loan_reporting_tool();
+            match op {
+                Op::Describe => tool.call_describe(&mut store).await.map(Answer::Described),
+                Op::Call(args) => tool.call_call(&mut store, &args).await.map(Answer::Called),
+            }
+        };
+        let outcome = tokio::time::timeout(timeout + GRACE + EPOCH_TICK, work).await;
+        match outcome {
+            Err(_elapsed) => Err(Failure::Timeout(limits.timeout_ms)),
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => {
+                let state = store.data();
+                if state.timed_out {
+                    Err(Failure::Timeout(limits.timeout_ms))
+                } else if state.limiter.memory_exceeded || e.downcast_ref::<MemoryLimitExceeded>().is_some() {
+                    Err(Failure::MemoryLimit(limits.memory_mib))
+                } else {
+                    Err(Failure::Trap(describe_trap(&e)))
+                }
+            }
+        }
+    }
+}
+
+/// A one-line description of a trap for logs (callers get only the code and a summary).
+fn describe_trap(e: &wasmtime::Error) -> String {
+    match e.downcast_ref::<wasmtime::Trap>() {
+        Some(trap) => trap.to_string(),
+        None => format!("{e:#}").lines().next().unwrap_or("unknown").to_string(),
+    }
+}

@@ -1,0 +1,266 @@
+//! Loading a plugin from its files exactly as the server does: manifest, signature, WIT
+//! version and imports, compilation (cached), pre-instantiation and `describe`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::Component;
+
+use super::bindings::ReportingToolPre;
+use super::invoke::{Answer, Op, Runner};
+use super::manifest::Manifest;
+use super::signature::SignaturePolicy;
+use super::state::PluginState;
+
+/// The WIT package plugins implement.
+pub const WIT_PACKAGE: &str = "loan:reporting";
+/// Versions of [`WIT_PACKAGE`] this host provides.
+pub const SUPPORTED_WIT_VERSIONS: &[&str] = &["1.0.0"];
+/// The interfaces a plugin may import (besides none at all).
+const IMPORTABLE: &[&str] = &["types", "caller", "clock", "log", "data"];
+
+/// The files of one deployed plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginFiles {
+    /// `<tool>.wasm`.
+    pub wasm: PathBuf,
+    /// `<tool>.toml`.
+    pub manifest: PathBuf,
+    /// `<tool>.wasm.minisig` (may not exist).
+    pub signature: PathBuf,
+}
+
+impl PluginFiles {
+    /// The files of tool `stem` in `dir`.
+    pub fn in_dir(dir: &Path, stem: &str) -> PluginFiles {
+        PluginFiles {
+            wasm: dir.join(format!("{stem}.wasm")),
+            manifest: dir.join(format!("{stem}.toml")),
+            signature: dir.join(format!("{stem}.wasm.minisig")),
+        }
+    }
+
+    /// Files given explicitly (`loanhost plugin check`): the signature sits beside the wasm.
+    pub fn explicit(wasm: &Path, manifest: &Path) -> PluginFiles {
+        let mut sig = wasm.as_os_str().to_owned();
+        sig.push(".minisig");
+        PluginFiles {
+            wasm: wasm.to_path_buf(),
+            manifest: manifest.to_path_buf(),
+            signature: PathBuf::from(sig),
+        }
+    }
+}
+
+/// The tool as the plugin describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// MCP tool name.
+    pub name: String,
+    /// Human-readable title.
+    pub title: String,
+    /// What the tool does and when to use it.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// JSON Schema of the result.
+    pub output_schema: Value,
+}
+
+/// A loaded, ready-to-call plugin.
+pub struct Plugin {
+    /// The validated manifest.
+    pub manifest: Arc<Manifest>,
+    /// The plugin's self-description.
+    pub tool: ToolInfo,
+    /// SHA-256 of the `.wasm` bytes (hex).
+    pub digest: String,
+    /// The WIT version the component was built against.
+    pub wit_version: String,
+    /// Whether a trusted key signed it.
+    pub signed: bool,
+    pub(crate) pre: ReportingToolPre<PluginState>,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("name", &self.tool.name)
+            .field("digest", &self.digest)
+            .field("signed", &self.signed)
+            .finish()
+    }
+}
+
+/// A plugin that was refused: the file and the precise reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {reason}")]
+pub struct LoadError {
+    /// The file at fault.
+    pub file: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+impl LoadError {
+    fn new(file: &Path, reason: impl Into<String>) -> Self {
+        LoadError {
+            file: file.display().to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Loads and checks one plugin.
+pub(crate) async fn load(
+    runner: &Runner,
+    policy: &SignaturePolicy,
+    files: &PluginFiles,
+) -> Result<Plugin, LoadError> {
+    let manifest = Manifest::load(&files.manifest).map_err(|e| LoadError {
+        file: e.file,
+        reason: e.reason,
+    })?;
+    let wasm = std::fs::read(&files.wasm).map_err(|e| LoadError::new(&files.wasm, format!("cannot read: {e}")))?;
+    let signature = match std::fs::read_to_string(&files.signature) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(LoadError::new(&files.signature, format!("cannot read: {e}"))),
+    };
+    let sig_name = files
+        .signature
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let signed = policy
+        .check(&wasm, &sig_name, signature.as_deref())
+        .map_err(|e| LoadError::new(&files.wasm, e.to_string()))?;
+    if !wasm.starts_with(b"\0asm") {
+        return Err(LoadError::new(&files.wasm, "not a WebAssembly file (bad magic bytes)"));
+    }
+    if wasm.get(4..8) != Some(&[0x0d, 0x00, 0x01, 0x00]) {
+        return Err(LoadError::new(
+            &files.wasm,
+            "a core WebAssembly module, not a component (build with wasm-component-ld; see README)",
+        ));
+    }
+
+    let engine = runner.engine.clone();
+    let bytes = wasm.clone();
+    let component = tokio::task::spawn_blocking(move || engine.compile(&bytes))
+        .await
+        .map_err(|e| LoadError::new(&files.wasm, format!("compilation aborted: {e}")))?
+        .map_err(|e| LoadError::new(&files.wasm, format!("not a valid component: {}", first_line(&e))))?;
+
+    let engine = &runner.engine;
+    let wit_version = check_interfaces(engine.engine(), &component)
+        .map_err(|reason| LoadError::new(&files.wasm, reason))?;
+    if wit_version != manifest.wit_version {
+        return Err(LoadError::new(
+            &files.manifest,
+            format!(
+                "wit_version: the manifest says {} but the component was built against {WIT_PACKAGE}@{wit_version}",
+                manifest.wit_version
+            ),
+        ));
+    }
+
+    let instance_pre = engine
+        .linker()
+        .instantiate_pre(&component)
+        .map_err(|e| LoadError::new(&files.wasm, format!("cannot link: {}", first_line(&e))))?;
+    let pre = ReportingToolPre::new(instance_pre)
+        .map_err(|e| LoadError::new(&files.wasm, format!("does not export the tool interface: {}", first_line(&e))))?;
+
+    let manifest = Arc::new(manifest);
+    let description = match runner.run(&pre, &manifest, None, Op::Describe).await {
+        Ok(Answer::Described(d)) => d,
+        Ok(Answer::Called(_)) => unreachable!("describe answers with a description"),
+        Err(e) => return Err(LoadError::new(&files.wasm, format!("describe failed: {e}"))),
+    };
+    if description.name != manifest.name {
+        return Err(LoadError::new(
+            &files.wasm,
+            format!(
+                "the plugin describes itself as `{}` but its manifest names `{}`",
+                description.name, manifest.name
+            ),
+        ));
+    }
+    let input_schema = schema(&description.input_schema, "input")
+        .map_err(|r| LoadError::new(&files.wasm, r))?;
+    let output_schema = schema(&description.output_schema, "output")
+        .map_err(|r| LoadError::new(&files.wasm, r))?;
+
+    Ok(Plugin {
+        manifest,
+        tool: ToolInfo {
+            name: description.name,
+            title: description.title,
+            description: description.description,
+            input_schema,
+            output_schema,
+        },
+        digest: hex::encode(Sha256::digest(&wasm)),
+        wit_version,
+        signed,
+        pre,
+    })
+}
+
+/// Finds the WIT version of the exported tool interface and checks every import.
+fn check_interfaces(engine: &wasmtime::Engine, component: &Component) -> Result<String, String> {
+    let ty = component.component_type();
+    let export_prefix = format!("{WIT_PACKAGE}/tool@");
+    let found = ty
+        .exports(engine)
+        .find_map(|(name, item)| {
+            let version = name.strip_prefix(&export_prefix)?;
+            matches!(item.ty, ComponentItem::ComponentInstance(_)).then(|| version.to_string())
+        })
+        .ok_or_else(|| {
+            let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+            format!(
+                "does not export `{WIT_PACKAGE}/tool` (exports: {}); is it a loanhost plugin?",
+                if names.is_empty() { "none".into() } else { names.join(", ") }
+            )
+        })?;
+    if !SUPPORTED_WIT_VERSIONS.contains(&found.as_str()) {
+        return Err(format!(
+            "built against {WIT_PACKAGE}@{found}; this host supports {}",
+            SUPPORTED_WIT_VERSIONS
+                .iter()
+                .map(|v| format!("{WIT_PACKAGE}@{v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for (name, _) in ty.imports(engine) {
+        let allowed = IMPORTABLE
+            .iter()
+            .any(|i| name == format!("{WIT_PACKAGE}/{i}@{found}"));
+        if !allowed {
+            return Err(format!(
+                "imports `{name}`, which this host does not provide: plugins may import only the \
+                 {WIT_PACKAGE}@{found} interfaces ({}); WASI is not offered to plugins",
+                IMPORTABLE.join(", ")
+            ));
+        }
+    }
+    Ok(found)
+}
+
+fn schema(text: &str, which: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(format!("the {which} schema is not a JSON object")),
+        Err(e) => Err(format!("the {which} schema is not valid JSON: {e}")),
+    }
+}
+
+fn first_line(e: &wasmtime::Error) -> String {
+    format!("{e:#}").lines().next().unwrap_or("unknown error").to_string()
+}

@@ -1,0 +1,343 @@
+//! Plugin manifests (`<tool>.toml`): written by the operator, never by the plugin; parsed
+//! strictly, with every refusal naming the file and the field.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::auth::RoleCode;
+use crate::data::catalog::Dataset;
+
+/// Largest memory a manifest may grant to one instance (also the pooling slot size).
+pub const MAX_MEMORY_MIB: u32 = 512;
+/// Longest wall-clock deadline a manifest may set.
+pub const MAX_TIMEOUT_MS: u64 = 60_000;
+/// Largest result a manifest may allow.
+pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Whether a plugin's queries are limited to the caller's loans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// Caller-scoped: the host ANDs the caller's scope into every query.
+    Caller,
+    /// Org-wide: allowed only for warehouse datasets.
+    OrgWide,
+}
+
+/// Resource limits of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Linear memory per instance, in MiB.
+    pub memory_mib: u32,
+    /// Wall-clock deadline of one call, in milliseconds.
+    pub timeout_ms: u64,
+    /// Largest result (serialized JSON), in bytes.
+    pub max_output_bytes: u64,
+}
+
+/// A validated manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    /// The MCP tool name; equals the file stem and the plugin's own description.
+    pub name: String,
+    /// The WIT package version the plugin was built against, e.g. `1.0.0`.
+    pub wit_version: String,
+    /// Roles allowed to call the tool (any one suffices).
+    pub roles: Vec<RoleCode>,
+    /// Datasets the plugin may query.
+    pub datasets: Vec<Dataset>,
+    /// Caller-scoped or org-wide.
+    pub scope: Scope,
+    /// Limits of one call.
+    pub limits: Limits,
+}
+
+/// A manifest that was refused: the file and the precise reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {reason}")]
+pub struct ManifestError {
+    /// The manifest's path as given.
+    pub file: String,
+    /// What is wrong, naming the field.
+    pub reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    name: String,
+    wit_version: String,
+    roles: Vec<String>,
+    datasets: Vec<String>,
+    scope: Scope,
+    limits: RawLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    memory_mib: u32,
+    timeout_ms: u64,
+    max_output_bytes: u64,
+}
+
+impl Manifest {
+    /// Reads and validates a manifest file.
+    pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+            file: file.clone(),
+            reason: format!("cannot read: {e}"),
+        })?;
+        let expected = path.file_stem().and_then(|s| s.to_str());
+        Self::parse(&text, expected).map_err(|reason| ManifestError { file, reason })
+    }
+
+    /// Parses manifest text; `expected_name` is the file stem the name must equal.
+    pub fn parse(text: &str, expected_name: Option<&str>) -> Result<Manifest, String> {
+        let raw: RawManifest = parse_toml(text)?;
+        validate_name(&raw.name)?;
+        if let Some(stem) = expected_name {
+            if stem != raw.name {
+                return Err(format!(
+                    "name: `{}` does not match the file name `{stem}.toml`",
+                    raw.name
+                ));
+            }
+        }
+        if semver_triple(&raw.wit_version).is_none() {
+            return Err(format!(
+                "wit_version: `{}` is not a version like `1.0.0`",
+                raw.wit_version
+            ));
+        }
+        if raw.roles.is_empty() {
+            return Err("roles: must name at least one role".into());
+        }
+        let roles = raw
+            .roles
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                RoleCode::parse(r).ok_or_else(|| {
+                    format!(
+                        "roles[{i}]: unknown role code `{r}`; known: {}",
+                        RoleCode::ALL.map(|r| r.as_str()).join(", ")
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let datasets = raw
+            .datasets
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                Dataset::parse(d).ok_or_else(|| {
+                    format!(
+                        "datasets[{i}]: unknown dataset `{d}`; known: {}",
+                        Dataset::ALL.map(|d| d.as_str()).join(", ")
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for d in &datasets {
+            match (raw.scope, d.is_org_wide()) {
+                (Scope::Caller, true) => {
+                    return Err(format!(
+                        "datasets: `{}` is an org-wide warehouse dataset; it needs scope = \"org-wide\"",
+                        d.as_str()
+                    ))
+                }
+                (Scope::OrgWide, false) => {
+                    return Err(format!(
+                        "scope: \"org-wide\" is allowed only for warehouse datasets, but `{}` is caller-scoped",
+                        d.as_str()
+                    ))
+                }
+                _ => {}
+            }
+        }
+        let l = raw.limits;
+        if !(1..=MAX_MEMORY_MIB).contains(&l.memory_mib) {
+            return Err(format!(
+                "limits.memory_mib: {} is outside 1..={MAX_MEMORY_MIB}",
+                l.memory_mib
+            ));
+        }
+        if !(1..=MAX_TIMEOUT_MS).contains(&l.timeout_ms) {
+            return Err(format!(
+                "limits.timeout_ms: {} is outside 1..={MAX_TIMEOUT_MS}",
+                l.timeout_ms
+            ));
+        }
+        if !(1..=MAX_OUTPUT_BYTES).contains(&l.max_output_bytes) {
+            return Err(format!(
+                "limits.max_output_bytes: {} is outside 1..={MAX_OUTPUT_BYTES}",
+                l.max_output_bytes
+            ));
+        }
+        Ok(Manifest {
+            name: raw.name,
+            wit_version: raw.wit_version,
+            roles,
+            datasets,
+            scope: raw.scope,
+            limits: Limits {
+                memory_mib: l.memory_mib,
+                timeout_ms: l.timeout_ms,
+                max_output_bytes: l.max_output_bytes,
+            },
+        })
+    }
+
+    /// Whether the manifest grants the dataset.
+    pub fn grants(&self, dataset: Dataset) -> bool {
+        self.datasets.contains(&dataset)
+    }
+}
+
+/// Deserializes TOML, naming the offending key path (`limits.memory_mib: invalid type …`)
+/// or the line of a syntax error.
+fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let line_of = |e: &toml::de::Error| {
+        e.span()
+            .map(|s| format!("line {}: ", text[..s.start.min(text.len())].matches('\n').count() + 1))
+            .unwrap_or_default()
+    };
+    let de = toml::Deserializer::parse(text).map_err(|e| format!("{}{}", line_of(&e), e.message()))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            format!("{}{}", line_of(&inner), inner.message())
+        } else {
+            format!("{path}: {}", inner.message())
+        }
+    })
+}
+
+/// A tool name: lower-case letters, digits and `_`, starting with a letter, at most 64.
+fn validate_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "name: `{name}` must be 1-64 characters of a-z, 0-9 and _, starting with a letter"
+        ))
+    }
+}
+
+/// Parses `MAJOR.MINOR.PATCH`.
+pub fn semver_triple(v: &str) -> Option<(u64, u64, u64)> {
+    let mut it = v.split('.').map(|p| {
+        if p.is_empty() || (p.len() > 1 && p.starts_with('0')) {
+            None
+        } else {
+            p.parse::<u64>().ok()
+        }
+    });
+    let t = (it.next()??, it.next()??, it.next()??);
+    it.next().is_none().then_some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "report_loans"
+wit_version = "1.0.0"
+roles = ["Admin", "Agent"]
+datasets = ["loans"]
+scope = "caller"
+[limits]
+memory_mib = 32
+timeout_ms = 2000
+max_output_bytes = 100000
+"#;
+
+    fn err(text: &str) -> String {
+        Manifest::parse(text, Some("report_loans")).unwrap_err()
+    }
+
+    #[test]
+    fn good_manifest_parses() {
+        let m = Manifest::parse(GOOD, Some("report_loans")).unwrap();
+        assert_eq!(m.roles, vec![RoleCode::Admin, RoleCode::Agent]);
+        assert_eq!(m.limits.timeout_ms, 2000);
+        assert!(m.grants(Dataset::Loans));
+    }
+
+    #[test]
+    fn syntax_error_names_the_line() {
+        let e = err(&GOOD.replace("scope = \"caller\"", "scope = caller"));
+        assert!(e.starts_with("line 6: "), "{e}");
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let e = err(&GOOD.replace("roles = [\"Admin\", \"Agent\"]\n", ""));
+        assert!(e.contains("missing field `roles`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_field_is_named() {
+        let e = err(&GOOD.replace("scope = ", "colour = 1\nscope = "));
+        assert!(e.contains("unknown field `colour`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_is_named() {
+        let e = err(&GOOD.replace("memory_mib = 32", "memory_mib = \"lots\""));
+        assert_eq!(e, "limits.memory_mib: invalid type: string \"lots\", expected u32");
+    }
+
+    #[test]
+    fn unknown_role_is_named_with_index() {
+        let e = err(&GOOD.replace("\"Agent\"]", "\"Agnet\"]"));
+        assert!(e.starts_with("roles[1]: unknown role code `Agnet`"), "{e}");
+    }
+
+    #[test]
+    fn name_must_match_file() {
+        let e = Manifest::parse(GOOD, Some("other")).unwrap_err();
+        assert_eq!(e, "name: `report_loans` does not match the file name `other.toml`");
+    }
+
+    #[test]
+    fn org_wide_only_for_warehouse() {
+        let e = err(&GOOD.replace("scope = \"caller\"", "scope = \"org-wide\""));
+        assert!(e.starts_with("scope: \"org-wide\" is allowed only"), "{e}");
+        let e = err(&GOOD.replace("[\"loans\"]", "[\"dw-deals\"]"));
+        assert!(e.starts_with("datasets: `dw-deals` is an org-wide"), "{e}");
+    }
+
+    #[test]
+    fn limits_are_bounded() {
+        let e = err(&GOOD.replace("timeout_ms = 2000", "timeout_ms = 0"));
+        assert_eq!(e, "limits.timeout_ms: 0 is outside 1..=60000");
+        let e = err(&GOOD.replace("memory_mib = 32", "memory_mib = 4096"));
+        assert_eq!(e, "limits.memory_mib: 4096 is outside 1..=512");
+    }
+
+    #[test]
+    fn bad_wit_version() {
+        let e = err(&GOOD.replace("\"1.0.0\"", "\"1.0\""));
+        assert_eq!(e, "wit_version: `1.0` is not a version like `1.0.0`");
+    }
+
+    #[test]
+    fn semver() {
+        assert_eq!(semver_triple("1.2.3"), Some((1, 2, 3)));
+        assert_eq!(semver_triple("01.2.3"), None);
+        assert_eq!(semver_triple("1.2"), None);
+        assert_eq!(semver_triple("1.2.3.4"), None);
+    }
+}

@@ -1,0 +1,234 @@
+//! The plugin host: loads sandboxed Wasm components, keeps the registry of tools, and runs
+//! one call per fresh store with the limits of the plugin's manifest. Owns the sandbox
+//! boundary: a plugin gets only what its capabilities (one file per WIT interface under
+//! `capabilities/`) hand it.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use loanhost::auth::{Identity, RoleCode};
+//! use loanhost::clock::Clock;
+//! use loanhost::plugins::{Plugins, SignaturePolicy, PluginFiles};
+//! let plugins = Plugins::new(None, SignaturePolicy::default(), Clock::system())?;
+//! let dir = std::path::Path::new("plugins/dist");
+//! let plugin = plugins.load(&PluginFiles::in_dir(dir, "get_loan_reporting_metadata")).await?;
+//! plugins.registry().insert(std::sync::Arc::new(plugin));
+//! let me = Identity::new("6f1c…", [RoleCode::Agent]);
+//! let result = plugins.call("get_loan_reporting_metadata", &me, &serde_json::json!({})).await?;
+//! # Ok(()) }
+//! ```
+
+mod bindings;
+mod capabilities;
+mod engine;
+mod invoke;
+mod loader;
+pub mod manifest;
+mod registry;
+mod reload;
+mod signature;
+mod state;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+pub use engine::{PluginEngine, MAX_INSTANCES};
+pub use invoke::Failure;
+pub use loader::{LoadError, Plugin, PluginFiles, ToolInfo, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
+pub use manifest::{Manifest, ManifestError};
+pub use registry::Registry;
+pub use reload::{Reloader, ScanReport};
+pub use signature::{SignatureError, SignaturePolicy};
+
+use crate::auth::Identity;
+use crate::clock::Clock;
+use bindings::types::ToolError;
+use invoke::{Answer, Op, Runner};
+use state::CallContext;
+
+/// A tool call that produced no result: the MCP layer turns each into an `isError` result
+/// whose text starts with [`ToolCallError::code`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolCallError {
+    /// Wrong arguments.
+    #[error("invalid_params: {0}")]
+    InvalidParams(String),
+    /// Contradictory arguments.
+    #[error("bad_request: {0}")]
+    BadRequest(String),
+    /// The caller lacks a role.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// The plugin ran past its deadline.
+    #[error("timeout: {0}")]
+    Timeout(String),
+    /// Anything else; never carries internals.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl ToolCallError {
+    /// The error code, e.g. `invalid_params`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolCallError::InvalidParams(_) => "invalid_params",
+            ToolCallError::BadRequest(_) => "bad_request",
+            ToolCallError::Forbidden(_) => "forbidden",
+            ToolCallError::Timeout(_) => "timeout",
+            ToolCallError::Internal(_) => "internal",
+        }
+    }
+}
+
+/// Why `call` did not run the tool at all, or how the tool failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No plugin serves that name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The tool ran (or was refused) and failed.
+    #[error(transparent)]
+    Tool(#[from] ToolCallError),
+}
+
+/// The plugin host: engine, registry, signature policy.
+pub struct Plugins {
+    runner: Runner,
+    registry: Registry,
+    policy: SignaturePolicy,
+    next_call: AtomicU64,
+}
+
+impl Plugins {
+    /// A host with an empty registry. `cache_dir` holds precompiled components.
+    pub fn new(
+        cache_dir: Option<PathBuf>,
+        policy: SignaturePolicy,
+        clock: Clock,
+    ) -> anyhow::Result<Arc<Plugins>> {
+        let engine = Arc::new(PluginEngine::new(cache_dir)?);
+        Ok(Arc::new(Plugins {
+            runner: Runner {
+                engine,
+                permits: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
+                clock,
+            },
+            registry: Registry::default(),
+            policy,
+            next_call: AtomicU64::new(1),
+        }))
+    }
+
+    /// The loaded tools.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Loads and checks a plugin exactly as the server does, without registering it.
+    pub async fn load(&self, files: &PluginFiles) -> Result<Plugin, LoadError> {
+        loader::load(&self.runner, &self.policy, files).await
+    }
+
+    /// Calls tool `name` for `caller` with the client's `arguments`.
+    pub async fn call(&self, name: &str, caller: &Identity, arguments: &Value) -> Result<Value, CallError> {
+        let plugin = self
+            .registry
+            .get(name)
+            .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let outcome = self.call_plugin(&plugin, caller, arguments, call_id).await;
+        let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
+        tracing::info!(
+            tool = name,
+            call_id,
+            user_id = %caller.user_id,
+            digest = %&plugin.digest[..12],
+            micros = started.elapsed().as_micros() as u64,
+            outcome = code,
+            "tool call"
+        );
+        outcome.map_err(CallError::Tool)
+    }
+
+    async fn call_plugin(
+        &self,
+        plugin: &Plugin,
+        caller: &Identity,
+        arguments: &Value,
+        call_id: u64,
+    ) -> Result<Value, ToolCallError> {
+        let manifest = &plugin.manifest;
+        if !caller.has_any(&manifest.roles) {
+            return Err(ToolCallError::Forbidden(format!(
+                "`{}` requires one of the roles {}; the caller has {}",
+                manifest.name,
+                join(manifest.roles.iter().map(|r| r.as_str())),
+                join(caller.roles.iter().map(|r| r.as_str())),
+            )));
+        }
+        let arguments = match arguments {
+            Value::Null => "{}".to_string(),
+            Value::Object(_) => arguments.to_string(),
+            _ => return Err(ToolCallError::InvalidParams("arguments must be a JSON object".into())),
+        };
+        let call = CallContext {
+            identity: caller.clone(),
+            call_id,
+        };
+        let answer = self
+            .runner
+            .run(&plugin.pre, manifest, Some(call), Op::Call(arguments))
+            .await;
+        let text = match answer {
+            Ok(Answer::Called(Ok(text))) => text,
+            Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),
+            Ok(Answer::Described(_)) => unreachable!("a call answers with a result"),
+            Err(Failure::Timeout(ms)) => {
+                return Err(ToolCallError::Timeout(format!(
+                    "`{}` did not finish within {ms} ms",
+                    manifest.name
+                )))
+            }
+            Err(f @ Failure::MemoryLimit(_)) => return Err(ToolCallError::Internal(f.to_string())),
+            Err(Failure::Trap(detail)) => {
+                tracing::error!(tool = %manifest.name, call_id, %detail, "plugin trapped");
+                return Err(ToolCallError::Internal(format!(
+                    "`{}` failed unexpectedly (call {call_id}; details are in the server log)",
+                    manifest.name
+                )));
+            }
+        };
+        let max = manifest.limits.max_output_bytes;
+        if text.len() as u64 > max {
+            return Err(ToolCallError::Internal(format!(
+                "the result of {} bytes exceeds the plugin's output limit of {max} bytes",
+                text.len()
+            )));
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            _ => {
+                tracing::error!(tool = %manifest.name, call_id, "plugin returned something other than a JSON object");
+                Err(ToolCallError::Internal(format!("`{}` returned a malformed result", manifest.name)))
+            }
+        }
+    }
+}
+
+fn from_guest(e: ToolError) -> ToolCallError {
+    match e {
+        ToolError::InvalidParams(m) => ToolCallError::InvalidParams(m),
+        ToolError::BadRequest(m) => ToolCallError::BadRequest(m),
+        ToolError::Forbidden(m) => ToolCallError::Forbidden(m),
+        ToolError::Internal(m) => ToolCallError::Internal(m),
+    }
+}
+
+fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items.collect::<Vec<_>>().join(", ")
+}

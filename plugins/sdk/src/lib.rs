@@ -1,0 +1,219 @@
+//! Guest SDK for loanhost reporting plugins: the WIT bindings, typed argument parsing that
+//! turns bad arguments into `invalid_params` errors, and the export macro.
+//!
+//! A plugin is a type implementing [`Tool`] plus one line of export:
+//!
+//! ```ignore
+//! use loanhost_guest::{Description, Tool, ToolError};
+//! use serde_json::{json, Value};
+//!
+//! struct Hello;
+//!
+//! impl Tool for Hello {
+//!     fn describe() -> Description {
+//!         Description::new("hello", "Hello", "Greets the caller by user id.")
+//!             .input_schema(json!({"type": "object", "properties": {}, "additionalProperties": false}))
+//!             .output_schema(json!({"type": "object", "properties": {"userId": {"type": "string"}}}))
+//!     }
+//!     fn call(args: Value) -> Result<Value, ToolError> {
+//!         let _: loanhost_guest::NoArguments = loanhost_guest::parse_arguments(args)?;
+//!         Ok(json!({"userId": loanhost_guest::caller::user_id()}))
+//!     }
+//! }
+//!
+//! loanhost_guest::export_tool!(Hello);
+//! ```
+
+pub mod args;
+
+pub use args::{parse_arguments, NoArguments};
+pub use serde_json;
+
+/// The generated bindings of the `loan:reporting@1.0.0` world.
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../../wit/loan-reporting@1.0.0",
+        world: "reporting-tool",
+        pub_export_macro: true,
+        default_bindings_module: "loanhost_guest::bindings",
+    });
+}
+
+/// The WIT version this SDK targets; manifests name it in `wit_version`.
+pub const WIT_VERSION: &str = "1.0.0";
+
+/// Who is calling (resolved by the host from the validated token).
+pub mod caller {
+    use crate::bindings::loan::reporting::caller as host;
+
+    /// The caller's platform user id.
+    pub fn user_id() -> String {
+        host::user_id()
+    }
+
+    /// The caller's role codes (with the baseline `User`).
+    pub fn roles() -> Vec<String> {
+        host::roles()
+    }
+
+    /// Whether the caller holds any of the given role codes.
+    pub fn has_any_role(wanted: &[&str]) -> bool {
+        host::roles().iter().any(|r| wanted.contains(&r.as_str()))
+    }
+
+    /// Whether the caller may read officer, processor and referrer names.
+    pub fn can_read_names() -> bool {
+        host::can_read_names()
+    }
+}
+
+/// Today's date as the host sees it.
+pub mod clock {
+    /// Today in UTC as `YYYY-MM-DD`.
+    pub fn today() -> String {
+        crate::bindings::loan::reporting::clock::today()
+    }
+}
+
+/// Structured log lines, tagged by the host with the plugin name.
+pub mod log {
+    use crate::bindings::loan::reporting::log::{write, Level};
+
+    /// Logs at debug level.
+    pub fn debug(message: &str) {
+        write(Level::Debug, message)
+    }
+    /// Logs at info level.
+    pub fn info(message: &str) {
+        write(Level::Info, message)
+    }
+    /// Logs at warn level.
+    pub fn warn(message: &str) {
+        write(Level::Warn, message)
+    }
+    /// Logs at error level.
+    pub fn error(message: &str) {
+        write(Level::Error, message)
+    }
+}
+
+/// Structured queries against the host's datasets.
+pub mod data {
+    pub use crate::bindings::loan::reporting::data::*;
+}
+
+pub use bindings::loan::reporting::types::ToolError;
+
+impl ToolError {
+    /// `invalid_params`: wrong type, unknown enum value, unknown property.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        ToolError::InvalidParams(message.into())
+    }
+    /// `bad_request`: well-formed but contradictory arguments.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ToolError::BadRequest(message.into())
+    }
+    /// `forbidden`: the caller lacks a role.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ToolError::Forbidden(message.into())
+    }
+    /// `internal`: anything else (never leak internals in the message).
+    pub fn internal(message: impl Into<String>) -> Self {
+        ToolError::Internal(message.into())
+    }
+}
+
+impl From<data::DataError> for ToolError {
+    fn from(e: data::DataError) -> Self {
+        match e {
+            data::DataError::Denied(m) => ToolError::Forbidden(m),
+            data::DataError::InvalidQuery(m) => ToolError::InvalidParams(m),
+            data::DataError::Unavailable(m) => ToolError::Internal(m),
+        }
+    }
+}
+
+/// How a tool presents itself in `tools/list`.
+#[derive(Debug, Clone)]
+pub struct Description {
+    name: String,
+    title: String,
+    description: String,
+    input_schema: serde_json::Value,
+    output_schema: serde_json::Value,
+}
+
+impl Description {
+    /// A description with empty-object schemas; set them with the builder methods.
+    pub fn new(name: &str, title: &str, description: &str) -> Self {
+        Self {
+            name: name.into(),
+            title: title.into(),
+            description: description.into(),
+            input_schema: serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            output_schema: serde_json::json!({"type": "object"}),
+        }
+    }
+    /// The JSON Schema of the arguments object.
+    pub fn input_schema(mut self, schema: serde_json::Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+    /// The JSON Schema of the result object.
+    pub fn output_schema(mut self, schema: serde_json::Value) -> Self {
+        self.output_schema = schema;
+        self
+    }
+}
+
+/// A reporting tool: the only thing a plugin author writes.
+pub trait Tool {
+    /// Name, title, description and schemas. Must not call host imports.
+    fn describe() -> Description;
+    /// Runs the tool on the client's arguments (`{}` when absent) and returns the result object.
+    fn call(arguments: serde_json::Value) -> Result<serde_json::Value, ToolError>;
+}
+
+#[doc(hidden)]
+pub fn __describe<T: Tool>() -> bindings::exports::loan::reporting::tool::ToolDescription {
+    let d = T::describe();
+    bindings::exports::loan::reporting::tool::ToolDescription {
+        name: d.name,
+        title: d.title,
+        description: d.description,
+        input_schema: d.input_schema.to_string(),
+        output_schema: d.output_schema.to_string(),
+    }
+}
+
+#[doc(hidden)]
+pub fn __call<T: Tool>(arguments: String) -> Result<String, ToolError> {
+    let value: serde_json::Value = serde_json::from_str(&arguments)
+        .map_err(|e| ToolError::invalid_params(format!("arguments are not valid JSON: {e}")))?;
+    let result = T::call(value)?;
+    if !result.is_object() {
+        return Err(ToolError::internal("the tool produced a result that is not a JSON object"));
+    }
+    Ok(result.to_string())
+}
+
+/// Exports a [`Tool`] implementation as the plugin's `tool` interface.
+#[macro_export]
+macro_rules! export_tool {
+    ($tool:ty) => {
+        #[doc(hidden)]
+        struct __LoanhostExport;
+
+        impl $crate::bindings::exports::loan::reporting::tool::Guest for __LoanhostExport {
+            fn describe() -> $crate::bindings::exports::loan::reporting::tool::ToolDescription {
+                $crate::__describe::<$tool>()
+            }
+            fn call(arguments: String) -> Result<String, $crate::ToolError> {
+                $crate::__call::<$tool>(arguments)
+            }
+        }
+
+        $crate::bindings::export!(__LoanhostExport with_types_in $crate::bindings);
+    };
+}

@@ -1,0 +1,156 @@
+//! `get_loan_reporting_metadata`: the static vocabulary of the loan reporting tools. Reads
+//! nothing and returns no loan or user data.
+
+use loanhost_guest::{parse_arguments, Description, NoArguments, Tool, ToolError};
+use serde_json::{json, Value};
+
+/// The 45 loan statuses, in the spec's order.
+const STATUSES: &[&str] = &[
+    "App Started",
+    "Loan Officer Review",
+    "Loan Open",
+    "Loan Prequal",
+    "Loan Preapproval",
+    "Loan Submitted",
+    "Loan Approved",
+    "Loan Docs",
+    "Loan Funded",
+    "Loan On Hold",
+    "Loan Suspended",
+    "Loan Canceled",
+    "Loan Denied",
+    "Loan Closed",
+    "Loan Underwriting",
+    "Loan Other",
+    "Loan Recorded",
+    "Loan Clear To Close",
+    "Loan Processing",
+    "Loan Final Underwriting",
+    "Loan Docs Back",
+    "Loan Funding Conditions",
+    "Loan Final Docs",
+    "Loan Sold",
+    "Loan Pre-Processing",
+    "Loan Document Check",
+    "Loan Document Check Failed",
+    "Loan Pre-Underwriting",
+    "Loan Condition Review",
+    "Loan Pre-Doc QC",
+    "Loan Docs Ordered",
+    "Loan Docs Drawn",
+    "Loan Investor Conditions",
+    "Loan Investor Conditions Sent",
+    "Loan Ready For Sale",
+    "Loan Submitted For Purchase Review",
+    "Loan In Purchase Review",
+    "Loan Pre-Purchase Conditions",
+    "Loan Submitted For Final Purchase Review",
+    "Loan In Final Purchase Review",
+    "Loan Clear To Purchase",
+    "Loan Purchased",
+    "Loan Counter Offer",
+    "Loan Withdrawn",
+    "Loan Archived",
+];
+
+const LOAN_TYPES: &[&str] = &["Conventional", "FHA", "VA", "USDA/Rural Housing", "Other"];
+
+const PURPOSES: &[&str] = &[
+    "Purchase",
+    "Refinance",
+    "Refinance Cashout",
+    "Construction",
+    "Construction Perm",
+    "Other",
+    "FHA Streamline Refi",
+    "VA IRRRL",
+    "Home Equity",
+];
+
+const GROUP_BY_DIMENSIONS: &[&str] = &[
+    "None",
+    "Status",
+    "LoanType",
+    "Purpose",
+    "LoanOfficer",
+    "ReferringAgent",
+    "Month",
+    "Quarter",
+    "Year",
+];
+
+const METRIC_FUNCTIONS: &[&str] = &["Count", "Sum", "Average", "Min", "Max"];
+const METRIC_FIELDS: &[&str] = &["LoanAmount", "LockedCompensation", "EstimatedCompensation"];
+const DATE_FIELDS: &[&str] = &["StatusDate", "ClosingDate", "Updated"];
+const ORDER_BY_OPTIONS: &[&str] = &["updated", "statusDate", "amount", "closingDate", "commission"];
+const NORTHSTAR_STAGES: &[&str] = &[
+    "1. Opened",
+    "2. Pre-Approved",
+    "3. Rate Locked",
+    "4. Approved",
+    "5. Closed & Funded",
+];
+const MILESTONE_GRANULARITIES: &[&str] = &["Week", "Month"];
+
+const FIELDS: &[&str] = &[
+    "statuses",
+    "loanTypes",
+    "purposes",
+    "groupByDimensions",
+    "metricFunctions",
+    "metricFields",
+    "dateFields",
+    "orderByOptions",
+    "northstarStages",
+    "milestoneGranularities",
+];
+
+struct Metadata;
+
+impl Tool for Metadata {
+    fn describe() -> Description {
+        let mut properties = serde_json::Map::new();
+        for field in FIELDS {
+            properties.insert((*field).into(), json!({"type": "array", "items": {"type": "string"}}));
+        }
+        Description::new(
+            "get_loan_reporting_metadata",
+            "Loan reporting vocabulary",
+            "Returns the valid values for the loan reporting tools: loan statuses, loan types, \
+             purposes, groupBy dimensions, metric functions and fields, date fields, order-by \
+             options, the five funnel (Northstar) stages and milestone granularities. Call it \
+             first to pick exact filter and grouping values for report_loans, \
+             loan_pipeline_report and report_loan_milestones. Takes no parameters and returns no \
+             loan or user data. It does not describe the Data Warehouse tools.",
+        )
+        .input_schema(json!({
+            "type": "object",
+            "properties": {},
+            "additionalProperties": false
+        }))
+        .output_schema(json!({
+            "type": "object",
+            "properties": properties,
+            "required": FIELDS,
+            "additionalProperties": false
+        }))
+    }
+
+    fn call(arguments: Value) -> Result<Value, ToolError> {
+        let NoArguments {} = parse_arguments(arguments)?;
+        Ok(json!({
+            "statuses": STATUSES,
+            "loanTypes": LOAN_TYPES,
+            "purposes": PURPOSES,
+            "groupByDimensions": GROUP_BY_DIMENSIONS,
+            "metricFunctions": METRIC_FUNCTIONS,
+            "metricFields": METRIC_FIELDS,
+            "dateFields": DATE_FIELDS,
+            "orderByOptions": ORDER_BY_OPTIONS,
+            "northstarStages": NORTHSTAR_STAGES,
+            "milestoneGranularities": MILESTONE_GRANULARITIES,
+        }))
+    }
+}
+
+loanhost_guest::export_tool!(Metadata);

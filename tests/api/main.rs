@@ -1,0 +1,10 @@
+//! End-to-end tests: a real server on an ephemeral port, real Wasm components built once
+//! per run, requests over HTTP.
+
+mod helpers;
+
+mod mcp_protocol;
+mod metadata;
+mod reload;
+mod sandbox;
+mod signing;
