@@ -19,7 +19,7 @@ build_std=()
 (
     cd "$root/plugins"
     RUSTC="$PLUGIN_RUSTC" RUSTC_BOOTSTRAP=1 RUSTFLAGS="$PLUGIN_RUSTFLAGS" CARGO_TARGET_DIR="$target" \
-        "$PLUGIN_CARGO" build --release --target wasm32-unknown-unknown "${build_std[@]}" --workspace >&2
+        "$PLUGIN_CARGO" build --locked --release --target wasm32-unknown-unknown "${build_std[@]}" --workspace >&2
 )
 
 out="$target/wasm32-unknown-unknown/release"

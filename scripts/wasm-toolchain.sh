@@ -31,13 +31,21 @@ for candidate in "$sysroot/lib/rustlib/$host_triple/bin/gcc-ld/wasm-ld" /usr/lib
     if [ -x "$candidate" ]; then wasm_ld=$candidate; break; fi
 done
 
+# WASM_TOOLCHAIN=auto (default) | rustup | debian forces one path (e.g. to test the fallback).
+mode=${WASM_TOOLCHAIN:-auto}
 use_rustup=false
-if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
-    use_rustup=true
-elif [ "${WASM_TOOLCHAIN_SKIP_RUSTUP:-}" != "1" ] && command -v rustup >/dev/null 2>&1 \
-    && timeout 45 rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
-    use_rustup=true
-fi
+case "$mode" in
+    debian) ;;
+    rustup|auto)
+        if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+            use_rustup=true
+        elif command -v rustup >/dev/null 2>&1 && timeout 45 rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+            use_rustup=true
+        elif [ "$mode" = rustup ]; then
+            log "rustup could not add wasm32-unknown-unknown"; exit 1
+        fi ;;
+    *) log "WASM_TOOLCHAIN must be auto, rustup or debian, not '$mode'"; exit 1 ;;
+esac
 
 apt_install() {
     local missing=()

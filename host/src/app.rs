@@ -9,6 +9,8 @@ use tokio::net::TcpListener;
 use crate::auth::Authenticator;
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::data::Db;
+use crate::devidp::{DevIdp, SigningKey};
 use crate::http::{router, AppState};
 use crate::mcp::Dispatcher;
 use crate::plugins::{Plugins, Reloader, SignaturePolicy};
@@ -21,8 +23,33 @@ pub struct Application {
 }
 
 impl Application {
-    /// Builds the application from its configuration and the authenticator to use.
-    pub async fn build(config: Config, authenticator: Arc<dyn Authenticator>) -> anyhow::Result<Application> {
+    /// Builds the application from its configuration: database, dev IdP (when enabled),
+    /// token validation, plugins.
+    pub async fn build(config: Config) -> anyhow::Result<Application> {
+        let db = Db::open(&config.database_url).await?;
+        let dev_idp = if config.dev_idp {
+            let key = SigningKey::load_or_create(&dev_idp_key_path(&config))?;
+            Some(Arc::new(DevIdp::new(
+                &config.base_url,
+                &config.mcp_audience,
+                key,
+                db.clone(),
+                config.dev_idp_token_ttl,
+            )))
+        } else {
+            None
+        };
+        let authenticator = crate::auth::from_config(&config, db.clone(), dev_idp.as_deref());
+        Self::build_with(config, db, dev_idp, authenticator).await
+    }
+
+    /// Builds the application with a given authenticator (for embedding).
+    pub async fn build_with(
+        config: Config,
+        db: Db,
+        dev_idp: Option<Arc<DevIdp>>,
+        authenticator: Arc<dyn Authenticator>,
+    ) -> anyhow::Result<Application> {
         let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
             .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
         let clock = config.today.map(Clock::fixed).unwrap_or_else(Clock::system);
@@ -46,13 +73,28 @@ impl Application {
             config: Arc::new(config),
             authenticator,
             plugins,
+            db,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .context("building the HTTP client")?,
+            dev_idp,
         };
-        Ok(Application { listener, state, reloader })
+        Ok(Application {
+            listener,
+            state,
+            reloader,
+        })
     }
 
     /// The bound port.
     pub fn port(&self) -> u16 {
         self.listener.local_addr().map(|a| a.port()).unwrap_or(0)
+    }
+
+    /// The database (for tests and tooling).
+    pub fn db(&self) -> Db {
+        self.state.db.clone()
     }
 
     /// The plugin host (for tests and tooling).
@@ -77,7 +119,8 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };
@@ -85,4 +128,9 @@ async fn shutdown_signal() {
     let term = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
     tracing::info!("shutting down");
+}
+
+/// Where the dev IdP keeps its signing key (inside the cache directory).
+pub fn dev_idp_key_path(config: &Config) -> std::path::PathBuf {
+    config.cache_dir.join("dev-idp-rsa.pem")
 }

@@ -26,6 +26,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_INTERNAL_JWKS_URL", None),
     ("LOANHOST_EMAIL_CLAIM", None),
     ("LOANHOST_DEV_IDP", Some("false")),
+    ("LOANHOST_DEV_IDP_TOKEN_TTL", Some("3600")),
     ("LOANHOST_TODAY", None),
     ("LOANHOST_REQUIRE_SIGNED_PLUGINS", Some("false")),
     ("LOANHOST_TRUSTED_KEYS", Some("")),
@@ -81,6 +82,8 @@ pub struct Config {
     pub email_claim: Option<String>,
     /// Serve the embedded dev IdP.
     pub dev_idp: bool,
+    /// Lifetime of the dev IdP's access tokens.
+    pub dev_idp_token_ttl: std::time::Duration,
     /// Fixed "today".
     pub today: Option<Date>,
     /// Refuse unsigned plugins.
@@ -148,20 +151,29 @@ impl Config {
 
         let listen_s = required("LOANHOST_LISTEN");
         let listen: SocketAddr = listen_s.parse().map_err(|_| {
-            err("LOANHOST_LISTEN", format!("`{listen_s}` is not an address like 127.0.0.1:8080"))
+            err(
+                "LOANHOST_LISTEN",
+                format!("`{listen_s}` is not an address like 127.0.0.1:8080"),
+            )
         })?;
         let base_url = http_url("LOANHOST_BASE_URL", &required("LOANHOST_BASE_URL"))?;
         let database_url = required("LOANHOST_DATABASE_URL");
-        if !(database_url.starts_with("sqlite:") || database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
+        if !(database_url.starts_with("sqlite:")
+            || database_url.starts_with("postgres://")
+            || database_url.starts_with("postgresql://"))
+        {
             return Err(err(
                 "LOANHOST_DATABASE_URL",
                 format!("`{database_url}` is neither a sqlite: nor a postgres:// URL"),
             ));
         }
         let mcp_audience = non_empty("LOANHOST_MCP_AUDIENCE", required("LOANHOST_MCP_AUDIENCE"))?;
-        let claims_namespace = non_empty("LOANHOST_CLAIMS_NAMESPACE", required("LOANHOST_CLAIMS_NAMESPACE"))?
-            .trim_end_matches('/')
-            .to_string();
+        let claims_namespace = non_empty(
+            "LOANHOST_CLAIMS_NAMESPACE",
+            required("LOANHOST_CLAIMS_NAMESPACE"),
+        )?
+        .trim_end_matches('/')
+        .to_string();
         let api_prefix = required("LOANHOST_API_PREFIX");
         if !api_prefix.starts_with('/') || (api_prefix.len() > 1 && api_prefix.ends_with('/')) {
             return Err(err(
@@ -185,7 +197,10 @@ impl Config {
                 None => format!("{dev}/jwks"),
             },
         };
-        let internal = match (get("LOANHOST_INTERNAL_ISSUER"), get("LOANHOST_INTERNAL_JWKS_URL")) {
+        let internal = match (
+            get("LOANHOST_INTERNAL_ISSUER"),
+            get("LOANHOST_INTERNAL_JWKS_URL"),
+        ) {
             (None, None) => None,
             (Some(issuer), Some(jwks)) => {
                 if issuer == idp.issuer {
@@ -199,13 +214,26 @@ impl Config {
                     jwks_url: http_url("LOANHOST_INTERNAL_JWKS_URL", &jwks)?,
                 })
             }
-            (Some(_), None) => return Err(err("LOANHOST_INTERNAL_JWKS_URL", "must be set with LOANHOST_INTERNAL_ISSUER")),
-            (None, Some(_)) => return Err(err("LOANHOST_INTERNAL_ISSUER", "must be set with LOANHOST_INTERNAL_JWKS_URL")),
+            (Some(_), None) => {
+                return Err(err(
+                    "LOANHOST_INTERNAL_JWKS_URL",
+                    "must be set with LOANHOST_INTERNAL_ISSUER",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(err(
+                    "LOANHOST_INTERNAL_ISSUER",
+                    "must be set with LOANHOST_INTERNAL_JWKS_URL",
+                ))
+            }
         };
         let today = match get("LOANHOST_TODAY") {
             None => None,
             Some(s) => Some(parse_date(&s).ok_or_else(|| {
-                err("LOANHOST_TODAY", format!("`{s}` is not a date like 2026-01-31"))
+                err(
+                    "LOANHOST_TODAY",
+                    format!("`{s}` is not a date like 2026-01-31"),
+                )
             })?),
         };
         Ok(Config {
@@ -216,11 +244,27 @@ impl Config {
             cache_dir: PathBuf::from(required("LOANHOST_CACHE_DIR")),
             mcp_audience,
             claims_namespace,
-            api_prefix: if api_prefix == "/" { String::new() } else { api_prefix },
+            api_prefix: if api_prefix == "/" {
+                String::new()
+            } else {
+                api_prefix
+            },
             idp,
             internal,
             email_claim: get("LOANHOST_EMAIL_CLAIM").filter(|s| !s.is_empty()),
             dev_idp: boolean("LOANHOST_DEV_IDP", &required("LOANHOST_DEV_IDP"))?,
+            dev_idp_token_ttl: {
+                let v = required("LOANHOST_DEV_IDP_TOKEN_TTL");
+                match v.parse::<u64>() {
+                    Ok(s) if (1..=86_400).contains(&s) => std::time::Duration::from_secs(s),
+                    _ => {
+                        return Err(err(
+                            "LOANHOST_DEV_IDP_TOKEN_TTL",
+                            format!("`{v}` is not a number of seconds in 1..=86400"),
+                        ))
+                    }
+                }
+            },
             today,
             require_signed_plugins: boolean(
                 "LOANHOST_REQUIRE_SIGNED_PLUGINS",
@@ -234,8 +278,10 @@ impl Config {
 
 fn read_toml(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| err(&file, format!("cannot read: {e}")))?;
-    let table: toml::Table = toml::from_str(&text).map_err(|e| err(&file, e.message().to_string()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| err(&file, format!("cannot read: {e}")))?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| err(&file, e.message().to_string()))?;
     let mut map = BTreeMap::new();
     for (k, v) in table {
         let value = match v {
@@ -284,13 +330,19 @@ fn boolean(var: &str, v: &str) -> Result<bool, ConfigError> {
 }
 
 fn list(v: &str) -> Vec<String> {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Parses `YYYY-MM-DD`.
 pub fn parse_date(s: &str) -> Option<Date> {
     let format = time::macros::format_description!("[year]-[month]-[day]");
-    (s.len() == 10).then(|| Date::parse(s, &format).ok()).flatten()
+    (s.len() == 10)
+        .then(|| Date::parse(s, &format).ok())
+        .flatten()
 }
 
 #[cfg(test)]
@@ -298,7 +350,12 @@ mod tests {
     use super::*;
 
     fn with(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        Config::from_map(&pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+        Config::from_map(
+            &pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
     }
 
     #[test]
@@ -313,13 +370,18 @@ mod tests {
     #[test]
     fn unknown_variable_is_named() {
         let e = with(&[("LOANHOST_LISTN", "x")]).unwrap_err();
-        assert_eq!(e.to_string(), "LOANHOST_LISTN: unknown configuration variable");
+        assert_eq!(
+            e.to_string(),
+            "LOANHOST_LISTN: unknown configuration variable"
+        );
     }
 
     #[test]
     fn malformed_values_are_named() {
         assert_eq!(
-            with(&[("LOANHOST_TODAY", "2026-13-01")]).unwrap_err().to_string(),
+            with(&[("LOANHOST_TODAY", "2026-13-01")])
+                .unwrap_err()
+                .to_string(),
             "LOANHOST_TODAY: `2026-13-01` is not a date like 2026-01-31"
         );
         assert_eq!(
@@ -327,18 +389,26 @@ mod tests {
             "LOANHOST_DEV_IDP"
         );
         assert_eq!(
-            with(&[("LOANHOST_BASE_URL", "ftp://x")]).unwrap_err().variable,
+            with(&[("LOANHOST_BASE_URL", "ftp://x")])
+                .unwrap_err()
+                .variable,
             "LOANHOST_BASE_URL"
         );
         assert_eq!(
-            with(&[("LOANHOST_INTERNAL_ISSUER", "https://i")]).unwrap_err().variable,
+            with(&[("LOANHOST_INTERNAL_ISSUER", "https://i")])
+                .unwrap_err()
+                .variable,
             "LOANHOST_INTERNAL_JWKS_URL"
         );
     }
 
     #[test]
     fn lists_and_dates() {
-        let c = with(&[("LOANHOST_TRUSTED_KEYS", " a, b ,"), ("LOANHOST_TODAY", "2026-02-28")]).unwrap();
+        let c = with(&[
+            ("LOANHOST_TRUSTED_KEYS", " a, b ,"),
+            ("LOANHOST_TODAY", "2026-02-28"),
+        ])
+        .unwrap();
         assert_eq!(c.trusted_keys, vec!["a", "b"]);
         assert_eq!(c.today.unwrap().to_string(), "2026-02-28");
     }

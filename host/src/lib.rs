@@ -9,6 +9,7 @@ pub mod auth;
 pub mod clock;
 pub mod config;
 pub mod data;
+pub mod devidp;
 pub mod http;
 pub mod mcp;
 pub mod plugins;

@@ -24,6 +24,12 @@ struct Cli {
 enum Command {
     /// Serve /mcp, the OAuth facade and /health.
     Serve,
+    /// Mint an access token from the embedded dev IdP's key, for curl (dev only).
+    Token {
+        /// The platform agent's email.
+        #[arg(long)]
+        email: String,
+    },
     /// Plugin tooling.
     Plugin {
         #[command(subcommand)]
@@ -66,13 +72,37 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = Config::load(cli.config.as_deref())?;
     match cli.command {
         Command::Serve => {
-            let authenticator = loanhost::auth::from_config(&config).await?;
-            let app = Application::build(config.clone(), authenticator).await?;
+            let app = Application::build(config.clone()).await?;
             tracing::info!(port = app.port(), base_url = %config.base_url, "loanhost listening");
             app.run_until_stopped().await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Plugin { command: PluginCommand::Check { wasm, manifest } } => {
+        Command::Token { email } => {
+            let key = loanhost::devidp::SigningKey::load_or_create(
+                &loanhost::app::dev_idp_key_path(&config),
+            )?;
+            let issuer = format!("{}/dev-idp", config.base_url);
+            if config.idp.issuer != issuer {
+                anyhow::bail!(
+                    "LOANHOST_IDP_ISSUER is {}, not the dev IdP: mint tokens with that IdP instead",
+                    config.idp.issuer
+                );
+            }
+            let token = key
+                .mint(
+                    &issuer,
+                    &email,
+                    &config.mcp_audience,
+                    "offline_access",
+                    config.dev_idp_token_ttl,
+                )
+                .map_err(|e| anyhow::anyhow!(e))?;
+            println!("{token}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plugin {
+            command: PluginCommand::Check { wasm, manifest },
+        } => {
             let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
                 .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
             let plugins = Plugins::new(None, policy, Clock::system())?;
@@ -106,6 +136,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn init_tracing() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new("info,tower_http=warn,wasmtime=warn,cranelift=warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let filter = EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,tower_http=warn,wasmtime=warn,cranelift=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

@@ -6,8 +6,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use loanhost::app::Application;
-use loanhost::auth::{Identity, RoleCode, StaticTokens};
 use loanhost::config::Config;
+use loanhost::data::NewAgent;
+use loanhost::devidp::SigningKey;
 use serde_json::{json, Value};
 
 /// Where the built plugins are: shipped tools (`<tool>.wasm` + `<tool>.toml`) and fixtures.
@@ -22,7 +23,10 @@ pub struct Built {
 pub fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
         let dist = std::env::temp_dir().join(format!("loanhost-test-dist-{}", std::process::id()));
         let output = std::process::Command::new(root.join("scripts/build-plugins.sh"))
             .arg(&dist)
@@ -30,14 +34,25 @@ pub fn built() -> &'static Built {
             .output()
             .expect("running scripts/build-plugins.sh");
         assert!(output.status.success(), "building the plugins failed");
-        let out = String::from_utf8(output.stdout).unwrap().lines().last().unwrap().trim().to_string();
-        Built { dist, out: PathBuf::from(out) }
+        let out = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .trim()
+            .to_string();
+        Built {
+            dist,
+            out: PathBuf::from(out),
+        }
     })
 }
 
 /// The bytes of fixture `name` (e.g. `misbehave` for `fixture_misbehave.wasm`).
 pub fn fixture_wasm(name: &str) -> Vec<u8> {
-    let file = built().out.join(format!("fixture_{}.wasm", name.replace('-', "_")));
+    let file = built()
+        .out
+        .join(format!("fixture_{}.wasm", name.replace('-', "_")));
     std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
@@ -52,8 +67,20 @@ pub fn tool_manifest(name: &str) -> String {
 }
 
 /// A manifest for a fixture.
-pub fn manifest(name: &str, roles: &[&str], datasets: &[&str], memory_mib: u32, timeout_ms: u64, max_output: u64) -> String {
-    let list = |xs: &[&str]| xs.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ");
+pub fn manifest(
+    name: &str,
+    roles: &[&str],
+    datasets: &[&str],
+    memory_mib: u32,
+    timeout_ms: u64,
+    max_output: u64,
+) -> String {
+    let list = |xs: &[&str]| {
+        xs.iter()
+            .map(|x| format!("\"{x}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     format!(
         "name = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [{}]\ndatasets = [{}]\nscope = \"caller\"\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = {timeout_ms}\nmax_output_bytes = {max_output}\n",
         list(roles),
@@ -62,24 +89,74 @@ pub fn manifest(name: &str, roles: &[&str], datasets: &[&str], memory_mib: u32, 
 }
 
 /// The roles every reporting tool accepts.
-pub const DEFAULT_ROLES: &[&str] = &["Admin", "Processor", "DualLicensedAgent", "ConciergeKey", "Agent"];
+pub const DEFAULT_ROLES: &[&str] = &[
+    "Admin",
+    "Processor",
+    "DualLicensedAgent",
+    "ConciergeKey",
+    "Agent",
+];
 
 /// The fixed "today" of test servers.
 pub const TODAY: &str = "2026-03-15";
 
-/// A test caller: its bearer token and identity.
+/// A test caller: the name tests use for its token, and the platform agent behind it.
 pub struct User {
     pub token: &'static str,
-    pub identity: Identity,
+    pub agent: NewAgent,
 }
 
-/// The callers every test app knows.
+fn agent(id: &str, email: &str, roles: &[&str]) -> NewAgent {
+    NewAgent {
+        id: id.into(),
+        email: email.into(),
+        first_name: Some("Test".into()),
+        last_name: Some(roles.join("")),
+        company_id: Some("00000000-0000-0000-0000-00000000c0c0".into()),
+        roles: roles.iter().map(|r| r.to_string()).collect(),
+        managed_agent_ids: vec![],
+    }
+}
+
+/// The callers every test app knows (as platform agents in its database).
 pub fn users() -> Vec<User> {
     vec![
-        User { token: "admin-token", identity: Identity::new("00000000-0000-0000-0000-0000000000a1", [RoleCode::Admin]) },
-        User { token: "agent-token", identity: Identity::new("00000000-0000-0000-0000-0000000000b2", [RoleCode::Agent]) },
-        User { token: "prelicensed-token", identity: Identity::new("00000000-0000-0000-0000-0000000000c3", [RoleCode::PreLicensed]) },
+        User {
+            token: "admin-token",
+            agent: agent(
+                "00000000-0000-0000-0000-0000000000a1",
+                "admin@example.com",
+                &["Admin"],
+            ),
+        },
+        User {
+            token: "agent-token",
+            agent: agent(
+                "00000000-0000-0000-0000-0000000000b2",
+                "Agent@Example.com",
+                &["Agent"],
+            ),
+        },
+        User {
+            token: "prelicensed-token",
+            agent: agent(
+                "00000000-0000-0000-0000-0000000000c3",
+                "prelicensed@example.com",
+                &["PreLicensed"],
+            ),
+        },
     ]
+}
+
+/// The dev IdP key of every test app (an RSA key generated once per run).
+pub fn signing_pem() -> &'static str {
+    static PEM: OnceLock<String> = OnceLock::new();
+    PEM.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.pem");
+        SigningKey::load_or_create(&path).unwrap();
+        std::fs::read_to_string(path).unwrap()
+    })
 }
 
 /// A running test application.
@@ -88,6 +165,9 @@ pub struct TestApp {
     pub plugin_dir: PathBuf,
     pub client: reqwest::Client,
     pub plugins: Arc<loanhost::plugins::Plugins>,
+    pub db: loanhost::data::Db,
+    pub key: SigningKey,
+    tokens: std::collections::HashMap<String, String>,
     _tmp: tempfile::TempDir,
 }
 
@@ -104,7 +184,8 @@ impl AppOptions {
     /// Adds a plugin: `<name>.wasm` and `<name>.toml`.
     pub fn plugin(mut self, name: &str, wasm: Vec<u8>, manifest: String) -> Self {
         self.files.push((format!("{name}.wasm"), wasm));
-        self.files.push((format!("{name}.toml"), manifest.into_bytes()));
+        self.files
+            .push((format!("{name}.toml"), manifest.into_bytes()));
         self
     }
 }
@@ -130,8 +211,16 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     let mut env: std::collections::BTreeMap<String, String> = [
         ("LOANHOST_LISTEN", "127.0.0.1:0".to_string()),
         ("LOANHOST_PLUGIN_DIR", plugin_dir.display().to_string()),
-        ("LOANHOST_CACHE_DIR", tmp.path().join("cache").display().to_string()),
+        (
+            "LOANHOST_CACHE_DIR",
+            tmp.path().join("cache").display().to_string(),
+        ),
         ("LOANHOST_TODAY", TODAY.to_string()),
+        ("LOANHOST_DEV_IDP", "true".to_string()),
+        (
+            "LOANHOST_DATABASE_URL",
+            format!("sqlite://{}", tmp.path().join("loanhost.db").display()),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -139,34 +228,70 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     for (k, v) in options.env {
         env.insert(k.to_string(), v);
     }
-    let mut config = Config::from_map(&env).expect("valid test configuration");
-    let tokens = users().into_iter().fold(StaticTokens::default(), |t, u| t.with(u.token, u.identity));
+    std::fs::create_dir_all(tmp.path().join("cache")).unwrap();
+    std::fs::write(tmp.path().join("cache/dev-idp-rsa.pem"), signing_pem()).unwrap();
 
-    // Bind first to learn the port, then tell the config its own base URL.
+    // Find a free port first: the configuration must know its own base URL.
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = probe.local_addr().unwrap().port();
     drop(probe);
-    config.listen = format!("127.0.0.1:{port}").parse().unwrap();
-    config.base_url = format!("http://127.0.0.1:{port}");
+    env.insert("LOANHOST_LISTEN".into(), format!("127.0.0.1:{port}"));
+    env.entry("LOANHOST_BASE_URL".into())
+        .or_insert(format!("http://127.0.0.1:{port}"));
+    let config = Config::from_map(&env).expect("valid test configuration");
+    let issuer = config.idp.issuer.clone();
+    let audience = config.mcp_audience.clone();
 
-    let app = Application::build(config, Arc::new(tokens)).await.expect("the app builds");
+    let app = Application::build(config).await.expect("the app builds");
     let plugins = app.plugins();
+    let db = app.db();
+    let key = SigningKey::from_pem(signing_pem()).unwrap();
+    let mut tokens = std::collections::HashMap::new();
+    for u in users() {
+        db.upsert_agent(&u.agent).await.unwrap();
+        let token = key
+            .mint(
+                &issuer,
+                &u.agent.email,
+                &audience,
+                "offline_access",
+                Duration::from_secs(600),
+            )
+            .unwrap();
+        tokens.insert(u.token.to_string(), token);
+    }
     tokio::spawn(app.run_until_stopped());
     TestApp {
         base: format!("http://127.0.0.1:{port}"),
         plugin_dir,
-        client: reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap(),
+        client: reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
         plugins,
+        db,
+        key,
+        tokens,
         _tmp: tmp,
     }
 }
 
 impl TestApp {
+    /// The bearer token of a test user (`agent-token` …), or `token` itself when it is not a
+    /// user's name.
+    pub fn bearer(&self, token: &str) -> String {
+        self.tokens
+            .get(token)
+            .cloned()
+            .unwrap_or_else(|| token.to_string())
+    }
+
     /// POSTs a raw JSON body to `/mcp` with a bearer token.
     pub async fn post_mcp(&self, token: Option<&str>, body: &Value) -> reqwest::Response {
         let mut req = self.client.post(format!("{}/mcp", self.base)).json(body);
         if let Some(t) = token {
-            req = req.bearer_auth(t);
+            req = req.bearer_auth(self.bearer(t));
         }
         req.send().await.unwrap()
     }
@@ -174,7 +299,10 @@ impl TestApp {
     /// Sends a JSON-RPC request and returns the whole response object.
     pub async fn rpc(&self, token: &str, method: &str, params: Value) -> Value {
         let resp = self
-            .post_mcp(Some(token), &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .post_mcp(
+                Some(token),
+                &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+            )
             .await;
         assert_eq!(resp.status(), 200, "status of {method}");
         resp.json().await.unwrap()
@@ -182,8 +310,17 @@ impl TestApp {
 
     /// Calls a tool and returns the `result` object (or panics on a JSON-RPC error).
     pub async fn call_tool(&self, token: &str, name: &str, arguments: Value) -> Value {
-        let reply = self.rpc(token, "tools/call", json!({"name": name, "arguments": arguments})).await;
-        reply.get("result").cloned().unwrap_or_else(|| panic!("JSON-RPC error: {reply}"))
+        let reply = self
+            .rpc(
+                token,
+                "tools/call",
+                json!({"name": name, "arguments": arguments}),
+            )
+            .await;
+        reply
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("JSON-RPC error: {reply}"))
     }
 
     /// Calls a tool that must succeed and returns its structured content.
@@ -203,7 +340,12 @@ impl TestApp {
     /// The names of the listed tools.
     pub async fn tool_names(&self) -> Vec<String> {
         let reply = self.rpc("admin-token", "tools/list", json!({})).await;
-        reply["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+        reply["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
     }
 
     /// Places a file in the plugin directory atomically (write aside, then rename).

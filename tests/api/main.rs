@@ -3,8 +3,10 @@
 
 mod helpers;
 
+mod auth;
 mod mcp_protocol;
 mod metadata;
+mod oauth;
 mod reload;
 mod sandbox;
 mod signing;

@@ -10,7 +10,9 @@ async fn metadata_returns_the_exact_vocabulary() {
     let app = spawn_app().await;
 
     // Act
-    let result = app.call_tool("agent-token", "get_loan_reporting_metadata", json!({})).await;
+    let result = app
+        .call_tool("agent-token", "get_loan_reporting_metadata", json!({}))
+        .await;
 
     // Assert
     let expected = json!({
@@ -42,7 +44,8 @@ async fn metadata_returns_the_exact_vocabulary() {
     });
     assert_eq!(result["isError"], false);
     assert_eq!(result["structuredContent"], expected);
-    let text: serde_json::Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    let text: serde_json::Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(text, expected, "the text content holds the same JSON");
     assert_eq!(expected["statuses"].as_array().unwrap().len(), 45);
 }
@@ -53,10 +56,19 @@ async fn metadata_refuses_arguments() {
     let app = spawn_app().await;
 
     // Act
-    let text = app.call_err("agent-token", "get_loan_reporting_metadata", json!({"userId": "x"})).await;
+    let text = app
+        .call_err(
+            "agent-token",
+            "get_loan_reporting_metadata",
+            json!({"userId": "x"}),
+        )
+        .await;
 
     // Assert
-    assert!(text.starts_with("invalid_params: unknown field `userId`"), "{text}");
+    assert!(
+        text.starts_with("invalid_params: unknown field `userId`"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -83,7 +95,13 @@ async fn a_caller_without_an_accepted_role_is_forbidden() {
     let app = spawn_app().await;
 
     // Act
-    let text = app.call_err("prelicensed-token", "get_loan_reporting_metadata", json!({})).await;
+    let text = app
+        .call_err(
+            "prelicensed-token",
+            "get_loan_reporting_metadata",
+            json!({}),
+        )
+        .await;
 
     // Assert
     assert_eq!(

@@ -13,8 +13,16 @@ fn revision_manifest() -> String {
 }
 
 async fn revision_of(app: &crate::helpers::TestApp) -> Option<String> {
-    let reply = app.rpc("agent-token", "tools/call", json!({"name": "revision", "arguments": {}})).await;
-    reply["result"]["structuredContent"]["revision"].as_str().map(str::to_string)
+    let reply = app
+        .rpc(
+            "agent-token",
+            "tools/call",
+            json!({"name": "revision", "arguments": {}}),
+        )
+        .await;
+    reply["result"]["structuredContent"]["revision"]
+        .as_str()
+        .map(str::to_string)
 }
 
 #[tokio::test]
@@ -29,7 +37,9 @@ async fn add_replace_and_remove_while_requests_run() {
         let (app, stop, ok, failed) = (app.clone(), stop.clone(), ok.clone(), failed.clone());
         load.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
-                let r = app.call_tool("agent-token", "get_loan_reporting_metadata", json!({})).await;
+                let r = app
+                    .call_tool("agent-token", "get_loan_reporting_metadata", json!({}))
+                    .await;
                 if r["isError"] == false {
                     ok.fetch_add(1, Ordering::Relaxed);
                 } else {
@@ -42,7 +52,10 @@ async fn add_replace_and_remove_while_requests_run() {
     // Act + Assert: add.
     app.deploy_file("revision.toml", revision_manifest().as_bytes());
     app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
-    app.eventually("revision a is served", || async { revision_of(&app).await.as_deref() == Some("a") }).await;
+    app.eventually("revision a is served", || async {
+        revision_of(&app).await.as_deref() == Some("a")
+    })
+    .await;
 
     // Replace, with calls to the replaced tool running too.
     let during: Vec<_> = (0..4)
@@ -58,25 +71,47 @@ async fn add_replace_and_remove_while_requests_run() {
         })
         .collect();
     app.deploy_file("revision.wasm", &fixture_wasm("revision-b"));
-    app.eventually("revision b is served", || async { revision_of(&app).await.as_deref() == Some("b") }).await;
+    app.eventually("revision b is served", || async {
+        revision_of(&app).await.as_deref() == Some("b")
+    })
+    .await;
     for task in during {
         for answer in task.await.unwrap() {
-            assert!(matches!(answer.as_deref(), Some("a") | Some("b")), "a call failed during replacement: {answer:?}");
+            assert!(
+                matches!(answer.as_deref(), Some("a") | Some("b")),
+                "a call failed during replacement: {answer:?}"
+            );
         }
     }
 
     // Remove.
     std::fs::remove_file(app.plugin_dir.join("revision.wasm")).unwrap();
-    app.eventually("revision is gone", || async { !app.tool_names().await.contains(&"revision".to_string()) }).await;
-    let reply = app.rpc("agent-token", "tools/call", json!({"name": "revision", "arguments": {}})).await;
+    app.eventually("revision is gone", || async {
+        !app.tool_names().await.contains(&"revision".to_string())
+    })
+    .await;
+    let reply = app
+        .rpc(
+            "agent-token",
+            "tools/call",
+            json!({"name": "revision", "arguments": {}}),
+        )
+        .await;
     assert_eq!(reply["error"]["code"], -32602);
 
     stop.store(true, Ordering::Relaxed);
     for t in load {
         t.await.unwrap();
     }
-    assert_eq!(failed.load(Ordering::Relaxed), 0, "requests failed during reloads");
-    assert!(ok.load(Ordering::Relaxed) > 10, "the load generator barely ran");
+    assert_eq!(
+        failed.load(Ordering::Relaxed),
+        0,
+        "requests failed during reloads"
+    );
+    assert!(
+        ok.load(Ordering::Relaxed) > 10,
+        "the load generator barely ran"
+    );
 }
 
 #[tokio::test]
@@ -85,20 +120,32 @@ async fn a_broken_replacement_keeps_the_previous_version_serving() {
     let app = spawn_app().await;
     app.deploy_file("revision.toml", revision_manifest().as_bytes());
     app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
-    app.eventually("revision a is served", || async { revision_of(&app).await.as_deref() == Some("a") }).await;
+    app.eventually("revision a is served", || async {
+        revision_of(&app).await.as_deref() == Some("a")
+    })
+    .await;
 
     // Act: garbage bytes, then a manifest with a typo.
     app.deploy_file("revision.wasm", b"\0asm this is not a component");
-    let report = loanhost::plugins::Reloader::new(app.plugins.clone(), app.plugin_dir.clone()).scan().await;
+    let report = loanhost::plugins::Reloader::new(app.plugins.clone(), app.plugin_dir.clone())
+        .scan()
+        .await;
 
     // Assert
     assert_eq!(report.failed.len(), 1, "{report:?}");
     assert!(report.failed[0].1.ends_with("revision.wasm: a core WebAssembly module, not a component (build with wasm-component-ld; see README)") || report.failed[0].1.contains("revision.wasm: "), "{report:?}");
-    assert_eq!(revision_of(&app).await.as_deref(), Some("a"), "previous version must keep serving");
+    assert_eq!(
+        revision_of(&app).await.as_deref(),
+        Some("a"),
+        "previous version must keep serving"
+    );
 
     // Act: a valid replacement is picked up afterwards.
     app.deploy_file("revision.wasm", &fixture_wasm("revision-b"));
-    app.eventually("revision b is served", || async { revision_of(&app).await.as_deref() == Some("b") }).await;
+    app.eventually("revision b is served", || async {
+        revision_of(&app).await.as_deref() == Some("b")
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -110,11 +157,18 @@ async fn a_malformed_manifest_is_refused_with_the_field_named() {
     // Act
     app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
     app.deploy_file("revision.toml", bad.as_bytes());
-    let report = loanhost::plugins::Reloader::new(app.plugins.clone(), app.plugin_dir.clone()).scan().await;
+    let report = loanhost::plugins::Reloader::new(app.plugins.clone(), app.plugin_dir.clone())
+        .scan()
+        .await;
 
     // Assert
     let (name, reason) = &report.failed[0];
     assert_eq!(name, "revision");
-    assert!(reason.ends_with("revision.toml: limits.memory_mib: invalid type: string \"sixteen\", expected u32"), "{reason}");
+    assert!(
+        reason.ends_with(
+            "revision.toml: limits.memory_mib: invalid type: string \"sixteen\", expected u32"
+        ),
+        "{reason}"
+    );
     assert!(!app.tool_names().await.contains(&"revision".to_string()));
 }

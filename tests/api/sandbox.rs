@@ -5,13 +5,36 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::{fixture_wasm, manifest, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp, DEFAULT_ROLES, TODAY};
+use crate::helpers::{
+    fixture_wasm, manifest, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp,
+    DEFAULT_ROLES, TODAY,
+};
 
-async fn misbehaving_app(memory_mib: u32, timeout_ms: u64, max_output: u64, datasets: &[&str]) -> TestApp {
+async fn misbehaving_app(
+    memory_mib: u32,
+    timeout_ms: u64,
+    max_output: u64,
+    datasets: &[&str],
+) -> TestApp {
     spawn_app_with(
         AppOptions::default()
-            .plugin("misbehave", fixture_wasm("misbehave"), manifest("misbehave", DEFAULT_ROLES, datasets, memory_mib, timeout_ms, max_output))
-            .plugin("get_loan_reporting_metadata", tool_wasm("get_loan_reporting_metadata"), tool_manifest("get_loan_reporting_metadata")),
+            .plugin(
+                "misbehave",
+                fixture_wasm("misbehave"),
+                manifest(
+                    "misbehave",
+                    DEFAULT_ROLES,
+                    datasets,
+                    memory_mib,
+                    timeout_ms,
+                    max_output,
+                ),
+            )
+            .plugin(
+                "get_loan_reporting_metadata",
+                tool_wasm("get_loan_reporting_metadata"),
+                tool_manifest("get_loan_reporting_metadata"),
+            ),
     )
     .await
 }
@@ -26,16 +49,28 @@ async fn an_infinite_loop_times_out_while_other_calls_are_served() {
     let looping = {
         let base = app.base.clone();
         let client = app.client.clone();
+        let token = app.bearer("agent-token");
         tokio::spawn(async move {
             let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "misbehave", "arguments": {"action": "loop"}}});
-            let r: serde_json::Value = client.post(format!("{base}/mcp")).bearer_auth("agent-token").json(&body).send().await.unwrap().json().await.unwrap();
+            let r: serde_json::Value = client
+                .post(format!("{base}/mcp"))
+                .bearer_auth(&token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             (r, started.elapsed())
         })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
     let mut served_during_loop = 0;
     for _ in 0..5 {
-        let r = app.call_ok("agent-token", "get_loan_reporting_metadata", json!({})).await;
+        let r = app
+            .call_ok("agent-token", "get_loan_reporting_metadata", json!({}))
+            .await;
         assert!(r["statuses"].is_array());
         if !looping.is_finished() {
             served_during_loop += 1;
@@ -47,9 +82,18 @@ async fn an_infinite_loop_times_out_while_other_calls_are_served() {
     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(reply["result"]["isError"], true);
     assert_eq!(text, "timeout: `misbehave` did not finish within 400 ms");
-    assert!(elapsed >= Duration::from_millis(400), "ended early: {elapsed:?}");
-    assert!(elapsed < Duration::from_millis(400) + Duration::from_secs(3), "deadline not enforced: {elapsed:?}");
-    assert!(served_during_loop > 0, "no call was served while the guest looped");
+    assert!(
+        elapsed >= Duration::from_millis(400),
+        "ended early: {elapsed:?}"
+    );
+    assert!(
+        elapsed < Duration::from_millis(400) + Duration::from_secs(3),
+        "deadline not enforced: {elapsed:?}"
+    );
+    assert!(
+        served_during_loop > 0,
+        "no call was served while the guest looped"
+    );
 }
 
 #[tokio::test]
@@ -58,12 +102,22 @@ async fn growing_memory_past_the_limit_is_an_error() {
     let app = misbehaving_app(16, 5000, 65536, &[]).await;
 
     // Act
-    let text = app.call_err("agent-token", "misbehave", json!({"action": "grow"})).await;
-    let after = app.call_ok("agent-token", "misbehave", json!({"action": "echo"})).await;
+    let text = app
+        .call_err("agent-token", "misbehave", json!({"action": "grow"}))
+        .await;
+    let after = app
+        .call_ok("agent-token", "misbehave", json!({"action": "echo"}))
+        .await;
 
     // Assert
-    assert_eq!(text, "internal: the plugin exceeded its memory limit of 16 MiB");
-    assert_eq!(after["today"], TODAY, "the plugin still serves after the failure");
+    assert_eq!(
+        text,
+        "internal: the plugin exceeded its memory limit of 16 MiB"
+    );
+    assert_eq!(
+        after["today"], TODAY,
+        "the plugin still serves after the failure"
+    );
 }
 
 #[tokio::test]
@@ -72,12 +126,27 @@ async fn an_oversized_output_is_refused() {
     let app = misbehave_output_app().await;
 
     // Act
-    let small = app.call_ok("agent-token", "misbehave", json!({"action": "big", "bytes": 100})).await;
-    let big = app.call_err("agent-token", "misbehave", json!({"action": "big", "bytes": 5000})).await;
+    let small = app
+        .call_ok(
+            "agent-token",
+            "misbehave",
+            json!({"action": "big", "bytes": 100}),
+        )
+        .await;
+    let big = app
+        .call_err(
+            "agent-token",
+            "misbehave",
+            json!({"action": "big", "bytes": 5000}),
+        )
+        .await;
 
     // Assert
     assert_eq!(small["blob"].as_str().unwrap().len(), 100);
-    assert_eq!(big, "internal: the result of 5011 bytes exceeds the plugin's output limit of 1000 bytes");
+    assert_eq!(
+        big,
+        "internal: the result of 5011 bytes exceeds the plugin's output limit of 1000 bytes"
+    );
 }
 
 async fn misbehave_output_app() -> TestApp {
@@ -90,12 +159,22 @@ async fn a_panic_is_an_internal_error_without_internals() {
     let app = misbehaving_app(16, 5000, 65536, &[]).await;
 
     // Act
-    let text = app.call_err("agent-token", "misbehave", json!({"action": "panic"})).await;
-    let after = app.call_ok("agent-token", "misbehave", json!({"action": "echo"})).await;
+    let text = app
+        .call_err("agent-token", "misbehave", json!({"action": "panic"}))
+        .await;
+    let after = app
+        .call_ok("agent-token", "misbehave", json!({"action": "echo"}))
+        .await;
 
     // Assert
-    assert!(text.starts_with("internal: `misbehave` failed unexpectedly (call "), "{text}");
-    assert!(!text.contains("fixture panic") && !text.contains("wasm"), "leaks internals: {text}");
+    assert!(
+        text.starts_with("internal: `misbehave` failed unexpectedly (call "),
+        "{text}"
+    );
+    assert!(
+        !text.contains("fixture panic") && !text.contains("wasm"),
+        "leaks internals: {text}"
+    );
     assert_eq!(after["today"], TODAY);
 }
 
@@ -107,9 +186,18 @@ async fn guest_errors_keep_their_codes() {
 
     // Act
     for kind in 0..4 {
-        texts.push(app.call_err("agent-token", "misbehave", json!({"action": "fail", "bytes": kind})).await);
+        texts.push(
+            app.call_err(
+                "agent-token",
+                "misbehave",
+                json!({"action": "fail", "bytes": kind}),
+            )
+            .await,
+        );
     }
-    let bad_args = app.call_err("agent-token", "misbehave", json!({"action": "dance"})).await;
+    let bad_args = app
+        .call_err("agent-token", "misbehave", json!({"action": "dance"}))
+        .await;
 
     // Assert
     assert_eq!(
@@ -121,7 +209,10 @@ async fn guest_errors_keep_their_codes() {
             "internal: it broke"
         ]
     );
-    assert!(bad_args.starts_with("invalid_params: unknown variant `dance`, expected one of"), "{bad_args}");
+    assert!(
+        bad_args.starts_with("invalid_params: unknown variant `dance`, expected one of"),
+        "{bad_args}"
+    );
 }
 
 #[tokio::test]
@@ -130,8 +221,12 @@ async fn the_plugin_sees_the_caller_from_the_token_only() {
     let app = misbehaving_app(16, 5000, 65536, &[]).await;
 
     // Act
-    let agent = app.call_ok("agent-token", "misbehave", json!({"action": "echo"})).await;
-    let admin = app.call_ok("admin-token", "misbehave", json!({"action": "echo"})).await;
+    let agent = app
+        .call_ok("agent-token", "misbehave", json!({"action": "echo"}))
+        .await;
+    let admin = app
+        .call_ok("admin-token", "misbehave", json!({"action": "echo"}))
+        .await;
 
     // Assert
     assert_eq!(
@@ -148,10 +243,28 @@ async fn datasets_outside_the_manifest_are_denied() {
     let app = misbehaving_app(16, 5000, 65536, &[]).await;
 
     // Act
-    let denied = app.call_err("agent-token", "misbehave", json!({"action": "query", "dataset": "loans"})).await;
-    let unknown = app.call_err("agent-token", "misbehave", json!({"action": "query", "dataset": "users"})).await;
+    let denied = app
+        .call_err(
+            "agent-token",
+            "misbehave",
+            json!({"action": "query", "dataset": "loans"}),
+        )
+        .await;
+    let unknown = app
+        .call_err(
+            "agent-token",
+            "misbehave",
+            json!({"action": "query", "dataset": "users"}),
+        )
+        .await;
 
     // Assert
-    assert_eq!(denied, "forbidden: dataset `loans` is not granted to plugin `misbehave`");
-    assert!(unknown.starts_with("invalid_params: unknown dataset `users`; known: loans, "), "{unknown}");
+    assert_eq!(
+        denied,
+        "forbidden: dataset `loans` is not granted to plugin `misbehave`"
+    );
+    assert!(
+        unknown.starts_with("invalid_params: unknown dataset `users`; known: loans, "),
+        "{unknown}"
+    );
 }

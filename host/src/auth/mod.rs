@@ -1,9 +1,11 @@
 //! Authentication: who the caller is. Owns bearer-token extraction, token validation and
 //! agent resolution; hands the rest of the host an [`Identity`], never a token.
 
+pub mod facade;
 mod identity;
+pub mod jwks;
+pub mod jwt;
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -38,7 +40,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Turns request headers into a caller identity.
 pub trait Authenticator: Send + Sync {
     /// Authenticates the request from its headers.
-    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> BoxFuture<'a, Result<Identity, AuthError>>;
+    fn authenticate<'a>(
+        &'a self,
+        headers: &'a HeaderMap,
+    ) -> BoxFuture<'a, Result<Identity, AuthError>>;
 }
 
 /// Extracts the token of an `Authorization: Bearer <token>` header.
@@ -57,34 +62,6 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthError> {
     Ok(token)
 }
 
-/// An authenticator with a fixed table of opaque bearer strings, for tests and embedding.
-/// It is never built from configuration: a server started from the command line always
-/// validates real tokens.
-#[derive(Debug, Default, Clone)]
-pub struct StaticTokens {
-    tokens: HashMap<String, Identity>,
-}
-
-impl StaticTokens {
-    /// Adds a token for an identity.
-    pub fn with(mut self, token: impl Into<String>, identity: Identity) -> Self {
-        self.tokens.insert(token.into(), identity);
-        self
-    }
-}
-
-impl Authenticator for StaticTokens {
-    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> BoxFuture<'a, Result<Identity, AuthError>> {
-        Box::pin(async move {
-            let token = bearer_token(headers)?;
-            self.tokens
-                .get(token)
-                .cloned()
-                .ok_or_else(|| AuthError::InvalidToken("unknown static token".into()))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,14 +77,122 @@ mod tests {
     fn bearer_extraction() {
         assert_eq!(bearer_token(&headers("Bearer abc")), Ok("abc"));
         assert_eq!(bearer_token(&headers("bearer abc")), Ok("abc"));
-        assert_eq!(bearer_token(&headers("Basic abc")), Err(AuthError::Malformed));
+        assert_eq!(
+            bearer_token(&headers("Basic abc")),
+            Err(AuthError::Malformed)
+        );
         assert_eq!(bearer_token(&headers("Bearer")), Err(AuthError::Malformed));
-        assert_eq!(bearer_token(&headers("Bearer a b")), Err(AuthError::Malformed));
+        assert_eq!(
+            bearer_token(&headers("Bearer a b")),
+            Err(AuthError::Malformed)
+        );
         assert_eq!(bearer_token(&HeaderMap::new()), Err(AuthError::Missing));
     }
 }
 
-/// The authenticator a server started from configuration uses.
-pub async fn from_config(_config: &crate::config::Config) -> anyhow::Result<std::sync::Arc<dyn Authenticator>> {
-    anyhow::bail!("token validation is not built yet (issue: MCP transport, OAuth facade and token validation)")
+/// The production authenticator: validates the bearer JWT (scheme routed by issuer), reads
+/// the email claim, and resolves the platform agent and its role codes from the database on
+/// every request.
+pub struct JwtAuthenticator {
+    validator: jwt::TokenValidator,
+    db: crate::data::Db,
+    email_claims: Vec<String>,
+}
+
+impl JwtAuthenticator {
+    /// An authenticator over `validator`, resolving agents in `db`. `email_claim` is the
+    /// configured claim; `None` reads `email`, then `{claims_namespace}/email`.
+    pub fn new(
+        validator: jwt::TokenValidator,
+        db: crate::data::Db,
+        email_claim: Option<&str>,
+        claims_namespace: &str,
+    ) -> Self {
+        let email_claims = match email_claim {
+            Some(c) => vec![c.to_string()],
+            None => vec!["email".to_string(), format!("{claims_namespace}/email")],
+        };
+        JwtAuthenticator {
+            validator,
+            db,
+            email_claims,
+        }
+    }
+}
+
+impl Authenticator for JwtAuthenticator {
+    fn authenticate<'a>(
+        &'a self,
+        headers: &'a HeaderMap,
+    ) -> BoxFuture<'a, Result<Identity, AuthError>> {
+        Box::pin(async move {
+            let token = bearer_token(headers)?;
+            let (claims, scheme) = self
+                .validator
+                .validate(token)
+                .await
+                .map_err(AuthError::InvalidToken)?;
+            let email = self
+                .email_claims
+                .iter()
+                .find_map(|c| claims.get(c).and_then(|v| v.as_str()))
+                .filter(|e| !e.trim().is_empty())
+                .ok_or_else(|| {
+                    AuthError::InvalidToken(format!(
+                        "no email claim ({})",
+                        self.email_claims.join(" or ")
+                    ))
+                })?;
+            let agent = self
+                .db
+                .agent_by_email(email)
+                .await
+                .map_err(|e| AuthError::Unavailable(e.to_string()))?
+                .ok_or(AuthError::UnknownAgent)?;
+            let roles = agent.roles.iter().filter_map(|r| {
+                let parsed = RoleCode::parse(r);
+                if parsed.is_none() {
+                    tracing::debug!(agent = %agent.id, role = %r, "ignoring unknown role code");
+                }
+                parsed
+            });
+            let identity = Identity::new(agent.id.clone(), roles);
+            tracing::debug!(user_id = %identity.user_id, scheme, "authenticated");
+            Ok(identity)
+        })
+    }
+}
+
+/// Builds the production authenticator from configuration: the upstream scheme (with the
+/// embedded dev IdP's keys taken directly when it is the upstream) and the internal scheme.
+pub fn from_config(
+    config: &crate::config::Config,
+    db: crate::data::Db,
+    dev_idp: Option<&crate::devidp::DevIdp>,
+) -> std::sync::Arc<dyn Authenticator> {
+    let upstream_keys = match dev_idp {
+        Some(idp) if config.idp.jwks_url == format!("{}/jwks", idp.issuer) => {
+            jwks::Jwks::fixed(idp.jwks())
+        }
+        _ => jwks::Jwks::from_url(config.idp.jwks_url.clone()),
+    };
+    let mut schemes = vec![jwt::Scheme {
+        name: "upstream",
+        issuer: config.idp.issuer.clone(),
+        jwks: std::sync::Arc::new(upstream_keys),
+    }];
+    if let Some(internal) = &config.internal {
+        schemes.push(jwt::Scheme {
+            name: "internal",
+            issuer: internal.issuer.clone(),
+            jwks: std::sync::Arc::new(jwks::Jwks::from_url(internal.jwks_url.clone())),
+        });
+    }
+    let validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes);
+    std::sync::Arc::new(JwtAuthenticator::new(
+        validator,
+        db,
+        config.email_claim.as_deref(),
+        &config.claims_namespace,
+    ))
 }

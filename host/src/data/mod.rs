@@ -1,4 +1,9 @@
 //! Data access: the datasets, the stores behind them, and the structured query capability
 //! plugins use. Owns SQL; plugins never see it.
 
+pub mod agents;
 pub mod catalog;
+pub mod store;
+
+pub use agents::{Agent, NewAgent};
+pub use store::{Db, DbError};

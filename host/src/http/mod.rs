@@ -29,12 +29,19 @@ pub struct AppState {
     pub plugins: Arc<Plugins>,
     /// MCP method dispatch.
     pub dispatcher: Dispatcher,
+    /// The database.
+    pub db: crate::data::Db,
+    /// Outbound HTTP (the `/token` pass-through).
+    pub http: reqwest::Client,
+    /// The embedded dev IdP, when enabled.
+    pub dev_idp: Option<Arc<crate::devidp::DevIdp>>,
 }
 
 /// The spec's `401`: empty body and two `WWW-Authenticate` headers, the
 /// `resource_metadata` one first, then a bare `Bearer`.
 pub fn unauthorized(base_url: &str) -> Response {
-    let challenge = format!("Bearer resource_metadata=\"{base_url}/.well-known/oauth-protected-resource\"");
+    let challenge =
+        format!("Bearer resource_metadata=\"{base_url}/.well-known/oauth-protected-resource\"");
     let mut resp = StatusCode::UNAUTHORIZED.into_response();
     let h = resp.headers_mut();
     h.append(

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::protocol::{object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, SUPPORTED_VERSIONS};
+use super::protocol::{
+    object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, SUPPORTED_VERSIONS,
+};
 use crate::auth::Identity;
 use crate::plugins::{CallError, Plugins};
 
@@ -27,7 +29,12 @@ impl Dispatcher {
     }
 
     /// Handles one request.
-    pub async fn request(&self, caller: &Identity, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+    pub async fn request(
+        &self,
+        caller: &Identity,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, RpcError> {
         match method {
             "initialize" => initialize(params),
             "ping" => Ok(json!({})),
@@ -36,7 +43,10 @@ impl Dispatcher {
                 Ok(self.list_tools())
             }
             "tools/call" => self.call_tool(caller, params).await,
-            other => Err(RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {other}"))),
+            other => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("Method not found: {other}"),
+            )),
         }
     }
 
@@ -70,7 +80,10 @@ impl Dispatcher {
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
         if !(arguments.is_object() || arguments.is_null()) {
-            return Err(RpcError::new(INVALID_PARAMS, "`arguments` must be an object"));
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                "`arguments` must be an object",
+            ));
         }
         match self.plugins.call(&name, caller, &arguments).await {
             Ok(result) => Ok(json!({
@@ -78,7 +91,9 @@ impl Dispatcher {
                 "structuredContent": result,
                 "isError": false,
             })),
-            Err(CallError::UnknownTool(n)) => Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}"))),
+            Err(CallError::UnknownTool(n)) => {
+                Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}")))
+            }
             Err(CallError::Tool(e)) => Ok(json!({
                 "content": [{"type": "text", "text": e.to_string()}],
                 "isError": true,
@@ -91,8 +106,18 @@ fn initialize(params: Option<Value>) -> Result<Value, RpcError> {
     let params = object_params(params)?;
     let requested = match params.get("protocolVersion") {
         Some(Value::String(v)) => v.as_str(),
-        Some(_) => return Err(RpcError::new(INVALID_PARAMS, "`protocolVersion` must be a string")),
-        None => return Err(RpcError::new(INVALID_PARAMS, "`protocolVersion` is required")),
+        Some(_) => {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                "`protocolVersion` must be a string",
+            ))
+        }
+        None => {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                "`protocolVersion` is required",
+            ))
+        }
     };
     // Answer with the client's version when we speak it, else our newest.
     let version = SUPPORTED_VERSIONS

@@ -64,7 +64,10 @@ pub enum Incoming {
 /// Classifies a message; an invalid one yields the error and the id to answer with.
 pub fn classify(message: Value) -> Result<Incoming, (Value, RpcError)> {
     let Value::Object(mut obj) = message else {
-        return Err((Value::Null, RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be an object")));
+        return Err((
+            Value::Null,
+            RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be an object"),
+        ));
     };
     let id = obj.remove("id");
     let reply_id = id.clone().filter(valid_id).unwrap_or(Value::Null);
@@ -91,7 +94,9 @@ pub fn classify(message: Value) -> Result<Incoming, (Value, RpcError)> {
             })
         }
         Some(_) => invalid("`method` must be a string"),
-        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => Ok(Incoming::Response),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
+            Ok(Incoming::Response)
+        }
         None => invalid("`method` is missing"),
     }
 }
@@ -127,22 +132,33 @@ mod tests {
     fn classifies_requests_notifications_and_responses() {
         assert_eq!(
             classify(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).unwrap(),
-            Incoming::Request { id: json!(1), method: "ping".into(), params: None }
+            Incoming::Request {
+                id: json!(1),
+                method: "ping".into(),
+                params: None
+            }
         );
         assert_eq!(
             classify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap(),
-            Incoming::Notification { method: "notifications/initialized".into() }
+            Incoming::Notification {
+                method: "notifications/initialized".into()
+            }
         );
-        assert_eq!(classify(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap(), Incoming::Response);
+        assert_eq!(
+            classify(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap(),
+            Incoming::Response
+        );
     }
 
     #[test]
     fn invalid_messages_keep_a_valid_id() {
         let (id, e) = classify(json!({"jsonrpc": "1.0", "id": "a", "method": "ping"})).unwrap_err();
         assert_eq!((id, e.code), (json!("a"), INVALID_REQUEST));
-        let (id, e) = classify(json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"})).unwrap_err();
+        let (id, e) =
+            classify(json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"})).unwrap_err();
         assert_eq!((id, e.code), (Value::Null, INVALID_REQUEST));
-        let (_, e) = classify(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": 3})).unwrap_err();
+        let (_, e) =
+            classify(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": 3})).unwrap_err();
         assert_eq!(e.code, INVALID_REQUEST);
         let (_, e) = classify(json!([1])).unwrap_err();
         assert_eq!(e.code, INVALID_REQUEST);

@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::protocol::{
-    classify, failure, success, Incoming, RpcError, BATCH_VERSION, DEFAULT_VERSION, INVALID_REQUEST,
-    PARSE_ERROR, SUPPORTED_VERSIONS,
+    classify, failure, success, Incoming, RpcError, BATCH_VERSION, DEFAULT_VERSION,
+    INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS,
 };
 use crate::auth::Identity;
 use crate::http::{unauthorized, AppState};
@@ -32,13 +32,26 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes
     };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
         let ct = ct.to_str().unwrap_or("");
-        if !ct.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json") {
-            return rpc_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, RpcError::new(INVALID_REQUEST, "Content-Type must be application/json"));
+        if !ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case("application/json")
+        {
+            return rpc_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                RpcError::new(INVALID_REQUEST, "Content-Type must be application/json"),
+            );
         }
     }
     let version = match headers.get(PROTOCOL_HEADER) {
         None => DEFAULT_VERSION,
-        Some(v) => match v.to_str().ok().and_then(|v| SUPPORTED_VERSIONS.iter().find(|s| **s == v)) {
+        Some(v) => match v
+            .to_str()
+            .ok()
+            .and_then(|v| SUPPORTED_VERSIONS.iter().find(|s| **s == v))
+        {
             Some(v) => v,
             None => {
                 let got = String::from_utf8_lossy(v.as_bytes()).into_owned();
@@ -46,7 +59,10 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes
                     StatusCode::BAD_REQUEST,
                     RpcError::new(
                         INVALID_REQUEST,
-                        format!("Unsupported protocol version: {got} (supported: {})", SUPPORTED_VERSIONS.join(", ")),
+                        format!(
+                            "Unsupported protocol version: {got} (supported: {})",
+                            SUPPORTED_VERSIONS.join(", ")
+                        ),
                     ),
                 );
             }
@@ -54,18 +70,29 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
-        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, RpcError::new(PARSE_ERROR, format!("Parse error: {e}"))),
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                RpcError::new(PARSE_ERROR, format!("Parse error: {e}")),
+            )
+        }
     };
     match message {
         Value::Array(batch) => {
             if version != BATCH_VERSION {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
-                    RpcError::new(INVALID_REQUEST, format!("JSON-RPC batches are not allowed in protocol version {version}")),
+                    RpcError::new(
+                        INVALID_REQUEST,
+                        format!("JSON-RPC batches are not allowed in protocol version {version}"),
+                    ),
                 );
             }
             if batch.is_empty() {
-                return rpc_error(StatusCode::BAD_REQUEST, RpcError::new(INVALID_REQUEST, "empty batch"));
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    RpcError::new(INVALID_REQUEST, "empty batch"),
+                );
             }
             let mut replies = Vec::new();
             for m in batch {
@@ -88,17 +115,23 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes
 
 /// `GET /mcp` and `DELETE /mcp`: this server opens no SSE stream and keeps no session.
 pub async fn not_allowed() -> Response {
-    (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, HeaderValue::from_static("POST"))]).into_response()
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [(header::ALLOW, HeaderValue::from_static("POST"))],
+    )
+        .into_response()
 }
 
 async fn handle_one(state: &AppState, identity: &Identity, message: Value) -> Option<Value> {
     match classify(message) {
         Err((id, e)) => Some(failure(id, &e)),
         Ok(Incoming::Notification { .. } | Incoming::Response) => None,
-        Ok(Incoming::Request { id, method, params }) => Some(match state.dispatcher.request(identity, &method, params).await {
-            Ok(result) => success(id, result),
-            Err(e) => failure(id, &e),
-        }),
+        Ok(Incoming::Request { id, method, params }) => Some(
+            match state.dispatcher.request(identity, &method, params).await {
+                Ok(result) => success(id, result),
+                Err(e) => failure(id, &e),
+            },
+        ),
     }
 }
 
@@ -108,11 +141,20 @@ fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     let origin = headers.get(header::ORIGIN)?;
     let origin = origin.to_str().unwrap_or("").trim_end_matches('/');
     let own = origin_of(&state.config.base_url);
-    if origin == own || state.config.allowed_origins.iter().any(|o| o.trim_end_matches('/') == origin) {
+    if origin == own
+        || state
+            .config
+            .allowed_origins
+            .iter()
+            .any(|o| o.trim_end_matches('/') == origin)
+    {
         return None;
     }
     tracing::warn!(%origin, "refused /mcp request from a foreign origin");
-    Some(rpc_error(StatusCode::FORBIDDEN, RpcError::new(INVALID_REQUEST, format!("Origin {origin} is not allowed"))))
+    Some(rpc_error(
+        StatusCode::FORBIDDEN,
+        RpcError::new(INVALID_REQUEST, format!("Origin {origin} is not allowed")),
+    ))
 }
 
 /// `scheme://host[:port]` of a URL.
@@ -129,7 +171,15 @@ fn rpc_error(status: StatusCode, e: RpcError) -> Response {
 }
 
 fn json(status: StatusCode, body: Value) -> Response {
-    (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body.to_string()).into_response()
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 #[cfg(test)]

@@ -20,6 +20,9 @@ use super::state::PluginState;
 /// How often the epoch advances; deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(2);
 
+/// Bytes of each linear memory and table kept resident between instances.
+const KEEP_RESIDENT: usize = 1024 * 1024;
+
 /// Concurrent plugin instances (calls and load-time `describe`s) the pool holds.
 pub const MAX_INSTANCES: u32 = 64;
 
@@ -41,7 +44,11 @@ impl PluginEngine {
             .total_memories(MAX_INSTANCES * 2)
             .total_tables(MAX_INSTANCES * 4)
             .total_stacks(MAX_INSTANCES)
-            .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024);
+            .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024)
+            // Reset, rather than decommit, the first pages of a slot between uses: a fresh
+            // instance then finds its stack and heap resident instead of page-faulting them in.
+            .linear_memory_keep_resident(KEEP_RESIDENT)
+            .table_keep_resident(KEEP_RESIDENT);
 
         let mut config = Config::new();
         config
@@ -51,7 +58,8 @@ impl PluginEngine {
             .max_wasm_stack(1024 * 1024)
             .async_stack_size(2 * 1024 * 1024)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config).map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
+        let engine = Engine::new(&config)
+            .map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
 
         let mut linker = Linker::new(&engine);
         ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)
@@ -99,7 +107,9 @@ impl PluginEngine {
             // which only the host writes. A corrupt file is recompiled below.
             match unsafe { Component::deserialize_file(&self.engine, &path) } {
                 Ok(c) => return Ok(c),
-                Err(e) => tracing::warn!(path = %path.display(), error = %e, "discarding unusable precompiled plugin"),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "discarding unusable precompiled plugin")
+                }
             }
         }
         let component = Component::from_binary(&self.engine, wasm)?;

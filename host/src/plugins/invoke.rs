@@ -60,7 +60,11 @@ impl Runner {
         call: Option<CallContext>,
         op: Op,
     ) -> Result<Answer, Failure> {
-        let _permit = self.permits.acquire().await.expect("the permit semaphore is never closed");
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("the permit semaphore is never closed");
         let limits = manifest.limits;
         let timeout = Duration::from_millis(limits.timeout_ms);
         let mut store = Store::new(
@@ -85,7 +89,10 @@ impl Runner {
                 state.timed_out = true;
                 Err(wasmtime::format_err!("deadline exceeded"))
             } else {
-                Ok(UpdateDeadline::YieldCustom(1, Box::pin(tokio::task::yield_now())))
+                Ok(UpdateDeadline::YieldCustom(
+                    1,
+                    Box::pin(tokio::task::yield_now()),
+                ))
             }
         });
 
@@ -105,7 +112,9 @@ impl Runner {
                 let state = store.data();
                 if state.timed_out {
                     Err(Failure::Timeout(limits.timeout_ms))
-                } else if state.limiter.memory_exceeded || e.downcast_ref::<MemoryLimitExceeded>().is_some() {
+                } else if state.limiter.memory_exceeded
+                    || e.downcast_ref::<MemoryLimitExceeded>().is_some()
+                {
                     Err(Failure::MemoryLimit(limits.memory_mib))
                 } else {
                     Err(Failure::Trap(describe_trap(&e)))
@@ -119,6 +128,10 @@ impl Runner {
 fn describe_trap(e: &wasmtime::Error) -> String {
     match e.downcast_ref::<wasmtime::Trap>() {
         Some(trap) => trap.to_string(),
-        None => format!("{e:#}").lines().next().unwrap_or("unknown").to_string(),
+        None => format!("{e:#}")
+            .lines()
+            .next()
+            .unwrap_or("unknown")
+            .to_string(),
     }
 }

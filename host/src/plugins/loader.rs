@@ -124,11 +124,17 @@ pub(crate) async fn load(
         file: e.file,
         reason: e.reason,
     })?;
-    let wasm = std::fs::read(&files.wasm).map_err(|e| LoadError::new(&files.wasm, format!("cannot read: {e}")))?;
+    let wasm = std::fs::read(&files.wasm)
+        .map_err(|e| LoadError::new(&files.wasm, format!("cannot read: {e}")))?;
     let signature = match std::fs::read_to_string(&files.signature) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(LoadError::new(&files.signature, format!("cannot read: {e}"))),
+        Err(e) => {
+            return Err(LoadError::new(
+                &files.signature,
+                format!("cannot read: {e}"),
+            ))
+        }
     };
     let sig_name = files
         .signature
@@ -139,7 +145,10 @@ pub(crate) async fn load(
         .check(&wasm, &sig_name, signature.as_deref())
         .map_err(|e| LoadError::new(&files.wasm, e.to_string()))?;
     if !wasm.starts_with(b"\0asm") {
-        return Err(LoadError::new(&files.wasm, "not a WebAssembly file (bad magic bytes)"));
+        return Err(LoadError::new(
+            &files.wasm,
+            "not a WebAssembly file (bad magic bytes)",
+        ));
     }
     if wasm.get(4..8) != Some(&[0x0d, 0x00, 0x01, 0x00]) {
         return Err(LoadError::new(
@@ -153,7 +162,12 @@ pub(crate) async fn load(
     let component = tokio::task::spawn_blocking(move || engine.compile(&bytes))
         .await
         .map_err(|e| LoadError::new(&files.wasm, format!("compilation aborted: {e}")))?
-        .map_err(|e| LoadError::new(&files.wasm, format!("not a valid component: {}", first_line(&e))))?;
+        .map_err(|e| {
+            LoadError::new(
+                &files.wasm,
+                format!("not a valid component: {}", first_line(&e)),
+            )
+        })?;
 
     let engine = &runner.engine;
     let wit_version = check_interfaces(engine.engine(), &component)
@@ -172,8 +186,12 @@ pub(crate) async fn load(
         .linker()
         .instantiate_pre(&component)
         .map_err(|e| LoadError::new(&files.wasm, format!("cannot link: {}", first_line(&e))))?;
-    let pre = ReportingToolPre::new(instance_pre)
-        .map_err(|e| LoadError::new(&files.wasm, format!("does not export the tool interface: {}", first_line(&e))))?;
+    let pre = ReportingToolPre::new(instance_pre).map_err(|e| {
+        LoadError::new(
+            &files.wasm,
+            format!("does not export the tool interface: {}", first_line(&e)),
+        )
+    })?;
 
     let manifest = Arc::new(manifest);
     let description = match runner.run(&pre, &manifest, None, Op::Describe).await {
@@ -190,10 +208,10 @@ pub(crate) async fn load(
             ),
         ));
     }
-    let input_schema = schema(&description.input_schema, "input")
-        .map_err(|r| LoadError::new(&files.wasm, r))?;
-    let output_schema = schema(&description.output_schema, "output")
-        .map_err(|r| LoadError::new(&files.wasm, r))?;
+    let input_schema =
+        schema(&description.input_schema, "input").map_err(|r| LoadError::new(&files.wasm, r))?;
+    let output_schema =
+        schema(&description.output_schema, "output").map_err(|r| LoadError::new(&files.wasm, r))?;
 
     Ok(Plugin {
         manifest,
@@ -225,7 +243,11 @@ fn check_interfaces(engine: &wasmtime::Engine, component: &Component) -> Result<
             let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
             format!(
                 "does not export `{WIT_PACKAGE}/tool` (exports: {}); is it a loanhost plugin?",
-                if names.is_empty() { "none".into() } else { names.join(", ") }
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
             )
         })?;
     if !SUPPORTED_WIT_VERSIONS.contains(&found.as_str()) {
@@ -262,5 +284,9 @@ fn schema(text: &str, which: &str) -> Result<Value, String> {
 }
 
 fn first_line(e: &wasmtime::Error) -> String {
-    format!("{e:#}").lines().next().unwrap_or("unknown error").to_string()
+    format!("{e:#}")
+        .lines()
+        .next()
+        .unwrap_or("unknown error")
+        .to_string()
 }

@@ -202,10 +202,16 @@ impl Manifest {
 fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     let line_of = |e: &toml::de::Error| {
         e.span()
-            .map(|s| format!("line {}: ", text[..s.start.min(text.len())].matches('\n').count() + 1))
+            .map(|s| {
+                format!(
+                    "line {}: ",
+                    text[..s.start.min(text.len())].matches('\n').count() + 1
+                )
+            })
             .unwrap_or_default()
     };
-    let de = toml::Deserializer::parse(text).map_err(|e| format!("{}{}", line_of(&e), e.message()))?;
+    let de =
+        toml::Deserializer::parse(text).map_err(|e| format!("{}{}", line_of(&e), e.message()))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -296,7 +302,10 @@ max_output_bytes = 100000
     #[test]
     fn wrong_type_is_named() {
         let e = err(&GOOD.replace("memory_mib = 32", "memory_mib = \"lots\""));
-        assert_eq!(e, "limits.memory_mib: invalid type: string \"lots\", expected u32");
+        assert_eq!(
+            e,
+            "limits.memory_mib: invalid type: string \"lots\", expected u32"
+        );
     }
 
     #[test]
@@ -308,7 +317,10 @@ max_output_bytes = 100000
     #[test]
     fn name_must_match_file() {
         let e = Manifest::parse(GOOD, Some("other")).unwrap_err();
-        assert_eq!(e, "name: `report_loans` does not match the file name `other.toml`");
+        assert_eq!(
+            e,
+            "name: `report_loans` does not match the file name `other.toml`"
+        );
     }
 
     #[test]

@@ -134,7 +134,12 @@ impl Plugins {
     }
 
     /// Calls tool `name` for `caller` with the client's `arguments`.
-    pub async fn call(&self, name: &str, caller: &Identity, arguments: &Value) -> Result<Value, CallError> {
+    pub async fn call(
+        &self,
+        name: &str,
+        caller: &Identity,
+        arguments: &Value,
+    ) -> Result<Value, CallError> {
         let plugin = self
             .registry
             .get(name)
@@ -174,7 +179,11 @@ impl Plugins {
         let arguments = match arguments {
             Value::Null => "{}".to_string(),
             Value::Object(_) => arguments.to_string(),
-            _ => return Err(ToolCallError::InvalidParams("arguments must be a JSON object".into())),
+            _ => {
+                return Err(ToolCallError::InvalidParams(
+                    "arguments must be a JSON object".into(),
+                ))
+            }
         };
         let call = CallContext {
             identity: caller.clone(),
@@ -214,7 +223,10 @@ impl Plugins {
             Ok(v @ Value::Object(_)) => Ok(v),
             _ => {
                 tracing::error!(tool = %manifest.name, call_id, "plugin returned something other than a JSON object");
-                Err(ToolCallError::Internal(format!("`{}` returned a malformed result", manifest.name)))
+                Err(ToolCallError::Internal(format!(
+                    "`{}` returned a malformed result",
+                    manifest.name
+                )))
             }
         }
     }

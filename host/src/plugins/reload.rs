@@ -49,7 +49,11 @@ fn stamp(files: &PluginFiles) -> Stamp {
         let ino = 0;
         Some((m.len(), mtime, ino))
     };
-    Stamp(vec![one(&files.wasm), one(&files.manifest), one(&files.signature)])
+    Stamp(vec![
+        one(&files.wasm),
+        one(&files.manifest),
+        one(&files.signature),
+    ])
 }
 
 /// Scans a plugin directory and keeps the registry in step with it.
@@ -95,7 +99,11 @@ impl Reloader {
             let files = PluginFiles::in_dir(&self.dir, name);
             let st = stamp(&files);
             if seen.get(name) != Some(&st) {
-                let missing = if files.wasm.exists() { &files.manifest } else { &files.wasm };
+                let missing = if files.wasm.exists() {
+                    &files.manifest
+                } else {
+                    &files.wasm
+                };
                 let reason = format!("{} is missing", missing.display());
                 tracing::warn!(plugin = %name, "{reason}; plugin not loaded");
                 report.failed.push((name.clone(), reason));

@@ -88,7 +88,11 @@ impl SignaturePolicy {
         }
         let sig =
             Signature::decode(text).map_err(|_| SignatureError::Malformed(sig_name.to_string()))?;
-        if self.keys.iter().any(|k| k.verify(wasm, &sig, false).is_ok()) {
+        if self
+            .keys
+            .iter()
+            .any(|k| k.verify(wasm, &sig, false).is_ok())
+        {
             Ok(true)
         } else {
             Err(SignatureError::Invalid(sig_name.to_string()))

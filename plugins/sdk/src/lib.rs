@@ -193,7 +193,9 @@ pub fn __call<T: Tool>(arguments: String) -> Result<String, ToolError> {
         .map_err(|e| ToolError::invalid_params(format!("arguments are not valid JSON: {e}")))?;
     let result = T::call(value)?;
     if !result.is_object() {
-        return Err(ToolError::internal("the tool produced a result that is not a JSON object"));
+        return Err(ToolError::internal(
+            "the tool produced a result that is not a JSON object",
+        ));
     }
     Ok(result.to_string())
 }

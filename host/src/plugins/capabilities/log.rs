@@ -15,16 +15,24 @@ impl Host for PluginState {
         let call_id = self.call.as_ref().map(|c| c.call_id).unwrap_or(0);
         if self.log_lines > MAX_LINES_PER_CALL {
             if self.log_lines == MAX_LINES_PER_CALL + 1 {
-                tracing::warn!(plugin, call_id, "plugin log budget of {MAX_LINES_PER_CALL} lines spent; dropping further lines");
+                tracing::warn!(
+                    plugin,
+                    call_id,
+                    "plugin log budget of {MAX_LINES_PER_CALL} lines spent; dropping further lines"
+                );
             }
             return Ok(());
         }
         let message = truncate(&message, MAX_LINE_BYTES);
         match level {
-            Level::Debug => tracing::debug!(target: "loanhost::plugin", plugin, call_id, "{message}"),
+            Level::Debug => {
+                tracing::debug!(target: "loanhost::plugin", plugin, call_id, "{message}")
+            }
             Level::Info => tracing::info!(target: "loanhost::plugin", plugin, call_id, "{message}"),
             Level::Warn => tracing::warn!(target: "loanhost::plugin", plugin, call_id, "{message}"),
-            Level::Error => tracing::error!(target: "loanhost::plugin", plugin, call_id, "{message}"),
+            Level::Error => {
+                tracing::error!(target: "loanhost::plugin", plugin, call_id, "{message}")
+            }
         }
         Ok(())
     }

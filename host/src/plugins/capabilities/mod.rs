@@ -14,5 +14,7 @@ impl types::Host for PluginState {}
 
 /// The trap raised when a plugin calls a caller-dependent import from `describe`.
 fn no_call_in_describe(import: &str) -> wasmtime::Error {
-    wasmtime::format_err!("`{import}` called outside a tool call (describe must not call host imports)")
+    wasmtime::format_err!(
+        "`{import}` called outside a tool call (describe must not call host imports)"
+    )
 }

@@ -82,7 +82,13 @@ const GROUP_BY_DIMENSIONS: &[&str] = &[
 const METRIC_FUNCTIONS: &[&str] = &["Count", "Sum", "Average", "Min", "Max"];
 const METRIC_FIELDS: &[&str] = &["LoanAmount", "LockedCompensation", "EstimatedCompensation"];
 const DATE_FIELDS: &[&str] = &["StatusDate", "ClosingDate", "Updated"];
-const ORDER_BY_OPTIONS: &[&str] = &["updated", "statusDate", "amount", "closingDate", "commission"];
+const ORDER_BY_OPTIONS: &[&str] = &[
+    "updated",
+    "statusDate",
+    "amount",
+    "closingDate",
+    "commission",
+];
 const NORTHSTAR_STAGES: &[&str] = &[
     "1. Opened",
     "2. Pre-Approved",
@@ -111,7 +117,10 @@ impl Tool for Metadata {
     fn describe() -> Description {
         let mut properties = serde_json::Map::new();
         for field in FIELDS {
-            properties.insert((*field).into(), json!({"type": "array", "items": {"type": "string"}}));
+            properties.insert(
+                (*field).into(),
+                json!({"type": "array", "items": {"type": "string"}}),
+            );
         }
         Description::new(
             "get_loan_reporting_metadata",

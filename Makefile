@@ -1,0 +1,44 @@
+# loanhost: the two commands a newcomer needs are `make run` and `make test`.
+# Cargo output goes to the user's cache folder, outside the clone, so repeated runs are fast;
+# everything still works when that folder is empty.
+
+SHELL := /bin/bash
+CACHE ?= $(HOME)/.cache/loanhost
+export CARGO_TARGET_DIR ?= $(CACHE)/target
+export PLUGIN_TARGET_DIR ?= $(CACHE)/plugins-target
+LOANHOST := $(CARGO_TARGET_DIR)/release/loanhost
+
+.PHONY: all deps plugins build run test lint unit e2e bench clean-dist
+
+all: build
+
+## deps: install what the build and the tests need (idempotent)
+deps:
+	@scripts/setup.sh
+
+## plugins: build every plugin to a component and install it into plugins/dist/
+plugins: deps
+	@scripts/build-plugins.sh plugins/dist >/dev/null
+
+## build: the release host binary and the plugins
+build: plugins
+	cargo build --release -p loanhost
+
+## run: build everything and start the server (Ctrl-C stops it)
+run: build
+	@scripts/run.sh "$(LOANHOST)"
+
+## test: formatting, lints, unit and end-to-end tests
+test: deps lint
+	cargo test --workspace --locked
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+
+## bench: criterion benchmarks (plugin call path)
+bench: plugins
+	cargo bench -p loanhost --bench plugin_call --locked
+
+clean-dist:
+	rm -rf plugins/dist

@@ -1,0 +1,321 @@
+//! The OAuth 2.1 authorization-server facade: discovery documents that name the service
+//! itself, `/authorize` rewritten and redirected to the upstream IdP, `/token` forwarded
+//! verbatim. Tokens are issued upstream; the facade only shapes the handshake.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use crate::http::AppState;
+
+/// Largest `/token` body forwarded.
+pub const MAX_TOKEN_BODY: usize = 64 * 1024;
+/// How long `/token` waits for the IdP.
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `GET /.well-known/oauth-protected-resource` (also under `/mcp`).
+pub async fn protected_resource(State(state): State<AppState>) -> Response {
+    let base = &state.config.base_url;
+    no_store(Json(json!({
+        "resource": base,
+        "authorization_servers": [base],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": [],
+    })))
+}
+
+/// `GET /.well-known/oauth-authorization-server`: the issuer is `{base_url}` itself.
+pub async fn authorization_server(State(state): State<AppState>) -> Response {
+    let base = &state.config.base_url;
+    no_store(Json(json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
+    })))
+}
+
+fn no_store(body: impl IntoResponse) -> Response {
+    let mut resp = body.into_response();
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    resp
+}
+
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": error, "error_description": description})),
+    )
+        .into_response()
+}
+
+/// `GET /authorize`: checks PKCE S256 and the response type, rewrites `audience`, `resource`
+/// and `scope`, passes everything else unchanged, and answers `302` to the IdP.
+pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    match rewrite_authorize(query.as_deref().unwrap_or(""), &state.config.mcp_audience) {
+        Ok(query) => {
+            let upstream = &state.config.idp.authorize_url;
+            let sep = if upstream.contains('?') { '&' } else { '?' };
+            let location = format!("{upstream}{sep}{query}");
+            match HeaderValue::from_str(&location) {
+                Ok(v) => (StatusCode::FOUND, [(header::LOCATION, v)]).into_response(),
+                Err(_) => oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "the request cannot be redirected",
+                ),
+            }
+        }
+        Err((error, description)) => oauth_error(StatusCode::BAD_REQUEST, error, &description),
+    }
+}
+
+/// The upstream query for an incoming `/authorize` query.
+pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'static str, String)> {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let one = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    match one("response_type") {
+        Some("code") => {}
+        Some(other) => {
+            return Err((
+                "unsupported_response_type",
+                format!("response_type `{other}` is not supported; use `code`"),
+            ))
+        }
+        None => return Err(("invalid_request", "response_type is required".into())),
+    }
+    if one("client_id").is_none_or(str::is_empty) {
+        return Err(("invalid_request", "client_id is required".into()));
+    }
+    if one("code_challenge").is_none_or(str::is_empty) {
+        return Err((
+            "invalid_request",
+            "PKCE is required: code_challenge is missing".into(),
+        ));
+    }
+    match one("code_challenge_method") {
+        Some("S256") => {}
+        Some(m) => {
+            return Err((
+                "invalid_request",
+                format!("code_challenge_method `{m}` is not supported; use S256"),
+            ))
+        }
+        None => {
+            return Err((
+                "invalid_request",
+                "code_challenge_method is required (S256)".into(),
+            ))
+        }
+    }
+    let mut out = url::form_urlencoded::Serializer::new(String::new());
+    let mut saw_scope = false;
+    for (k, v) in &pairs {
+        match k.as_str() {
+            "audience" | "resource" => {}
+            "scope" => {
+                saw_scope = true;
+                let mut scopes: Vec<&str> = v.split(' ').filter(|s| !s.is_empty()).collect();
+                if !scopes.contains(&"offline_access") {
+                    scopes.push("offline_access");
+                }
+                out.append_pair("scope", &scopes.join(" "));
+            }
+            _ => {
+                out.append_pair(k, v);
+            }
+        }
+    }
+    if !saw_scope {
+        out.append_pair("scope", "offline_access");
+    }
+    out.append_pair("audience", audience);
+    Ok(out.finish())
+}
+
+/// `POST /token`: forwards the body verbatim (content type kept, default form-urlencoded) and
+/// the `Authorization` header; returns the IdP's status, content type, body and caching
+/// headers unchanged. An unreachable IdP is `502`.
+pub async fn token(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    if body.len() > MAX_TOKEN_BODY {
+        return oauth_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request",
+            "the request body is too large",
+        );
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .cloned()
+        .unwrap_or_else(|| HeaderValue::from_static("application/x-www-form-urlencoded"));
+    let mut req = state
+        .http
+        .post(&state.config.idp.token_url)
+        .timeout(UPSTREAM_TIMEOUT)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::ACCEPT, "application/json")
+        .body(body);
+    if let Some(auth) = headers.get(header::AUTHORIZATION) {
+        req = req.header(header::AUTHORIZATION, auth.clone());
+    }
+    let upstream = match req.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, url = %state.config.idp.token_url, "identity provider unreachable");
+            return oauth_error(
+                StatusCode::BAD_GATEWAY,
+                "temporarily_unavailable",
+                "the identity provider is unreachable",
+            );
+        }
+    };
+    let status =
+        StatusCode::from_u16(upstream.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut out = HeaderMap::new();
+    for name in [header::CONTENT_TYPE, header::CACHE_CONTROL, header::PRAGMA] {
+        if let Some(v) = upstream.headers().get(name.as_str()) {
+            if let Ok(v) = HeaderValue::from_bytes(v.as_bytes()) {
+                out.insert(name, v);
+            }
+        }
+    }
+    match upstream.bytes().await {
+        Ok(bytes) => (status, out, bytes).into_response(),
+        Err(_) => oauth_error(
+            StatusCode::BAD_GATEWAY,
+            "temporarily_unavailable",
+            "the identity provider's reply was cut off",
+        ),
+    }
+}
+
+/// `POST {api_prefix}/oauth/token`: bearer token only; body `{client_id?, client_secret?}`
+/// (nullable strings); `200` with no content. Anything else is `400` with
+/// `ValidationProblemDetails`.
+pub async fn rest_token(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(e) = state.authenticator.authenticate(&headers).await {
+        tracing::info!(reason = %e, "unauthenticated REST token request");
+        return crate::http::unauthorized(&state.config.base_url);
+    }
+    let mut errors = serde_json::Map::new();
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(obj)) => {
+            for (k, v) in &obj {
+                match k.as_str() {
+                    "client_id" | "client_secret" if v.is_string() || v.is_null() => {}
+                    "client_id" | "client_secret" => {
+                        errors.insert(
+                            k.clone(),
+                            json!([format!("The {k} field must be a string or null.")]),
+                        );
+                    }
+                    other => {
+                        errors.insert(
+                            other.to_string(),
+                            json!([format!("The field {other} is not allowed.")]),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(_) => {
+            errors.insert(
+                "$".into(),
+                json!(["The request body must be a JSON object."]),
+            );
+        }
+        Err(e) => {
+            errors.insert(
+                "$".into(),
+                json!([format!("The request body is not valid JSON: {e}")]),
+            );
+        }
+    }
+    if errors.is_empty() {
+        return StatusCode::OK.into_response();
+    }
+    let problem = json!({
+        "type": "https://tools.ietf.org/html/rfc9110#section-15.5.1",
+        "title": "One or more validation errors occurred.",
+        "status": 400,
+        "errors": errors,
+    });
+    (
+        StatusCode::BAD_REQUEST,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        )],
+        problem.to_string(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite_authorize;
+
+    const AUD: &str = "https://loanhost.local/mcp";
+
+    #[test]
+    fn rewrites_audience_resource_and_scope() {
+        let q = "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&resource=http%3A%2F%2Fme&audience=evil&scope=openid%20email";
+        let out = rewrite_authorize(q, AUD).unwrap();
+        assert_eq!(
+            out,
+            "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&scope=openid+email+offline_access&audience=https%3A%2F%2Floanhost.local%2Fmcp"
+        );
+    }
+
+    #[test]
+    fn adds_scope_when_absent_and_keeps_offline_access_once() {
+        let base = "response_type=code&client_id=c&code_challenge=a&code_challenge_method=S256";
+        assert!(rewrite_authorize(base, AUD)
+            .unwrap()
+            .contains("&scope=offline_access&audience="));
+        let with = format!("{base}&scope=offline_access");
+        assert_eq!(
+            rewrite_authorize(&with, AUD)
+                .unwrap()
+                .matches("offline_access")
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn refuses_plain_pkce_missing_pkce_and_other_response_types() {
+        let e = rewrite_authorize(
+            "response_type=code&client_id=c&code_challenge=a&code_challenge_method=plain",
+            AUD,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.1,
+            "code_challenge_method `plain` is not supported; use S256"
+        );
+        let e = rewrite_authorize("response_type=code&client_id=c", AUD).unwrap_err();
+        assert_eq!(e.1, "PKCE is required: code_challenge is missing");
+        let e = rewrite_authorize(
+            "response_type=token&client_id=c&code_challenge=a&code_challenge_method=S256",
+            AUD,
+        )
+        .unwrap_err();
+        assert_eq!(e.0, "unsupported_response_type");
+    }
+}

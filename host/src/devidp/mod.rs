@@ -1,0 +1,100 @@
+//! The embedded development identity provider (`LOANHOST_DEV_IDP=true`): an OIDC-style
+//! provider under `{base_url}/dev-idp` with an RSA key of its own, a JWKS, the
+//! authorization-code flow with PKCE S256 and a pick-a-demo-user page, refresh tokens and one
+//! pre-registered client. Its tokens carry `aud = {mcp_audience}` and the email claim, so the
+//! server validates them exactly as it validates a real IdP's. Never for production.
+
+mod key;
+mod routes;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub use key::SigningKey;
+pub use routes::router;
+
+use crate::data::Db;
+
+/// The pre-registered demo client.
+pub const CLIENT_ID: &str = "loanhost-demo";
+/// Its secret (`client_secret_post` or `client_secret_basic`).
+pub const CLIENT_SECRET: &str = "loanhost-demo-secret";
+/// Lifetime of an authorization code.
+const CODE_TTL: Duration = Duration::from_secs(120);
+/// Lifetime of a refresh token.
+const REFRESH_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A pending authorization code.
+struct Grant {
+    email: String,
+    client_id: String,
+    redirect_uri: String,
+    code_challenge: String,
+    scope: String,
+    audience: String,
+    expires: Instant,
+}
+
+/// A live refresh token.
+struct Refresh {
+    email: String,
+    client_id: String,
+    scope: String,
+    audience: String,
+    expires: Instant,
+}
+
+/// The provider's state.
+pub struct DevIdp {
+    /// `{base_url}/dev-idp`: issuer of its tokens.
+    pub issuer: String,
+    /// The audience its tokens carry when the client asks for none.
+    pub audience: String,
+    /// Lifetime of access tokens.
+    pub token_ttl: Duration,
+    key: SigningKey,
+    db: Db,
+    codes: Mutex<HashMap<String, Grant>>,
+    refresh: Mutex<HashMap<String, Refresh>>,
+}
+
+impl DevIdp {
+    /// A provider for `base_url`, signing with `key`, listing agents of `db`.
+    pub fn new(
+        base_url: &str,
+        audience: &str,
+        key: SigningKey,
+        db: Db,
+        token_ttl: Duration,
+    ) -> DevIdp {
+        DevIdp {
+            issuer: format!("{base_url}/dev-idp"),
+            audience: audience.to_string(),
+            token_ttl,
+            key,
+            db,
+            codes: Mutex::new(HashMap::new()),
+            refresh: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The provider's public keys.
+    pub fn jwks(&self) -> jsonwebtoken::jwk::JwkSet {
+        self.key.jwks()
+    }
+
+    /// Mints an access token for `email` (also used by `loanhost token`).
+    pub fn mint(&self, email: &str, audience: &str, scope: &str) -> Result<String, String> {
+        self.key
+            .mint(&self.issuer, email, audience, scope, self.token_ttl)
+    }
+}
+
+fn random_token() -> String {
+    use base64::Engine as _;
+    use rand::RngCore as _;
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}

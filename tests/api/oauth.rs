@@ -1,0 +1,262 @@
+//! The OAuth facade: discovery documents, `/authorize` rewriting, `/token` pass-through (here
+//! against the embedded dev IdP), and the REST token endpoint.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, spawn_app_with, AppOptions};
+
+#[tokio::test]
+async fn discovery_documents_name_the_service_itself() {
+    // Arrange
+    let app = spawn_app().await;
+
+    // Act
+    let prm: Value = app
+        .client
+        .get(format!("{}/.well-known/oauth-protected-resource", app.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let asm: Value = app
+        .client
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server",
+            app.base
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+
+    // Assert
+    assert_eq!(
+        prm,
+        json!({"resource": app.base, "authorization_servers": [app.base], "bearer_methods_supported": ["header"], "scopes_supported": []})
+    );
+    assert_eq!(
+        asm,
+        json!({
+            "issuer": app.base,
+            "authorization_endpoint": format!("{}/authorize", app.base),
+            "token_endpoint": format!("{}/token", app.base),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"]
+        })
+    );
+}
+
+#[tokio::test]
+async fn authorize_redirects_to_the_idp_with_rewritten_parameters() {
+    // Arrange
+    let app = spawn_app().await;
+    let q = "response_type=code&client_id=loanhost-demo&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=xyz&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256&resource=http%3A%2F%2Fx&audience=y&scope=openid";
+
+    // Act
+    let resp = app
+        .client
+        .get(format!("{}/authorize?{q}", app.base))
+        .send()
+        .await
+        .unwrap();
+    let plain = app.client.get(format!("{}/authorize?response_type=code&client_id=c&code_challenge=a&code_challenge_method=plain", app.base)).send().await.unwrap();
+
+    // Assert
+    assert_eq!(resp.status(), 302);
+    let location = resp.headers()["location"].to_str().unwrap();
+    assert_eq!(
+        location,
+        format!(
+            "{}/dev-idp/authorize?response_type=code&client_id=loanhost-demo&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=xyz&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256&scope=openid+offline_access&audience=https%3A%2F%2Floanhost.local%2Fmcp",
+            app.base
+        )
+    );
+    assert_eq!(plain.status(), 400);
+    let body: Value = plain.json().await.unwrap();
+    assert_eq!(body["error"], "invalid_request");
+}
+
+#[tokio::test]
+async fn the_code_flow_through_the_facade_yields_tokens_that_work() {
+    // Arrange
+    let app = spawn_app().await;
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+    let redirect = "http://127.0.0.1:9/callback";
+    let authorize = format!(
+        "{}/authorize?response_type=code&client_id=loanhost-demo&redirect_uri={}&state=s1&code_challenge={challenge}&code_challenge_method=S256&login_hint=agent%40example.com",
+        app.base,
+        url_encode(redirect)
+    );
+
+    // Act: facade -> dev IdP -> redirect with a code.
+    let to_idp = app.client.get(&authorize).send().await.unwrap();
+    let idp_url = to_idp.headers()["location"].to_str().unwrap().to_string();
+    let to_client = app.client.get(&idp_url).send().await.unwrap();
+    let callback = reqwest::Url::parse(to_client.headers()["location"].to_str().unwrap()).unwrap();
+    let code = callback
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .into_owned();
+    let state = callback
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .unwrap()
+        .1
+        .into_owned();
+    let form = format!(
+        "grant_type=authorization_code&client_id=loanhost-demo&client_secret=loanhost-demo-secret&code={code}&code_verifier={verifier}&redirect_uri={}",
+        url_encode(redirect)
+    );
+    let token_resp = app
+        .client
+        .post(format!("{}/token", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await
+        .unwrap();
+    let status = token_resp.status();
+    let cache = token_resp
+        .headers()
+        .get("cache-control")
+        .map(|v| v.to_str().unwrap().to_string());
+    let tokens: Value = token_resp.json().await.unwrap();
+    let access = tokens["access_token"].as_str().unwrap();
+    let call = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(access)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
+    // Refresh with client_secret_basic.
+    let refresh = app
+        .client
+        .post(format!("{}/token", app.base))
+        .basic_auth("loanhost-demo", Some("loanhost-demo-secret"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "grant_type=refresh_token&refresh_token={}",
+            tokens["refresh_token"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap();
+    let refreshed: Value = refresh.json().await.unwrap();
+    let bad = app
+        .client
+        .post(format!("{}/token", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            "grant_type=refresh_token&client_id=loanhost-demo&client_secret=wrong&refresh_token=x",
+        )
+        .send()
+        .await
+        .unwrap();
+
+    // Assert
+    assert_eq!(to_idp.status(), 302);
+    assert_eq!(state, "s1");
+    assert_eq!(status, 200);
+    assert_eq!(cache.as_deref(), Some("no-store"));
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert!(
+        tokens["refresh_token"].is_string(),
+        "offline_access is forced, so a refresh token comes back"
+    );
+    assert_eq!(call.status(), 200);
+    assert!(refreshed["access_token"].is_string());
+    assert_eq!(
+        bad.status(),
+        401,
+        "the IdP's status passes through unchanged"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_idp_is_a_502() {
+    // Arrange
+    let mut options = AppOptions::default();
+    options
+        .env
+        .push(("LOANHOST_IDP_TOKEN_URL", "http://127.0.0.1:9/token".into()));
+    let app = spawn_app_with(options).await;
+
+    // Act
+    let resp = app
+        .client
+        .post(format!("{}/token", app.base))
+        .body("grant_type=refresh_token&refresh_token=x")
+        .send()
+        .await
+        .unwrap();
+
+    // Assert
+    assert_eq!(resp.status(), 502);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"], "temporarily_unavailable");
+}
+
+#[tokio::test]
+async fn rest_token_endpoint() {
+    // Arrange
+    let app = spawn_app().await;
+    let url = format!("{}/api/oauth/token", app.base);
+    let token = app.bearer("agent-token");
+
+    // Act
+    let ok = app
+        .client
+        .post(&url)
+        .bearer_auth(&token)
+        .json(&json!({"client_id": "a", "client_secret": null}))
+        .send()
+        .await
+        .unwrap();
+    let empty_obj = app
+        .client
+        .post(&url)
+        .bearer_auth(&token)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let bad = app
+        .client
+        .post(&url)
+        .bearer_auth(&token)
+        .json(&json!({"client_id": 5, "extra": true}))
+        .send()
+        .await
+        .unwrap();
+    let unauth = app.client.post(&url).json(&json!({})).send().await.unwrap();
+
+    // Assert
+    assert_eq!(ok.status(), 200);
+    assert!(ok.bytes().await.unwrap().is_empty());
+    assert_eq!(empty_obj.status(), 200);
+    assert_eq!(bad.status(), 400);
+    assert_eq!(bad.headers()["content-type"], "application/problem+json");
+    let problem: Value = bad.json().await.unwrap();
+    assert_eq!(problem["status"], 400);
+    assert_eq!(
+        problem["errors"]["client_id"][0],
+        "The client_id field must be a string or null."
+    );
+    assert!(problem["errors"]["extra"].is_array());
+    assert_eq!(unauth.status(), 401);
+}
+
+fn url_encode(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
