@@ -34,6 +34,7 @@ test: deps lint
 
 lint:
 	cargo fmt --all -- --check
+	cd plugins && cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 
 ## bench: criterion benchmarks (plugin call path)

@@ -11,3 +11,21 @@ for component in rustfmt clippy; do
         timeout 120 rustup component add "$component" >&2 || echo "setup: could not add $component" >&2
     fi
 done
+
+# Real MCP and OAuth clients for the end-to-end tests.
+venv="$root/.venv"
+if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
+    echo "setup: creating $venv with the Python MCP SDK" >&2
+    python3 -m venv "$venv" >&2 || { apt_get_python_venv=1; }
+    if [ "${apt_get_python_venv:-}" = 1 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+        python3 -m venv "$venv" >&2
+    fi
+    "$venv/bin/pip" install -q -r "$root/tests/clients/requirements.txt" >&2
+fi
+clients="$root/tests/clients"
+if ! [ -f "$clients/node_modules/.package-lock.json" ] || ! cmp -s "$clients/package-lock.json" "$clients/node_modules/.lock-installed"; then
+    command -v npm >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
+    echo "setup: installing the Node test peers (npm ci)" >&2
+    (cd "$clients" && npm ci --no-audit --no-fund >&2 && cp package-lock.json node_modules/.lock-installed)
+fi

@@ -359,3 +359,29 @@ async fn transport_guards() {
         "the notification gets no reply"
     );
 }
+
+#[tokio::test]
+async fn agents_are_resolved_on_every_request() {
+    // Arrange: a valid token for an email that is not (yet) a platform agent.
+    let app = spawn_app().await;
+    let mut c = claims(&app);
+    c["email"] = json!("new.hire@example.com");
+    let token = app.key.sign(&c).unwrap();
+    let before = call_with(&app, &token).await;
+
+    // Act: the agent appears in the platform's directory.
+    app.db
+        .upsert_agent(&loanhost::data::NewAgent {
+            id: "00000000-0000-0000-0000-0000000000d4".into(),
+            email: "New.Hire@example.com".into(),
+            roles: vec!["Agent".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let after = call_with(&app, &token).await;
+
+    // Assert
+    assert_401(&app, before, "unknown email").await;
+    assert_eq!(after.status(), 200, "resolved without a restart");
+}

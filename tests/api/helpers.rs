@@ -200,8 +200,15 @@ pub async fn spawn_app() -> TestApp {
     .await
 }
 
-/// An app with the given plugin directory contents and settings.
+/// An app with the given plugin directory contents and settings. `TEST_LOG=1` prints the
+/// server's logs.
 pub async fn spawn_app_with(options: AppOptions) -> TestApp {
+    if std::env::var_os("TEST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info,loanhost=debug")
+            .with_test_writer()
+            .try_init();
+    }
     let tmp = tempfile::tempdir().unwrap();
     let plugin_dir = tmp.path().join("plugins");
     std::fs::create_dir(&plugin_dir).unwrap();

@@ -7,6 +7,8 @@ mod auth;
 mod mcp_protocol;
 mod metadata;
 mod oauth;
+mod real_clients;
 mod reload;
 mod sandbox;
 mod signing;
+mod upstream_idp;

@@ -62,34 +62,6 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthError> {
     Ok(token)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::http::HeaderValue;
-
-    fn headers(v: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert("authorization", HeaderValue::from_str(v).unwrap());
-        h
-    }
-
-    #[test]
-    fn bearer_extraction() {
-        assert_eq!(bearer_token(&headers("Bearer abc")), Ok("abc"));
-        assert_eq!(bearer_token(&headers("bearer abc")), Ok("abc"));
-        assert_eq!(
-            bearer_token(&headers("Basic abc")),
-            Err(AuthError::Malformed)
-        );
-        assert_eq!(bearer_token(&headers("Bearer")), Err(AuthError::Malformed));
-        assert_eq!(
-            bearer_token(&headers("Bearer a b")),
-            Err(AuthError::Malformed)
-        );
-        assert_eq!(bearer_token(&HeaderMap::new()), Err(AuthError::Missing));
-    }
-}
-
 /// The production authenticator: validates the bearer JWT (scheme routed by issuer), reads
 /// the email claim, and resolves the platform agent and its role codes from the database on
 /// every request.
@@ -195,4 +167,32 @@ pub fn from_config(
         config.email_claim.as_deref(),
         &config.claims_namespace,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("authorization", HeaderValue::from_str(v).unwrap());
+        h
+    }
+
+    #[test]
+    fn bearer_extraction() {
+        assert_eq!(bearer_token(&headers("Bearer abc")), Ok("abc"));
+        assert_eq!(bearer_token(&headers("bearer abc")), Ok("abc"));
+        assert_eq!(
+            bearer_token(&headers("Basic abc")),
+            Err(AuthError::Malformed)
+        );
+        assert_eq!(bearer_token(&headers("Bearer")), Err(AuthError::Malformed));
+        assert_eq!(
+            bearer_token(&headers("Bearer a b")),
+            Err(AuthError::Malformed)
+        );
+        assert_eq!(bearer_token(&HeaderMap::new()), Err(AuthError::Missing));
+    }
 }

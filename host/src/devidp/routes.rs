@@ -196,7 +196,7 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
 }
 
 /// Client authentication: `client_secret_basic` or `client_secret_post`.
-fn client_of(headers: &HeaderMap, p: &Params) -> Result<String, Response> {
+fn client_of(headers: &HeaderMap, p: &Params) -> Option<String> {
     let basic = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -226,15 +226,7 @@ fn client_of(headers: &HeaderMap, p: &Params) -> Result<String, Response> {
             p.get("client_secret").cloned().unwrap_or_default(),
         ),
     };
-    if id == CLIENT_ID && secret == CLIENT_SECRET {
-        Ok(id)
-    } else {
-        Err(oauth_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_client",
-            "client authentication failed",
-        ))
-    }
+    (id == CLIENT_ID && secret == CLIENT_SECRET).then_some(id)
 }
 
 async fn token(
@@ -242,9 +234,12 @@ async fn token(
     headers: HeaderMap,
     Form(p): Form<Params>,
 ) -> Response {
-    let client = match client_of(&headers, &p) {
-        Ok(c) => c,
-        Err(r) => return r,
+    let Some(client) = client_of(&headers, &p) else {
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "client authentication failed",
+        );
     };
     let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
     let (email, scope, audience) = match get("grant_type") {

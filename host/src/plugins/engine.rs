@@ -21,7 +21,9 @@ use super::state::PluginState;
 pub const EPOCH_TICK: Duration = Duration::from_millis(2);
 
 /// Bytes of each linear memory and table kept resident between instances.
-const KEEP_RESIDENT: usize = 1024 * 1024;
+const KEEP_RESIDENT: usize = 4 * 1024 * 1024;
+/// Bytes of each async (fiber) stack kept resident between calls.
+const STACK_KEEP_RESIDENT: usize = 256 * 1024;
 
 /// Concurrent plugin instances (calls and load-time `describe`s) the pool holds.
 pub const MAX_INSTANCES: u32 = 64;
@@ -45,10 +47,14 @@ impl PluginEngine {
             .total_tables(MAX_INSTANCES * 4)
             .total_stacks(MAX_INSTANCES)
             .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024)
-            // Reset, rather than decommit, the first pages of a slot between uses: a fresh
-            // instance then finds its stack and heap resident instead of page-faulting them in.
+            // Reset, rather than decommit, the pages a call dirtied (found with Linux's
+            // PAGEMAP_SCAN where available): the next instance in the slot then finds its
+            // stack and heap resident instead of page-faulting them in.
+            .pagemap_scan(wasmtime::Enabled::Auto)
             .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(KEEP_RESIDENT);
+            .table_keep_resident(KEEP_RESIDENT)
+            .async_stack_keep_resident(STACK_KEEP_RESIDENT)
+            .decommit_batch_size(16);
 
         let mut config = Config::new();
         config

@@ -1,0 +1,139 @@
+//! Real MCP clients that nobody here wrote, against a real server: the official Python SDK
+//! with a bearer token (both connect modes) and through the full OAuth flow with refresh.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::helpers::{spawn_app, spawn_app_with, AppOptions};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The Python with `mcp==2.3.0` (`make test` creates `.venv`; `MCP_TEST_PYTHON` overrides).
+fn python() -> PathBuf {
+    std::env::var_os("MCP_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".venv/bin/python"))
+}
+
+async fn python_client(args: &[&str]) -> Value {
+    let script = root().join("tests/clients/python_sdk_client.py");
+    let out = tokio::process::Command::new(python())
+        .arg(&script)
+        .args(args)
+        .output()
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "running {} (run `make test`, which creates .venv): {e}",
+                python().display()
+            )
+        });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "python client failed: {}\n{stderr}",
+        out.status
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("bad output {stdout}: {e}\n{stderr}"))
+}
+
+fn assert_metadata_session(result: &Value) {
+    assert_eq!(
+        result["tools"],
+        serde_json::json!(["get_loan_reporting_metadata"])
+    );
+    assert_eq!(result["readOnly"], serde_json::json!([true]));
+    assert_eq!(result["isError"], false);
+    assert_eq!(
+        result["structured"]["statuses"].as_array().unwrap().len(),
+        45
+    );
+    assert_eq!(
+        result["structured"]["northstarStages"][4],
+        "5. Closed & Funded"
+    );
+    assert_eq!(result["badIsError"], true);
+    assert!(result["badText"]
+        .as_str()
+        .unwrap()
+        .starts_with("invalid_params: unknown field `userId`"));
+}
+
+#[tokio::test]
+async fn python_sdk_with_a_bearer_token_probing_discover_first() {
+    // Arrange
+    let app = spawn_app().await;
+
+    // Act: mode "auto" first POSTs server/discover with MCP-Protocol-Version 2026-07-28,
+    // which this server refuses with 400, then falls back to initialize.
+    let result = python_client(&[
+        "bearer",
+        &format!("{}/mcp", app.base),
+        &app.bearer("agent-token"),
+        "auto",
+    ])
+    .await;
+
+    // Assert
+    assert_metadata_session(&result);
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn python_sdk_with_a_bearer_token_in_legacy_mode() {
+    // Arrange
+    let app = spawn_app().await;
+
+    // Act
+    let result = python_client(&[
+        "bearer",
+        &format!("{}/mcp", app.base),
+        &app.bearer("agent-token"),
+        "legacy",
+    ])
+    .await;
+
+    // Assert
+    assert_metadata_session(&result);
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn python_sdk_full_oauth_flow_with_refresh_after_expiry() {
+    // Arrange: access tokens live 2 s, so the client must refresh during the session.
+    let mut options = AppOptions::default().plugin(
+        "get_loan_reporting_metadata",
+        crate::helpers::tool_wasm("get_loan_reporting_metadata"),
+        crate::helpers::tool_manifest("get_loan_reporting_metadata"),
+    );
+    options.env.push(("LOANHOST_DEV_IDP_TOKEN_TTL", "2".into()));
+    let app = spawn_app_with(options).await;
+
+    // Act
+    let result = python_client(&["oauth", &app.base, "agent@example.com"]).await;
+
+    // Assert
+    assert_metadata_session(&result["first"]);
+    assert_eq!(result["idpQuery"]["audience"], "https://loanhost.local/mcp");
+    assert!(result["idpQuery"]["scope"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .any(|s| s == "offline_access"));
+    assert!(
+        result["idpQuery"].get("resource").is_none(),
+        "resource is stripped"
+    );
+    assert_eq!(result["idpQuery"]["code_challenge_method"], "S256");
+    assert_eq!(result["hasRefreshToken"], true);
+    assert_eq!(result["refreshedAccessToken"], true);
+    assert_eq!(result["secondIsError"], false);
+}

@@ -1,0 +1,154 @@
+//! The facade in front of an independent OAuth server (`oauth2-mock-server` from npm) as the
+//! upstream IdP: authorize redirect rewriting, token pass-through, and JWKS validation of the
+//! tokens it issues.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::helpers::{spawn_app_with, AppOptions};
+
+struct MockIdp {
+    issuer: String,
+    _child: tokio::process::Child,
+}
+
+async fn mock_idp(email: &str) -> MockIdp {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clients");
+    assert!(
+        dir.join("node_modules/oauth2-mock-server").is_dir(),
+        "run `make test` (npm ci in tests/clients)"
+    );
+    let mut child = tokio::process::Command::new("node")
+        .arg("mock_idp.mjs")
+        .current_dir(&dir)
+        .env("MOCK_EMAIL", email)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("starting node");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("the mock IdP prints its issuer");
+    let v: Value = serde_json::from_str(&first).unwrap();
+    MockIdp {
+        issuer: v["issuer"].as_str().unwrap().to_string(),
+        _child: child,
+    }
+}
+
+#[tokio::test]
+async fn facade_over_an_independent_oauth_server() {
+    // Arrange
+    let idp = mock_idp("agent@example.com").await;
+    let mut options = AppOptions::default().plugin(
+        "get_loan_reporting_metadata",
+        crate::helpers::tool_wasm("get_loan_reporting_metadata"),
+        crate::helpers::tool_manifest("get_loan_reporting_metadata"),
+    );
+    for (k, path) in [
+        ("LOANHOST_IDP_AUTHORIZE_URL", "/authorize"),
+        ("LOANHOST_IDP_TOKEN_URL", "/token"),
+        ("LOANHOST_IDP_JWKS_URL", "/jwks"),
+    ] {
+        options.env.push((k, format!("{}{path}", idp.issuer)));
+    }
+    options
+        .env
+        .push(("LOANHOST_IDP_ISSUER", idp.issuer.clone()));
+    let app = spawn_app_with(options).await;
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+    let redirect = "http%3A%2F%2F127.0.0.1%3A9%2Fcb";
+
+    // Act: the client's authorize request goes to the facade...
+    let to_idp = app
+        .client
+        .get(format!(
+            "{}/authorize?response_type=code&client_id=any-client&redirect_uri={redirect}&state=st&code_challenge={challenge}&code_challenge_method=S256&resource=http%3A%2F%2Fx&scope=openid",
+            app.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    let idp_url = to_idp.headers()["location"].to_str().unwrap().to_string();
+    // ...the browser follows to the IdP, which redirects back with a code.
+    let back = app.client.get(&idp_url).send().await.unwrap();
+    let callback = reqwest::Url::parse(back.headers()["location"].to_str().unwrap()).unwrap();
+    let code = callback
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .into_owned();
+    let token = app
+        .client
+        .post(format!("{}/token", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("grant_type=authorization_code&client_id=any-client&client_secret=s&code={code}&code_verifier={verifier}&redirect_uri={redirect}"))
+        .send()
+        .await
+        .unwrap();
+    let token_status = token.status();
+    let tokens: Value = token.json().await.unwrap();
+    let access = tokens["access_token"]
+        .as_str()
+        .expect("an access token")
+        .to_string();
+    let call = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&access)
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_loan_reporting_metadata", "arguments": {}}}))
+        .send()
+        .await
+        .unwrap();
+    let call_status = call.status();
+    let reply: Value = call.json().await.unwrap();
+    let seen = claims_of(&access)["authorize_request"].clone();
+    let wrong_verifier = app
+        .client
+        .post(format!("{}/token", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("grant_type=authorization_code&client_id=any-client&code={code}&code_verifier=wrong&redirect_uri={redirect}"))
+        .send()
+        .await
+        .unwrap();
+
+    // Assert
+    assert_eq!(to_idp.status(), 302);
+    assert!(
+        idp_url.starts_with(&format!("{}/authorize?", idp.issuer)),
+        "{idp_url}"
+    );
+    assert_eq!(back.status(), 302);
+    assert_eq!(token_status, 200, "{tokens}");
+    assert_eq!(call_status, 200);
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(seen["audience"], "https://loanhost.local/mcp");
+    assert_eq!(seen["resource"], Value::Null);
+    assert_eq!(seen["scope"], "openid offline_access");
+    assert_eq!(
+        wrong_verifier.status(),
+        400,
+        "the IdP's PKCE refusal passes through"
+    );
+}
+
+/// The (unverified) payload of a JWT, to read what the mock IdP recorded.
+fn claims_of(token: &str) -> Value {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1).unwrap();
+    serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap()
+}

@@ -1,0 +1,43 @@
+// An independent upstream identity provider for loanhost's facade tests: oauth2-mock-server
+// (npm), with the Auth0-like behaviour the facade relies on. The access token's `aud` is
+// whatever `audience` the /authorize request carried (so a facade that failed to set it
+// yields tokens loanhost rejects), and the email claim comes from MOCK_EMAIL.
+// Prints {"issuer": "..."} on its first line, then serves until stdin closes.
+import { OAuth2Server } from "oauth2-mock-server";
+
+const email = process.env.MOCK_EMAIL ?? "agent@example.com";
+const server = new OAuth2Server();
+await server.issuer.keys.generate("RS256");
+await server.start(0, "127.0.0.1");
+const issuer = `http://127.0.0.1:${server.address().port}`;
+server.issuer.url = issuer;
+
+// What each /authorize request carried, by the code it produced.
+const requestByCode = new Map();
+let lastRequest;
+
+server.service.on("beforeAuthorizeRedirect", (redirect, req) => {
+  const code = redirect.url.searchParams.get("code");
+  requestByCode.set(code, {
+    audience: req.query.audience ?? null,
+    resource: req.query.resource ?? null,
+    scope: req.query.scope ?? null,
+  });
+});
+
+server.service.on("beforeTokenSigning", (token, req) => {
+  const code = req.body?.code;
+  const request = (code && requestByCode.get(code)) || lastRequest;
+  lastRequest = request;
+  if (request?.audience) token.payload.aud = request.audience;
+  token.payload.email = email;
+  // Lets the test see what the IdP received, inside the token it issued.
+  token.payload.authorize_request = request ?? null;
+});
+
+console.log(JSON.stringify({ issuer }));
+process.stdin.resume();
+process.stdin.on("end", async () => {
+  await server.stop();
+  process.exit(0);
+});
