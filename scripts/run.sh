@@ -1,20 +1,37 @@
 #!/usr/bin/env bash
-# Starts the server for `make run` with the embedded dev identity provider.
+# `make run`: prepares the embedded SQLite database with demo data and starts the server with
+# the embedded dev identity provider. Seeding is deterministic and the import idempotent, so
+# running this again leaves the same data.
 set -euo pipefail
 bin=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-mkdir -p data
 export LOANHOST_DEV_IDP=${LOANHOST_DEV_IDP:-true}
 export LOANHOST_PLUGIN_DIR=${LOANHOST_PLUGIN_DIR:-plugins/dist}
 listen=${LOANHOST_LISTEN:-127.0.0.1:8080}
 base=${LOANHOST_BASE_URL:-http://$listen}
+loans=${DEMO_LOANS:-5000}
+
+echo "Preparing the demo database (${LOANHOST_DATABASE_URL:-sqlite://data/loanhost.db}, $loans loans)..."
+"$bin" seed --loans "$loans" --import >/dev/null
+
 cat <<MSG
 
-loanhost is starting on $base
-  health:  curl -s $base/health
-  plugins: $LOANHOST_PLUGIN_DIR (hot-reloaded: copy a <tool>.wasm + <tool>.toml there)
-  check a plugin: $bin plugin check plugins/dist/get_loan_reporting_metadata.wasm plugins/dist/get_loan_reporting_metadata.toml
+loanhost is starting on $base  (Ctrl-C stops it)
+
+Demo users (role): admin@demo.loanhost.local (Admin), processor@demo.loanhost.local (Processor),
+  concierge@demo.loanhost.local (ConciergeKey), agent@demo.loanhost.local (Agent),
+  prelicensed@demo.loanhost.local (Agent + PreLicensed)
+
+Get a token and call a tool, in another terminal:
+  TOKEN=\$($bin token --email agent@demo.loanhost.local)
+  curl -s $base/mcp -H "Authorization: Bearer \$TOKEN" -H 'Content-Type: application/json' \\
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_loan_reporting_metadata","arguments":{}}}'
+
+MCP clients with OAuth: server $base/mcp, pre-registered client_id loanhost-demo,
+  client_secret loanhost-demo-secret; the dev IdP's sign-in page lets you pick a demo user.
+Health: curl -s $base/health
+Plugins: $LOANHOST_PLUGIN_DIR is watched; copy a <tool>.wasm + <tool>.toml there to deploy.
 
 MSG
 exec "$bin" serve

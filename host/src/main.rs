@@ -24,6 +24,28 @@ struct Cli {
 enum Command {
     /// Serve /mcp, the OAuth facade and /health.
     Serve,
+    /// Import JSON Lines files (agents, loans, LOS history, warehouse milestones, deals) from
+    /// a folder, in one transaction: a bad line stops it with `file:line: reason` and nothing
+    /// is kept. Re-importing the same files is idempotent.
+    Import {
+        /// The folder holding the `.jsonl` files.
+        dir: PathBuf,
+    },
+    /// Generate a realistic synthetic data set (deterministic for a seed and LOANHOST_TODAY).
+    Seed {
+        /// Number of loans.
+        #[arg(long, default_value_t = 5000)]
+        loans: u64,
+        /// RNG seed.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Write the JSON Lines files into this folder.
+        #[arg(long, conflicts_with = "import", required_unless_present = "import")]
+        out: Option<PathBuf>,
+        /// Import the generated data into LOANHOST_DATABASE_URL.
+        #[arg(long)]
+        import: bool,
+    },
     /// Mint an access token from the embedded dev IdP's key, for curl (dev only).
     Token {
         /// The platform agent's email.
@@ -75,6 +97,62 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let app = Application::build(config.clone()).await?;
             tracing::info!(port = app.port(), base_url = %config.base_url, "loanhost listening");
             app.run_until_stopped().await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Import { dir } => {
+            let db = loanhost::data::Db::open(&config.database_url).await?;
+            let started = std::time::Instant::now();
+            let report = loanhost::data::import::import_dir(&db, &dir, |file, rows| {
+                eprintln!("  {file}: {rows} rows");
+            })
+            .await?;
+            for (file, rows) in &report.files {
+                println!("{file}: {rows} rows imported");
+            }
+            eprintln!(
+                "import committed in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Seed {
+            loans,
+            seed,
+            out,
+            import,
+        } => {
+            let today = config
+                .today
+                .unwrap_or_else(|| loanhost::clock::Clock::system().today());
+            let spec = loanhost::data::seed::SeedSpec { loans, seed, today };
+            let dir = match &out {
+                Some(d) => d.clone(),
+                None => config
+                    .cache_dir
+                    .join(format!("seed-{}", std::process::id())),
+            };
+            let counts = tokio::task::spawn_blocking({
+                let dir = dir.clone();
+                move || loanhost::data::seed::write_dir(spec, &dir)
+            })
+            .await??;
+            eprintln!(
+                "seeded {} agents, {} loans, {} LOS history rows, {} warehouse milestones, {} deals (seed {seed}, today {today})",
+                counts.agents, counts.loans, counts.history, counts.milestones, counts.deals
+            );
+            if import {
+                let db = loanhost::data::Db::open(&config.database_url).await?;
+                let result = loanhost::data::import::import_dir(&db, &dir, |file, rows| {
+                    eprintln!("  {file}: {rows} rows")
+                })
+                .await;
+                let _ = std::fs::remove_dir_all(&dir);
+                for (file, rows) in &result?.files {
+                    println!("{file}: {rows} rows imported");
+                }
+            } else {
+                println!("wrote {}", dir.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Token { email } => {

@@ -3,6 +3,8 @@
 
 mod helpers;
 
+mod import;
+
 mod auth;
 mod mcp_protocol;
 mod metadata;

@@ -3,7 +3,10 @@
 
 pub mod agents;
 pub mod catalog;
+pub mod import;
+pub mod seed;
 pub mod store;
+pub mod values;
 
 pub use agents::{Agent, NewAgent};
 pub use store::{Db, DbError};

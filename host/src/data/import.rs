@@ -1,0 +1,711 @@
+//! `loanhost import <dir>`: the JSON Lines contract of DESIGN.md §5. Files stream line by
+//! line; every line is validated (`file:line: reason` on the first bad one); everything runs
+//! in one transaction, so a failed import keeps nothing; re-importing is idempotent (upsert by
+//! id; history rows dedupe on all their fields).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use sqlx::{Postgres, Sqlite, Transaction};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::agents::email_key;
+use super::store::{Db, DbError};
+use super::values::{
+    parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
+};
+
+/// The files, in import order.
+pub const FILES: [&str; 5] = [
+    "agents.jsonl",
+    "loans.jsonl",
+    "los_status_history.jsonl",
+    "dw_loan_milestones.jsonl",
+    "dw_deals.jsonl",
+];
+
+/// Rows per multi-row statement (kept under both engines' parameter limits).
+const BATCH_PARAMS: usize = 30_000;
+
+/// Why an import stopped (nothing of it was kept).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A line failed validation.
+    #[error("{file}:{line}: {reason}")]
+    Line {
+        /// File name.
+        file: String,
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong, naming the field.
+        reason: String,
+    },
+    /// The folder or a file could not be read.
+    #[error("{0}")]
+    Io(String),
+    /// No known file in the folder.
+    #[error("{0}: none of {files} is there", files = FILES.join(", "))]
+    NoFiles(String),
+    /// The database refused a write.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for ImportError {
+    fn from(e: sqlx::Error) -> Self {
+        ImportError::Db(DbError::Query(e))
+    }
+}
+
+/// Rows imported per file.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    /// (file, rows read) for each file present, in import order.
+    pub files: Vec<(String, u64)>,
+}
+
+/// A bound value.
+#[derive(Debug, Clone)]
+enum V {
+    T(Option<String>),
+    I(Option<i64>),
+}
+
+/// The import's transaction on either engine.
+enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+impl Tx {
+    async fn exec(&mut self, sql: &str, values: &[V]) -> Result<(), sqlx::Error> {
+        macro_rules! run {
+            ($tx:expr, $sql:expr) => {{
+                let mut q = sqlx::query($sql);
+                for v in values {
+                    q = match v {
+                        V::T(s) => q.bind(s.clone()),
+                        V::I(i) => q.bind(*i),
+                    };
+                }
+                q.execute(&mut **$tx).await.map(|_| ())
+            }};
+        }
+        match self {
+            Tx::Sqlite(tx) => run!(tx, sql),
+            Tx::Postgres(tx) => {
+                let numbered = number_placeholders(sql);
+                run!(tx, numbered.as_str())
+            }
+        }
+    }
+
+    /// `INSERT INTO table (cols) VALUES (…),(…) <tail>` in batches.
+    async fn insert_rows(
+        &mut self,
+        table: &str,
+        cols: &[&str],
+        tail: &str,
+        rows: &[Vec<V>],
+    ) -> Result<(), sqlx::Error> {
+        let per = (BATCH_PARAMS / cols.len()).max(1);
+        let one = format!("({})", vec!["?"; cols.len()].join(", "));
+        for chunk in rows.chunks(per) {
+            let sql = format!(
+                "INSERT INTO {table} ({}) VALUES {} {tail}",
+                cols.join(", "),
+                vec![one.as_str(); chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().flatten().cloned().collect();
+            self.exec(&sql, &values).await?;
+        }
+        Ok(())
+    }
+
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+    }
+}
+
+/// `?` placeholders to PostgreSQL's `$1, $2, …` (our SQL text has no `?` in literals).
+fn number_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Imports every known file present in `dir` in one transaction. `progress` is called with
+/// (file, rows so far) every 100,000 rows and at the end of each file.
+pub async fn import_dir(
+    db: &Db,
+    dir: &Path,
+    mut progress: impl FnMut(&str, u64),
+) -> Result<ImportReport, ImportError> {
+    if !dir.is_dir() {
+        return Err(ImportError::Io(format!(
+            "{}: not a directory",
+            dir.display()
+        )));
+    }
+    let present: Vec<&str> = FILES
+        .iter()
+        .copied()
+        .filter(|f| dir.join(f).is_file())
+        .collect();
+    if present.is_empty() {
+        return Err(ImportError::NoFiles(dir.display().to_string()));
+    }
+    let mut tx = match db {
+        Db::Sqlite(p) => Tx::Sqlite(p.begin().await?),
+        Db::Postgres(p) => Tx::Postgres(p.begin().await?),
+    };
+    let mut report = ImportReport::default();
+    for file in present {
+        let rows = import_file(&mut tx, &dir.join(file), file, &mut progress).await?;
+        report.files.push((file.to_string(), rows));
+    }
+    tx.commit().await?;
+    Ok(report)
+}
+
+/// Rows held before a batch is written.
+const FLUSH_ROWS: usize = 5_000;
+
+async fn import_file(
+    tx: &mut Tx,
+    path: &Path,
+    file: &str,
+    progress: &mut impl FnMut(&str, u64),
+) -> Result<u64, ImportError> {
+    let f = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| ImportError::Io(format!("{}: {e}", path.display())))?;
+    let mut lines = BufReader::with_capacity(1 << 20, f).lines();
+    let mut pending: Vec<Record> = Vec::new();
+    let (mut line_no, mut rows) = (0u64, 0u64);
+    loop {
+        let line = lines.next_line().await.map_err(|e| ImportError::Line {
+            file: file.into(),
+            line: line_no + 1,
+            reason: format!("cannot read: {e}"),
+        })?;
+        let Some(line) = line else { break };
+        line_no += 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = parse_line(file, &line).map_err(|reason| ImportError::Line {
+            file: file.into(),
+            line: line_no,
+            reason,
+        })?;
+        pending.push(record);
+        rows += 1;
+        if pending.len() >= FLUSH_ROWS {
+            write(tx, file, std::mem::take(&mut pending)).await?;
+        }
+        if rows % 100_000 == 0 {
+            progress(file, rows);
+        }
+    }
+    write(tx, file, pending).await?;
+    progress(file, rows);
+    Ok(rows)
+}
+
+/// One validated line.
+enum Record {
+    Agent {
+        row: Vec<V>,
+        id: String,
+        roles: Vec<String>,
+        managed: Vec<String>,
+    },
+    Row(Vec<V>),
+}
+
+fn parse_line(file: &str, line: &str) -> Result<Record, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
+    let Value::Object(map) = value else {
+        return Err("not a JSON object".into());
+    };
+    let r = Fields(&map);
+    Ok(match file {
+        "agents.jsonl" => {
+            let id = r.uuid("id")?;
+            let email = r.string("email")?;
+            if !email.contains('@') {
+                return Err(format!("email: `{email}` is not an email address"));
+            }
+            Record::Agent {
+                row: vec![
+                    V::T(Some(id.clone())),
+                    V::T(Some(email.clone())),
+                    V::T(Some(email_key(&email))),
+                    V::T(r.opt_string("firstName")?),
+                    V::T(r.opt_string("lastName")?),
+                    V::T(r.opt_uuid("companyId")?),
+                ],
+                id,
+                roles: r.strings("roles")?,
+                managed: r.uuids("managedAgentIds")?,
+            }
+        }
+        "loans.jsonl" => {
+            let status = r.string("status")?;
+            if !LOAN_STATUSES.contains(&status.as_str()) {
+                return Err(format!("status: unknown loan status `{status}`"));
+            }
+            let loan_type = r.opt_enum("loanType", &LOAN_TYPES)?;
+            let purpose = r.opt_enum("purpose", &PURPOSES)?;
+            let number = r.opt_string("loanNumber")?;
+            let first = r.opt_string("borrowerFirstName")?;
+            let last = r.opt_string("borrowerLastName")?;
+            let email = r.opt_string("borrowerEmail")?;
+            let search = [&number, &first, &last, &email]
+                .iter()
+                .filter_map(|v| v.as_deref())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase();
+            Record::Row(vec![
+                V::T(Some(r.uuid("id")?)),
+                V::T(number),
+                V::T(first),
+                V::T(last),
+                V::T(email),
+                V::T(Some(search)),
+                V::T(Some(status)),
+                V::I(r.opt_instant("statusDate")?),
+                V::T(loan_type),
+                V::T(purpose),
+                V::I(r.opt_instant("estimatedClosingDate")?),
+                V::I(r.opt_instant("updated")?),
+                V::I(r.opt_decimal("loanAmount")?),
+                V::I(r.opt_decimal("lockedCompensation")?),
+                V::I(r.opt_decimal("estimatedCompensation")?),
+                V::T(r.opt_string("propertyState")?.map(|s| s.to_uppercase())),
+                V::T(r.opt_uuid("companyId")?),
+                V::T(r.opt_uuid("loanOfficerId")?),
+                V::T(r.opt_string("loanOfficerName")?),
+                V::T(r.opt_uuid("loanAssistantId")?),
+                V::T(r.opt_uuid("processorId")?),
+                V::T(r.opt_string("processorName")?),
+                V::T(r.opt_uuid("referringAgentId")?),
+                V::T(r.opt_string("referringAgentName")?),
+            ])
+        }
+        "los_status_history.jsonl" => Record::Row(vec![
+            V::T(Some(r.uuid("loanId")?)),
+            V::T(Some(r.name("status")?)),
+            V::I(Some(r.instant("occurredAt")?)),
+        ]),
+        "dw_loan_milestones.jsonl" => Record::Row(vec![
+            V::T(Some(r.uuid("loanId")?)),
+            V::T(Some(r.name("milestone")?)),
+            V::I(Some(r.instant("occurredAt")?)),
+        ]),
+        "dw_deals.jsonl" => Record::Row(vec![
+            V::T(Some(r.id_string("id")?)),
+            V::I(Some(r.instant("createdAt")?)),
+            V::T(Some(r.name("stage")?)),
+        ]),
+        other => return Err(format!("unknown file {other}")),
+    })
+}
+
+const LOAN_COLUMNS: [&str; 24] = [
+    "id",
+    "loan_number",
+    "borrower_first_name",
+    "borrower_last_name",
+    "borrower_email",
+    "search_key",
+    "status",
+    "status_date",
+    "loan_type",
+    "purpose",
+    "estimated_closing_date",
+    "updated",
+    "loan_amount",
+    "locked_compensation",
+    "estimated_compensation",
+    "property_state",
+    "company_id",
+    "loan_officer_id",
+    "loan_officer_name",
+    "loan_assistant_id",
+    "processor_id",
+    "processor_name",
+    "referring_agent_id",
+    "referring_agent_name",
+];
+
+/// `ON CONFLICT (id) DO UPDATE SET c = excluded.c, …` for every column but `id`.
+fn upsert_tail(cols: &[&str]) -> String {
+    let sets: Vec<String> = cols
+        .iter()
+        .skip(1)
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect();
+    format!("ON CONFLICT (id) DO UPDATE SET {}", sets.join(", "))
+}
+
+/// Keeps the last record of each id (PostgreSQL refuses to upsert one row twice in a statement).
+fn last_per_id(rows: Vec<Vec<V>>) -> Vec<Vec<V>> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<Vec<V>> = Vec::with_capacity(rows.len());
+    for row in rows {
+        let V::T(Some(id)) = &row[0] else { continue };
+        match index.get(id) {
+            Some(&i) => out[i] = row,
+            None => {
+                index.insert(id.clone(), out.len());
+                out.push(row);
+            }
+        }
+    }
+    out
+}
+
+async fn write(tx: &mut Tx, file: &str, records: Vec<Record>) -> Result<(), ImportError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    match file {
+        "agents.jsonl" => {
+            let mut rows = Vec::new();
+            let mut roles = Vec::new();
+            let mut managed = Vec::new();
+            let mut ids = Vec::new();
+            for r in records {
+                if let Record::Agent {
+                    row,
+                    id,
+                    roles: rs,
+                    managed: ms,
+                } = r
+                {
+                    rows.push(row);
+                    roles.extend(
+                        rs.into_iter()
+                            .map(|x| vec![V::T(Some(id.clone())), V::T(Some(x))]),
+                    );
+                    managed.extend(
+                        ms.into_iter()
+                            .map(|x| vec![V::T(Some(id.clone())), V::T(Some(x))]),
+                    );
+                    ids.push(id);
+                }
+            }
+            let cols = [
+                "id",
+                "email",
+                "email_key",
+                "first_name",
+                "last_name",
+                "company_id",
+            ];
+            tx.insert_rows("agents", &cols, &upsert_tail(&cols), &last_per_id(rows))
+                .await?;
+            for chunk in ids.chunks(BATCH_PARAMS) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let values: Vec<V> = chunk.iter().map(|i| V::T(Some(i.clone()))).collect();
+                tx.exec(
+                    &format!("DELETE FROM agent_roles WHERE agent_id IN ({marks})"),
+                    &values,
+                )
+                .await?;
+                tx.exec(
+                    &format!("DELETE FROM agent_managed WHERE manager_id IN ({marks})"),
+                    &values,
+                )
+                .await?;
+            }
+            tx.insert_rows(
+                "agent_roles",
+                &["agent_id", "role"],
+                "ON CONFLICT DO NOTHING",
+                &roles,
+            )
+            .await?;
+            tx.insert_rows(
+                "agent_managed",
+                &["manager_id", "agent_id"],
+                "ON CONFLICT DO NOTHING",
+                &managed,
+            )
+            .await?;
+        }
+        _ => {
+            let rows: Vec<Vec<V>> = records
+                .into_iter()
+                .filter_map(|r| match r {
+                    Record::Row(row) => Some(row),
+                    Record::Agent { .. } => None,
+                })
+                .collect();
+            match file {
+                "loans.jsonl" => {
+                    tx.insert_rows(
+                        "loans",
+                        &LOAN_COLUMNS,
+                        &upsert_tail(&LOAN_COLUMNS),
+                        &last_per_id(rows),
+                    )
+                    .await?
+                }
+                "los_status_history.jsonl" => {
+                    tx.insert_rows(
+                        "los_status_history",
+                        &["loan_id", "status", "occurred_at"],
+                        "ON CONFLICT DO NOTHING",
+                        &rows,
+                    )
+                    .await?
+                }
+                "dw_loan_milestones.jsonl" => {
+                    tx.insert_rows(
+                        "dw_loan_milestones",
+                        &["loan_id", "milestone", "occurred_at"],
+                        "ON CONFLICT DO NOTHING",
+                        &rows,
+                    )
+                    .await?
+                }
+                "dw_deals.jsonl" => {
+                    let cols = ["id", "created_at", "stage"];
+                    tx.insert_rows("dw_deals", &cols, &upsert_tail(&cols), &last_per_id(rows))
+                        .await?
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A JSON number as an exact decimal. Numbers written by float-based producers may carry
+/// representation noise (`2716709.1999999997`); such a number is taken as the 4-place decimal
+/// it stands for when it is within 1e-9 of it. Strings are always strict.
+fn decimal_number(n: &serde_json::Number) -> Result<i64, String> {
+    let text = n.to_string();
+    match parse_decimal(&text) {
+        Ok(v) => Ok(v),
+        Err(e) if e.contains("decimal places") => {
+            let x = n.as_f64().ok_or(e.clone())?;
+            let scaled = (x * 10_000.0).round();
+            if ((scaled / 10_000.0) - x).abs() <= 1e-9 * x.abs().max(1.0) && scaled.abs() < 1e16 {
+                Ok(scaled as i64)
+            } else {
+                Err(e)
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Typed access to a line's fields; every error names the field.
+struct Fields<'a>(&'a Map<String, Value>);
+
+impl Fields<'_> {
+    fn get(&self, k: &str) -> Option<&Value> {
+        self.0.get(k).filter(|v| !v.is_null())
+    }
+
+    fn string(&self, k: &str) -> Result<String, String> {
+        match self.0.get(k) {
+            None => Err(format!("missing field `{k}`")),
+            Some(Value::Null) => Err(format!("{k}: must not be null")),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(other) => Err(format!("{k}: expected a string, got {other}")),
+        }
+    }
+
+    fn opt_string(&self, k: &str) -> Result<Option<String>, String> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(format!("{k}: expected a string or null, got {other}")),
+        }
+    }
+
+    /// A non-empty raw name (history status, milestone, stage).
+    fn name(&self, k: &str) -> Result<String, String> {
+        let s = self.string(k)?;
+        if s.trim().is_empty() {
+            return Err(format!("{k}: must not be empty"));
+        }
+        Ok(s)
+    }
+
+    /// A non-empty identifier (deal ids need not be UUIDs).
+    fn id_string(&self, k: &str) -> Result<String, String> {
+        match self.0.get(k) {
+            Some(Value::Number(n)) => Ok(n.to_string()),
+            _ => self.name(k),
+        }
+    }
+
+    fn uuid(&self, k: &str) -> Result<String, String> {
+        let s = self.string(k)?;
+        parse_uuid(&s).ok_or_else(|| format!("{k}: `{s}` is not a UUID"))
+    }
+
+    fn opt_uuid(&self, k: &str) -> Result<Option<String>, String> {
+        match self.opt_string(k)? {
+            None => Ok(None),
+            Some(s) => parse_uuid(&s)
+                .map(Some)
+                .ok_or_else(|| format!("{k}: `{s}` is not a UUID")),
+        }
+    }
+
+    fn instant(&self, k: &str) -> Result<i64, String> {
+        let s = self.string(k)?;
+        parse_instant(&s).ok_or_else(|| format!("{k}: `{s}` is not an ISO 8601 date-time"))
+    }
+
+    fn opt_instant(&self, k: &str) -> Result<Option<i64>, String> {
+        match self.opt_string(k)? {
+            None => Ok(None),
+            Some(s) => parse_instant(&s)
+                .map(Some)
+                .ok_or_else(|| format!("{k}: `{s}` is not an ISO 8601 date-time")),
+        }
+    }
+
+    fn opt_decimal(&self, k: &str) -> Result<Option<i64>, String> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Value::Number(n)) => decimal_number(n).map(Some).map_err(|e| format!("{k}: {e}")),
+            Some(Value::String(s)) => parse_decimal(s).map(Some).map_err(|e| format!("{k}: {e}")),
+            Some(other) => Err(format!("{k}: expected a decimal number, got {other}")),
+        }
+    }
+
+    fn opt_enum(&self, k: &str, allowed: &[&str]) -> Result<Option<String>, String> {
+        match self.opt_string(k)? {
+            Some(s) if !allowed.contains(&s.as_str()) => {
+                Err(format!("{k}: `{s}` is not one of {}", allowed.join(", ")))
+            }
+            other => Ok(other),
+        }
+    }
+
+    fn strings(&self, k: &str) -> Result<Vec<String>, String> {
+        match self.get(k) {
+            None => Ok(vec![]),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+                    other => Err(format!(
+                        "{k}[{i}]: expected a non-empty string, got {other}"
+                    )),
+                })
+                .collect(),
+            Some(other) => Err(format!("{k}: expected an array of strings, got {other}")),
+        }
+    }
+
+    fn uuids(&self, k: &str) -> Result<Vec<String>, String> {
+        self.strings(k)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| parse_uuid(&s).ok_or_else(|| format!("{k}[{i}]: `{s}` is not a UUID")))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(file: &str, line: &str) -> String {
+        match parse_line(file, line) {
+            Err(e) => e,
+            Ok(_) => panic!("accepted: {line}"),
+        }
+    }
+
+    const LOAN: &str = r#"{"id":"6f1c2d3e-0000-4000-8000-00000000000a","status":"Loan Open","loanAmount":350000.25}"#;
+
+    #[test]
+    fn a_good_loan_parses() {
+        assert!(parse_line("loans.jsonl", LOAN).is_ok());
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        assert_eq!(
+            err(
+                "loans.jsonl",
+                &LOAN.replace("6f1c2d3e-0000-4000-8000-00000000000a", "x")
+            ),
+            "id: `x` is not a UUID"
+        );
+        assert_eq!(
+            err("loans.jsonl", &LOAN.replace("Loan Open", "Loan Opened")),
+            "status: unknown loan status `Loan Opened`"
+        );
+        assert_eq!(
+            err("loans.jsonl", &LOAN.replace("350000.25", "\"12.34567\"")),
+            "loanAmount: `12.34567` has more than 4 decimal places"
+        );
+        assert_eq!(
+            err("loans.jsonl", &LOAN.replace("350000.25", "12.34567")),
+            "loanAmount: `12.34567` has more than 4 decimal places"
+        );
+        assert!(
+            parse_line(
+                "loans.jsonl",
+                &LOAN.replace("350000.25", "2716709.1999999997")
+            )
+            .is_ok(),
+            "float noise is tolerated in numbers"
+        );
+        assert_eq!(
+            err(
+                "loans.jsonl",
+                &LOAN.replace("}", r#","statusDate":"last week"}"#)
+            ),
+            "statusDate: `last week` is not an ISO 8601 date-time"
+        );
+        assert_eq!(
+            err("loans.jsonl", r#"{"status":"Loan Open"}"#),
+            "missing field `id`"
+        );
+        assert_eq!(
+            err(
+                "los_status_history.jsonl",
+                r#"{"loanId":"6f1c2d3e-0000-4000-8000-00000000000a","status":"","occurredAt":"2026-01-01"}"#
+            ),
+            "status: must not be empty"
+        );
+        assert!(err("loans.jsonl", "{nope").starts_with("not valid JSON"));
+        assert_eq!(err("loans.jsonl", "[1]"), "not a JSON object");
+    }
+
+    #[test]
+    fn placeholders_are_numbered_for_postgres() {
+        assert_eq!(
+            number_placeholders("a = ? AND b IN (?, ?)"),
+            "a = $1 AND b IN ($2, $3)"
+        );
+    }
+}

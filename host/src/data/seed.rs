@@ -1,0 +1,564 @@
+//! `loanhost seed`: a realistic synthetic data set of any size, deterministic for a seed and a
+//! "today". It writes the import files (so seeding and importing share one validation path):
+//! companies with processors, officers, assistants, referrers, ConciergeKey managers and
+//! pre-licensed agents; loans across all 45 statuses; LOS history walking plausible paths
+//! (including `Rate Locked` and the post-closing moves); warehouse milestones; MLO deals; and
+//! the gaps real data has (missing amounts, sparse closing dates).
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+use time::{Date, Duration, OffsetDateTime, PrimitiveDateTime, Time};
+
+use super::values::{LOAN_STATUSES, LOAN_TYPES, PURPOSES};
+
+/// Domain of every seeded email.
+pub const DEMO_DOMAIN: &str = "demo.loanhost.local";
+
+/// Well-known demo users, one per role (the dev IdP's sign-in page lists them first).
+pub const DEMO_USERS: [(&str, &str); 5] = [
+    ("admin", "Admin"),
+    ("processor", "Processor"),
+    ("concierge", "ConciergeKey"),
+    ("agent", "Agent"),
+    ("prelicensed", "Agent,PreLicensed"),
+];
+
+/// How much to generate.
+#[derive(Debug, Clone, Copy)]
+pub struct SeedSpec {
+    /// Number of loans.
+    pub loans: u64,
+    /// RNG seed.
+    pub seed: u64,
+    /// The date loans are generated back from.
+    pub today: Date,
+}
+
+/// What was written.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SeedCounts {
+    /// Agents.
+    pub agents: u64,
+    /// Loans.
+    pub loans: u64,
+    /// LOS history rows.
+    pub history: u64,
+    /// Warehouse milestone rows.
+    pub milestones: u64,
+    /// MLO deals.
+    pub deals: u64,
+}
+
+fn uuid(rng: &mut StdRng) -> String {
+    uuid::Builder::from_random_bytes(rng.gen())
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}
+
+const FIRST: [&str; 16] = [
+    "James",
+    "Mary",
+    "Robert",
+    "Patricia",
+    "John",
+    "Jennifer",
+    "Michael",
+    "Linda",
+    "David",
+    "Elizabeth",
+    "Maria",
+    "Jose",
+    "Wei",
+    "Aisha",
+    "Olga",
+    "Sean",
+];
+const LAST: [&str; 16] = [
+    "Smith",
+    "Johnson",
+    "Williams",
+    "Brown",
+    "Jones",
+    "Garcia",
+    "Miller",
+    "Davis",
+    "Rodriguez",
+    "Martinez",
+    "Nguyen",
+    "O'Brien",
+    "Kowalski",
+    "Haddad",
+    "Chen",
+    "Müller",
+];
+const STATES: [&str; 10] = ["CA", "TX", "FL", "NY", "WA", "AZ", "CO", "GA", "NC", "IL"];
+
+/// The path a loan walks through the LOS; a loan's history is a prefix of one of these.
+const MAIN_PATH: [&str; 16] = [
+    "App Started",
+    "Loan Open",
+    "Loan Preapproval",
+    "Rate Locked",
+    "Loan Submitted",
+    "Loan Processing",
+    "Loan Underwriting",
+    "Loan Condition Review",
+    "Loan Approved",
+    "Loan Clear To Close",
+    "Loan Docs Ordered",
+    "Loan Docs",
+    "Loan Closed",
+    "Loan Funded",
+    "Loan Investor Conditions",
+    "Loan Sold",
+];
+
+/// Warehouse milestone of a raw LOS status (DESIGN.md §7.4 names).
+fn warehouse_milestone(status: &str) -> Option<&'static str> {
+    Some(match status {
+        "Loan Open" => "Opened",
+        "Loan Submitted" => "Submitted",
+        "Loan Underwriting" => "Underwriting",
+        "Loan Approved" => "Approved",
+        "Loan Clear To Close" => "Clear to Close",
+        "Loan Docs" => "Docs",
+        "Loan Funded" | "Loan Closed" => "Funded/Closed",
+        "Loan Canceled" => "Canceled",
+        "Loan Denied" => "Denied",
+        "Loan Withdrawn" => "Withdrawn",
+        _ => return None,
+    })
+}
+
+const MLO_STAGES: [&str; 21] = [
+    "1. Lead",
+    "2. Contacted",
+    "3. Interview Scheduled",
+    "4. Interviewed",
+    "5. Offer Extended",
+    "6. Offer Accepted",
+    "7. Pre-Licensing Course",
+    "8. Exam Scheduled",
+    "9. Exam Passed",
+    "10. License Application Submitted",
+    "11. Background Check",
+    "12. License Approved",
+    "13. NMLS Sponsorship",
+    "14. Onboarding",
+    "15. Systems Setup",
+    "Fully Onboarded",
+    "Closed Won",
+    "Closed Lost",
+    "License Not Approved",
+    "Exam Failed",
+    "App Cancelled",
+];
+
+struct Person {
+    id: String,
+    name: String,
+}
+
+/// Writes the five import files into `dir`.
+pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
+    std::fs::create_dir_all(dir)?;
+    let mut rng = StdRng::seed_from_u64(spec.seed);
+    let open = |name: &str| -> std::io::Result<BufWriter<std::fs::File>> {
+        Ok(BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(dir.join(name))?,
+        ))
+    };
+    let mut agents = open("agents.jsonl")?;
+    let mut loans = open("loans.jsonl")?;
+    let mut history = open("los_status_history.jsonl")?;
+    let mut dw = open("dw_loan_milestones.jsonl")?;
+    let mut deals = open("dw_deals.jsonl")?;
+    let mut counts = SeedCounts::default();
+
+    let companies: Vec<String> = (0..(spec.loans / 20_000).clamp(2, 50))
+        .map(|_| uuid(&mut rng))
+        .collect();
+    let officers_per_company = ((spec.loans / 150) / companies.len() as u64).max(3) as usize;
+    let mut agent_line = |w: &mut BufWriter<std::fs::File>,
+                          id: &str,
+                          email: &str,
+                          first: &str,
+                          last: &str,
+                          company: Option<&str>,
+                          roles: &[&str],
+                          managed: &[String]|
+     -> std::io::Result<()> {
+        counts.agents += 1;
+        writeln!(
+            w,
+            "{}",
+            json!({"id": id, "email": email, "firstName": first, "lastName": last, "companyId": company, "roles": roles, "managedAgentIds": managed})
+        )
+    };
+
+    let mut officers: Vec<(Person, usize)> = Vec::new();
+    let mut assistants: Vec<Vec<Person>> = Vec::new();
+    let mut processors: Vec<Vec<Person>> = Vec::new();
+    let mut referrers: Vec<Person> = Vec::new();
+    let mut n = 0usize;
+    let mut next_name = |rng: &mut StdRng| {
+        n += 1;
+        (
+            FIRST[rng.gen_range(0..FIRST.len())],
+            LAST[rng.gen_range(0..LAST.len())],
+            n,
+        )
+    };
+    for (ci, company) in companies.iter().enumerate() {
+        let mut company_processors = Vec::new();
+        for _ in 0..2 {
+            let (f, l, k) = next_name(&mut rng);
+            let p = Person {
+                id: uuid(&mut rng),
+                name: format!("{f} {l}"),
+            };
+            agent_line(
+                &mut agents,
+                &p.id,
+                &format!("processor{k}@{DEMO_DOMAIN}"),
+                f,
+                l,
+                Some(company),
+                &["Processor"],
+                &[],
+            )?;
+            company_processors.push(p);
+        }
+        processors.push(company_processors);
+        let mut company_assistants = Vec::new();
+        for _ in 0..2 {
+            let (f, l, k) = next_name(&mut rng);
+            let p = Person {
+                id: uuid(&mut rng),
+                name: format!("{f} {l}"),
+            };
+            agent_line(
+                &mut agents,
+                &p.id,
+                &format!("assistant{k}@{DEMO_DOMAIN}"),
+                f,
+                l,
+                Some(company),
+                &["Agent"],
+                &[],
+            )?;
+            company_assistants.push(p);
+        }
+        assistants.push(company_assistants);
+        let mut company_officers = Vec::new();
+        for _ in 0..officers_per_company {
+            let (f, l, k) = next_name(&mut rng);
+            let roles: &[&str] = if k % 7 == 0 {
+                &["DualLicensedAgent"]
+            } else {
+                &["Agent"]
+            };
+            let p = Person {
+                id: uuid(&mut rng),
+                name: format!("{f} {l}"),
+            };
+            agent_line(
+                &mut agents,
+                &p.id,
+                &format!("officer{k}@{DEMO_DOMAIN}"),
+                f,
+                l,
+                Some(company),
+                roles,
+                &[],
+            )?;
+            company_officers.push(p.id.clone());
+            officers.push((p, ci));
+        }
+        // A ConciergeKey manager for half of the company's officers.
+        let (f, l, k) = next_name(&mut rng);
+        let managed: Vec<String> = company_officers.iter().step_by(2).cloned().collect();
+        agent_line(
+            &mut agents,
+            &uuid(&mut rng),
+            &format!("concierge{k}@{DEMO_DOMAIN}"),
+            f,
+            l,
+            Some(company),
+            &["ConciergeKey"],
+            &managed,
+        )?;
+    }
+    for _ in 0..(officers.len() / 2).max(3) {
+        let (f, l, k) = next_name(&mut rng);
+        let p = Person {
+            id: uuid(&mut rng),
+            name: format!("{f} {l}"),
+        };
+        let roles: &[&str] = if k % 3 == 0 {
+            &["Agent", "PreLicensed"]
+        } else {
+            &["Agent"]
+        };
+        agent_line(
+            &mut agents,
+            &p.id,
+            &format!("referrer{k}@{DEMO_DOMAIN}"),
+            f,
+            l,
+            None,
+            roles,
+            &[],
+        )?;
+        referrers.push(p);
+    }
+    // The well-known demo users: an admin, and one of each role bound to real loans.
+    let first_company = &companies[0];
+    let demo_officer = &officers[0].0;
+    let demo_referrer = &referrers[0];
+    agent_line(
+        &mut agents,
+        &uuid(&mut rng),
+        &format!("admin@{DEMO_DOMAIN}"),
+        "Ada",
+        "Admin",
+        None,
+        &["Admin"],
+        &[],
+    )?;
+    agent_line(
+        &mut agents,
+        &processors[0][0].id,
+        &format!("processor@{DEMO_DOMAIN}"),
+        "Pat",
+        "Processor",
+        Some(first_company),
+        &["Processor"],
+        &[],
+    )?;
+    let managed: Vec<String> = officers
+        .iter()
+        .filter(|(_, c)| *c == 0)
+        .take(3)
+        .map(|(p, _)| p.id.clone())
+        .collect();
+    agent_line(
+        &mut agents,
+        &uuid(&mut rng),
+        &format!("concierge@{DEMO_DOMAIN}"),
+        "Cora",
+        "Concierge",
+        Some(first_company),
+        &["ConciergeKey"],
+        &managed,
+    )?;
+    agent_line(
+        &mut agents,
+        &demo_officer.id,
+        &format!("agent@{DEMO_DOMAIN}"),
+        "Alex",
+        "Agent",
+        Some(first_company),
+        &["Agent"],
+        &[],
+    )?;
+    agent_line(
+        &mut agents,
+        &demo_referrer.id,
+        &format!("prelicensed@{DEMO_DOMAIN}"),
+        "Pria",
+        "Prelicensed",
+        None,
+        &["Agent", "PreLicensed"],
+        &[],
+    )?;
+
+    let today = spec.today;
+    let now =
+        PrimitiveDateTime::new(today, Time::from_hms(12, 0, 0).expect("valid time")).assume_utc();
+    let iso = |t: OffsetDateTime| {
+        t.format(&time::format_description::well_known::Rfc3339)
+            .expect("formattable")
+    };
+    for i in 0..spec.loans {
+        let id = uuid(&mut rng);
+        let (officer, ci) = &officers[rng.gen_range(0..officers.len())];
+        let status_index = weighted_status(&mut rng);
+        let status = LOAN_STATUSES[status_index];
+        let age_days = rng.gen_range(0..730i64);
+        let status_date = now - Duration::days(age_days) - Duration::minutes(rng.gen_range(0..600));
+        // Amounts in whole cents, written once as decimals (no float arithmetic on them).
+        let amount_cents: Option<u64> = if rng.gen_bool(0.05) {
+            None
+        } else {
+            Some(rng.gen_range(80_000u64..1_200_000) * 500)
+        };
+        let referrer = rng
+            .gen_bool(0.35)
+            .then(|| &referrers[rng.gen_range(0..referrers.len())]);
+        let assistant = rng
+            .gen_bool(0.3)
+            .then(|| &assistants[*ci][rng.gen_range(0..2)]);
+        let processor = rng
+            .gen_bool(0.8)
+            .then(|| &processors[*ci][rng.gen_range(0..2)]);
+        let (first, last) = (
+            FIRST[rng.gen_range(0..FIRST.len())],
+            LAST[rng.gen_range(0..LAST.len())],
+        );
+        let closing = rng
+            .gen_bool(0.4)
+            .then(|| status_date + Duration::days(rng.gen_range(20..60)));
+        let locked = amount_cents
+            .filter(|_| rng.gen_bool(0.6))
+            .map(|c| cents(c / 100));
+        let estimated = amount_cents
+            .filter(|_| rng.gen_bool(0.85))
+            .map(|c| cents(c / 80));
+        let amount = amount_cents.map(cents);
+        let loan_type =
+            (!rng.gen_bool(0.03)).then(|| LOAN_TYPES[rng.gen_range(0..LOAN_TYPES.len())]);
+        let purpose = (!rng.gen_bool(0.03)).then(|| PURPOSES[rng.gen_range(0..PURPOSES.len())]);
+        writeln!(
+            loans,
+            "{}",
+            json!({
+                "id": id,
+                "loanNumber": format!("LN{:08}", i + 1),
+                "borrowerFirstName": first,
+                "borrowerLastName": last,
+                "borrowerEmail": format!("{}.{}{}@example.com", first.to_lowercase(), last.to_lowercase().replace(['\'', 'ü'], ""), i),
+                "status": status,
+                "statusDate": iso(status_date),
+                "loanType": loan_type,
+                "purpose": purpose,
+                "estimatedClosingDate": closing.map(iso),
+                "updated": iso(status_date + Duration::hours(rng.gen_range(0..72))),
+                "loanAmount": amount,
+                "lockedCompensation": locked,
+                "estimatedCompensation": estimated,
+                "propertyState": STATES[rng.gen_range(0..STATES.len())],
+                "companyId": companies[*ci],
+                "loanOfficerId": officer.id,
+                "loanOfficerName": officer.name,
+                "loanAssistantId": assistant.map(|p| &p.id),
+                "processorId": processor.map(|p| &p.id),
+                "processorName": processor.map(|p| &p.name),
+                "referringAgentId": referrer.map(|p| &p.id),
+                "referringAgentName": referrer.map(|p| &p.name),
+            })
+        )?;
+        counts.loans += 1;
+
+        // History: 85% of loans are synced to the LOS.
+        if rng.gen_bool(0.85) {
+            let path = history_path(status, &mut rng);
+            let steps = path.len() as i64;
+            for (k, step) in path.iter().enumerate() {
+                let at = status_date
+                    - Duration::days((steps - 1 - k as i64) * rng.gen_range(1..9))
+                    - Duration::minutes(rng.gen_range(0..300));
+                writeln!(
+                    history,
+                    "{}",
+                    json!({"loanId": id, "status": step, "occurredAt": iso(at)})
+                )?;
+                counts.history += 1;
+                if let Some(m) = warehouse_milestone(step) {
+                    writeln!(
+                        dw,
+                        "{}",
+                        json!({"loanId": id, "milestone": m, "occurredAt": iso(at)})
+                    )?;
+                    counts.milestones += 1;
+                }
+            }
+        }
+    }
+    for _ in 0..(spec.loans / 40).max(20) {
+        let created =
+            now - Duration::days(rng.gen_range(0..540)) - Duration::minutes(rng.gen_range(0..1440));
+        let stage = MLO_STAGES[rng.gen_range(0..MLO_STAGES.len())];
+        writeln!(
+            deals,
+            "{}",
+            json!({"id": uuid(&mut rng), "createdAt": iso(created), "stage": stage})
+        )?;
+        counts.deals += 1;
+    }
+    for w in [&mut agents, &mut loans, &mut history, &mut dw, &mut deals] {
+        w.flush()?;
+    }
+    Ok(counts)
+}
+
+/// Cents as an exact JSON decimal.
+fn cents(c: u64) -> serde_json::Value {
+    let text = if c % 100 == 0 {
+        (c / 100).to_string()
+    } else {
+        format!("{}.{:02}", c / 100, c % 100)
+    };
+    serde_json::from_str(&text).expect("a decimal literal")
+}
+
+/// A status index, weighted toward the active pipeline and post-closing states.
+fn weighted_status(rng: &mut StdRng) -> usize {
+    // Common statuses get extra weight; every status keeps some.
+    const HEAVY: [&str; 10] = [
+        "Loan Open",
+        "Loan Preapproval",
+        "Loan Processing",
+        "Loan Underwriting",
+        "Loan Approved",
+        "Loan Clear To Close",
+        "Loan Funded",
+        "Loan Sold",
+        "Loan Purchased",
+        "Loan Withdrawn",
+    ];
+    if rng.gen_bool(0.55) {
+        let s = HEAVY[rng.gen_range(0..HEAVY.len())];
+        LOAN_STATUSES
+            .iter()
+            .position(|x| *x == s)
+            .expect("a known status")
+    } else {
+        rng.gen_range(0..LOAN_STATUSES.len())
+    }
+}
+
+/// The raw LOS statuses a loan at `status` has passed through, ending with `status`.
+fn history_path(status: &str, rng: &mut StdRng) -> Vec<&'static str> {
+    let current = LOAN_STATUSES
+        .iter()
+        .find(|s| **s == status)
+        .copied()
+        .expect("a known status");
+    if let Some(pos) = MAIN_PATH.iter().position(|s| *s == status) {
+        return MAIN_PATH[..=pos].to_vec();
+    }
+    // Post-closing states come after closing and funding; inactive ones after some progress.
+    let cut = match status {
+        "Loan Purchased"
+        | "Loan Archived"
+        | "Loan Sold"
+        | "Loan Recorded"
+        | "Loan Ready For Sale"
+        | "Loan Clear To Purchase" => MAIN_PATH.len() - 2,
+        s if s.contains("Purchase") || s.contains("Investor") => MAIN_PATH.len() - 2,
+        "Loan Canceled" | "Loan Denied" | "Loan Withdrawn" | "Loan Suspended" | "Loan On Hold" => {
+            rng.gen_range(1..8)
+        }
+        _ => rng.gen_range(0..6),
+    };
+    let mut path = MAIN_PATH[..cut.min(MAIN_PATH.len())].to_vec();
+    path.push(current);
+    path
+}

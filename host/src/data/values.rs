@@ -1,0 +1,214 @@
+//! Domain values as the data layer stores them: UUIDs (lower-case hyphenated), instants (UTC
+//! epoch milliseconds), exact decimals (scaled by 10^4), and the platform's fixed vocabularies.
+
+use time::format_description::well_known::Rfc3339;
+use time::{Date, OffsetDateTime, PrimitiveDateTime, Time};
+
+/// Decimal scale: stored value = decimal × 10^4.
+pub const DECIMAL_SCALE: i64 = 10_000;
+const DECIMAL_PLACES: usize = 4;
+
+/// The 45 loan statuses, in the spec's order.
+pub const LOAN_STATUSES: [&str; 45] = [
+    "App Started",
+    "Loan Officer Review",
+    "Loan Open",
+    "Loan Prequal",
+    "Loan Preapproval",
+    "Loan Submitted",
+    "Loan Approved",
+    "Loan Docs",
+    "Loan Funded",
+    "Loan On Hold",
+    "Loan Suspended",
+    "Loan Canceled",
+    "Loan Denied",
+    "Loan Closed",
+    "Loan Underwriting",
+    "Loan Other",
+    "Loan Recorded",
+    "Loan Clear To Close",
+    "Loan Processing",
+    "Loan Final Underwriting",
+    "Loan Docs Back",
+    "Loan Funding Conditions",
+    "Loan Final Docs",
+    "Loan Sold",
+    "Loan Pre-Processing",
+    "Loan Document Check",
+    "Loan Document Check Failed",
+    "Loan Pre-Underwriting",
+    "Loan Condition Review",
+    "Loan Pre-Doc QC",
+    "Loan Docs Ordered",
+    "Loan Docs Drawn",
+    "Loan Investor Conditions",
+    "Loan Investor Conditions Sent",
+    "Loan Ready For Sale",
+    "Loan Submitted For Purchase Review",
+    "Loan In Purchase Review",
+    "Loan Pre-Purchase Conditions",
+    "Loan Submitted For Final Purchase Review",
+    "Loan In Final Purchase Review",
+    "Loan Clear To Purchase",
+    "Loan Purchased",
+    "Loan Counter Offer",
+    "Loan Withdrawn",
+    "Loan Archived",
+];
+
+/// Loan types of the metadata vocabulary.
+pub const LOAN_TYPES: [&str; 5] = ["Conventional", "FHA", "VA", "USDA/Rural Housing", "Other"];
+
+/// Loan purposes of the metadata vocabulary.
+pub const PURPOSES: [&str; 9] = [
+    "Purchase",
+    "Refinance",
+    "Refinance Cashout",
+    "Construction",
+    "Construction Perm",
+    "Other",
+    "FHA Streamline Refi",
+    "VA IRRRL",
+    "Home Equity",
+];
+
+/// Parses a UUID into its lower-case hyphenated form.
+pub fn parse_uuid(s: &str) -> Option<String> {
+    uuid::Uuid::parse_str(s.trim())
+        .ok()
+        .map(|u| u.hyphenated().to_string())
+}
+
+/// Parses an ISO 8601 date-time into UTC epoch milliseconds. Accepted: RFC 3339 (`Z` or an
+/// offset), a date-time without offset (taken as UTC), or a bare date (midnight UTC).
+pub fn parse_instant(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
+        return Some(millis(t));
+    }
+    let no_offset = time::macros::format_description!(
+        version = 2,
+        "[year]-[month]-[day]T[hour]:[minute]:[second][optional [.[subsecond]]]"
+    );
+    if let Ok(t) = PrimitiveDateTime::parse(s, &no_offset) {
+        return Some(millis(t.assume_utc()));
+    }
+    let date = time::macros::format_description!("[year]-[month]-[day]");
+    if let Ok(d) = Date::parse(s, &date) {
+        return Some(millis(
+            PrimitiveDateTime::new(d, Time::MIDNIGHT).assume_utc(),
+        ));
+    }
+    None
+}
+
+fn millis(t: OffsetDateTime) -> i64 {
+    (t.unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// Formats epoch milliseconds as RFC 3339 UTC.
+pub fn format_instant(ms: i64) -> String {
+    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+/// Parses an exact decimal (at most 4 decimal places) into its scaled integer.
+pub fn parse_decimal(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    let (negative, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |p: &str| p.chars().all(|c| c.is_ascii_digit());
+    if whole.is_empty()
+        || !all_digits(whole)
+        || !all_digits(frac)
+        || (digits.contains('.') && frac.is_empty())
+    {
+        return Err(format!("`{s}` is not a decimal number"));
+    }
+    if frac.len() > DECIMAL_PLACES {
+        return Err(format!(
+            "`{s}` has more than {DECIMAL_PLACES} decimal places"
+        ));
+    }
+    let whole: i64 = whole.parse().map_err(|_| format!("`{s}` is too large"))?;
+    let mut frac_value: i64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse()
+            .map_err(|_| format!("`{s}` is not a decimal number"))?
+    };
+    for _ in frac.len()..DECIMAL_PLACES {
+        frac_value *= 10;
+    }
+    let scaled = whole
+        .checked_mul(DECIMAL_SCALE)
+        .and_then(|w| w.checked_add(frac_value))
+        .filter(|v| *v <= 1_000_000_000_000 * DECIMAL_SCALE)
+        .ok_or_else(|| format!("`{s}` is too large"))?;
+    Ok(if negative { -scaled } else { scaled })
+}
+
+/// Formats a scaled decimal as a plain decimal string without trailing zeros.
+pub fn format_decimal(scaled: i128) -> String {
+    let negative = scaled < 0;
+    let abs = scaled.unsigned_abs();
+    let whole = abs / DECIMAL_SCALE as u128;
+    let frac = abs % DECIMAL_SCALE as u128;
+    let mut out = if negative {
+        format!("-{whole}")
+    } else {
+        whole.to_string()
+    };
+    if frac != 0 {
+        let f = format!("{frac:04}");
+        out.push('.');
+        out.push_str(f.trim_end_matches('0'));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_are_exact() {
+        assert_eq!(parse_decimal("350000.25"), Ok(3_500_002_500));
+        assert_eq!(parse_decimal("-1.5"), Ok(-15_000));
+        assert_eq!(parse_decimal("7"), Ok(70_000));
+        assert!(parse_decimal("1.23456")
+            .unwrap_err()
+            .contains("more than 4 decimal places"));
+        assert!(parse_decimal("1e5").is_err());
+        assert!(parse_decimal("1.").is_err());
+        assert!(parse_decimal("").is_err());
+        assert_eq!(format_decimal(3_500_002_500), "350000.25");
+        assert_eq!(format_decimal(-15_000), "-1.5");
+        assert_eq!(format_decimal(70_000), "7");
+    }
+
+    #[test]
+    fn instants() {
+        assert_eq!(parse_instant("1970-01-01T00:00:01Z"), Some(1000));
+        assert_eq!(parse_instant("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(parse_instant("1970-01-01T00:00:00.250"), Some(250));
+        assert_eq!(parse_instant("1970-01-02"), Some(86_400_000));
+        assert_eq!(parse_instant("yesterday"), None);
+        assert_eq!(format_instant(1000), "1970-01-01T00:00:01Z");
+    }
+
+    #[test]
+    fn uuids_are_normalized() {
+        assert_eq!(
+            parse_uuid("6F1C2D3E-0000-4000-8000-00000000000A").as_deref(),
+            Some("6f1c2d3e-0000-4000-8000-00000000000a")
+        );
+        assert_eq!(parse_uuid("nope"), None);
+    }
+}
