@@ -53,7 +53,12 @@ impl Application {
         let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
             .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
         let clock = config.today.map(Clock::fixed).unwrap_or_else(Clock::system);
-        let plugins = Plugins::new(Some(config.cache_dir.clone()), policy, clock)?;
+        let plugins = Plugins::with_db(
+            Some(config.cache_dir.clone()),
+            policy,
+            clock,
+            Some(db.clone()),
+        )?;
         if !config.plugin_dir.is_dir() {
             anyhow::bail!(
                 "LOANHOST_PLUGIN_DIR: {} is not a directory (build the plugins with `make plugins`)",

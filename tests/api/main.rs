@@ -6,6 +6,7 @@ mod helpers;
 mod import;
 
 mod auth;
+mod data;
 mod mcp_protocol;
 mod metadata;
 mod oauth;

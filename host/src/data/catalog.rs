@@ -1,4 +1,5 @@
-//! The datasets plugins may ask for, and which are caller-scoped or org-wide.
+//! The datasets plugins may ask for, which are caller-scoped or org-wide, and the fields each
+//! one exposes (a whitelist mapping field names to fixed SQL column expressions).
 
 /// A logical dataset of the spec's three stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,6 +13,93 @@ pub enum Dataset {
     /// Data Warehouse MLO recruiting deals (org-wide).
     DwDeals,
 }
+
+/// How a field's values are stored and returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// Text (names, statuses, ids).
+    Text,
+    /// UTC epoch milliseconds, returned as RFC 3339 timestamps.
+    Instant,
+    /// Decimal scaled by 10^4, returned as an exact decimal string.
+    Decimal,
+}
+
+/// One field of a dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// The name plugins use.
+    pub name: &'static str,
+    /// The fixed SQL expression (over the dataset's table aliases).
+    pub column: &'static str,
+    /// The value type.
+    pub ty: FieldType,
+    /// Readable only by callers who may read names (Admin, Processor, ConciergeKey).
+    pub restricted: bool,
+}
+
+const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
+    Field {
+        name,
+        column,
+        ty,
+        restricted: false,
+    }
+}
+
+const fn name_field(name: &'static str, column: &'static str) -> Field {
+    Field {
+        name,
+        column,
+        ty: FieldType::Text,
+        restricted: true,
+    }
+}
+
+use FieldType::{Decimal, Instant, Text};
+
+/// Fields of the loan snapshot (alias `l`).
+const LOAN_FIELDS: &[Field] = &[
+    f("id", "l.id", Text),
+    f("loanNumber", "l.loan_number", Text),
+    f("status", "l.status", Text),
+    f("statusDate", "l.status_date", Instant),
+    f("loanType", "l.loan_type", Text),
+    f("purpose", "l.purpose", Text),
+    f("estimatedClosingDate", "l.estimated_closing_date", Instant),
+    f("updated", "l.updated", Instant),
+    f("loanAmount", "l.loan_amount", Decimal),
+    f("lockedCompensation", "l.locked_compensation", Decimal),
+    f("estimatedCompensation", "l.estimated_compensation", Decimal),
+    f("propertyState", "l.property_state", Text),
+    f("companyId", "l.company_id", Text),
+    f("loanOfficerId", "l.loan_officer_id", Text),
+    name_field("loanOfficerName", "l.loan_officer_name"),
+    f("loanAssistantId", "l.loan_assistant_id", Text),
+    f("processorId", "l.processor_id", Text),
+    name_field("processorName", "l.processor_name"),
+    f("referringAgentId", "l.referring_agent_id", Text),
+    name_field("referringAgentName", "l.referring_agent_name"),
+];
+
+/// Fields of a history row (alias `h`), besides the loan's own fields.
+const HISTORY_FIELDS: &[Field] = &[
+    f("loanId", "h.loan_id", Text),
+    f("milestone", "h.status", Text),
+    f("occurredAt", "h.occurred_at", Instant),
+];
+
+const DW_MILESTONE_FIELDS: &[Field] = &[
+    f("loanId", "m.loan_id", Text),
+    f("milestone", "m.milestone", Text),
+    f("occurredAt", "m.occurred_at", Instant),
+];
+
+const DW_DEAL_FIELDS: &[Field] = &[
+    f("id", "d.id", Text),
+    f("createdAt", "d.created_at", Instant),
+    f("stage", "d.stage", Text),
+];
 
 impl Dataset {
     /// Every dataset.
@@ -40,5 +128,54 @@ impl Dataset {
     /// Warehouse datasets are org-wide: no caller scope applies.
     pub const fn is_org_wide(self) -> bool {
         matches!(self, Dataset::DwLoanMilestones | Dataset::DwDeals)
+    }
+
+    /// Whether the spec's `filter` object applies (snapshot-backed datasets).
+    pub const fn has_loans(self) -> bool {
+        matches!(self, Dataset::Loans | Dataset::LosStatusHistory)
+    }
+
+    /// The `FROM` clause.
+    pub const fn from_clause(self) -> &'static str {
+        match self {
+            Dataset::Loans => "loans l",
+            Dataset::LosStatusHistory => "los_status_history h JOIN loans l ON l.id = h.loan_id",
+            Dataset::DwLoanMilestones => "dw_loan_milestones m",
+            Dataset::DwDeals => "dw_deals d",
+        }
+    }
+
+    /// Looks up a field. History rows also expose the loan's fields as `loan.<field>`.
+    pub fn field(self, name: &str) -> Option<Field> {
+        let find = |fields: &[Field], n: &str| fields.iter().find(|f| f.name == n).copied();
+        match self {
+            Dataset::Loans => find(LOAN_FIELDS, name),
+            Dataset::LosStatusHistory => find(HISTORY_FIELDS, name).or_else(|| {
+                name.strip_prefix("loan.")
+                    .and_then(|n| find(LOAN_FIELDS, n))
+            }),
+            Dataset::DwLoanMilestones => find(DW_MILESTONE_FIELDS, name),
+            Dataset::DwDeals => find(DW_DEAL_FIELDS, name),
+        }
+    }
+
+    /// The field names, for error messages.
+    pub fn field_names(self) -> Vec<String> {
+        let names = |fields: &[Field]| {
+            fields
+                .iter()
+                .map(|f| f.name.to_string())
+                .collect::<Vec<_>>()
+        };
+        match self {
+            Dataset::Loans => names(LOAN_FIELDS),
+            Dataset::LosStatusHistory => {
+                let mut v = names(HISTORY_FIELDS);
+                v.extend(LOAN_FIELDS.iter().map(|f| format!("loan.{}", f.name)));
+                v
+            }
+            Dataset::DwLoanMilestones => names(DW_MILESTONE_FIELDS),
+            Dataset::DwDeals => names(DW_DEAL_FIELDS),
+        }
     }
 }

@@ -4,6 +4,8 @@
 pub mod agents;
 pub mod catalog;
 pub mod import;
+pub mod query;
+pub mod scope;
 pub mod seed;
 pub mod store;
 pub mod values;

@@ -500,7 +500,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
 
 /// Cents as an exact JSON decimal.
 fn cents(c: u64) -> serde_json::Value {
-    let text = if c % 100 == 0 {
+    let text = if c.is_multiple_of(100) {
         (c / 100).to_string()
     } else {
         format!("{}.{:02}", c / 100, c % 100)

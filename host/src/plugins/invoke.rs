@@ -49,6 +49,7 @@ pub(crate) struct Runner {
     pub engine: Arc<PluginEngine>,
     pub permits: Arc<Semaphore>,
     pub clock: Clock,
+    pub db: Option<crate::data::Db>,
 }
 
 impl Runner {
@@ -73,6 +74,7 @@ impl Runner {
                 manifest: manifest.clone(),
                 call,
                 clock: self.clock,
+                db: self.db.clone(),
                 limiter: CallLimiter::new(limits.memory_mib),
                 deadline: Instant::now() + timeout,
                 timed_out: false,

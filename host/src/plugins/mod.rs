@@ -110,12 +110,23 @@ impl Plugins {
         policy: SignaturePolicy,
         clock: Clock,
     ) -> anyhow::Result<Arc<Plugins>> {
+        Self::with_db(cache_dir, policy, clock, None)
+    }
+
+    /// A host whose plugins query `db` through the `data` capability.
+    pub fn with_db(
+        cache_dir: Option<PathBuf>,
+        policy: SignaturePolicy,
+        clock: Clock,
+        db: Option<crate::data::Db>,
+    ) -> anyhow::Result<Arc<Plugins>> {
         let engine = Arc::new(PluginEngine::new(cache_dir)?);
         Ok(Arc::new(Plugins {
             runner: Runner {
                 engine,
                 permits: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
                 clock,
+                db,
             },
             registry: Registry::default(),
             policy,

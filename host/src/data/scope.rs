@@ -1,0 +1,149 @@
+//! Caller scope for the caller-scoped datasets, resolved from the database on every request
+//! from the caller's role codes (DESIGN.md §5): the union over the roles held, compiled into a
+//! SQL predicate over the loan alias `l` that the query compiler always ANDs in.
+
+use super::store::{Db, DbError};
+use crate::auth::{Identity, RoleCode};
+
+/// What the caller may see.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Scope {
+    /// Admin: every loan.
+    pub all: bool,
+    /// Processor: loans of this company.
+    pub company: Option<String>,
+    /// ConciergeKey: loans of these officers.
+    pub managed_officers: Vec<String>,
+    /// Agent / DualLicensedAgent: loans the caller originates, assists or referred.
+    pub originated_by: Option<String>,
+    /// PreLicensed: loans the caller referred (replaces the Agent rule).
+    pub referred_by: Option<String>,
+}
+
+impl Scope {
+    /// Resolves the scope of `caller` from the agent directory.
+    pub async fn resolve(db: &Db, caller: &Identity) -> Result<Scope, DbError> {
+        let mut scope = Scope::default();
+        if caller.has(RoleCode::Admin) {
+            scope.all = true;
+            return Ok(scope);
+        }
+        let me = caller.user_id.clone();
+        if caller.has(RoleCode::Processor) {
+            scope.company = db.agent_company(&me).await?;
+        }
+        if caller.has(RoleCode::ConciergeKey) {
+            scope.managed_officers = db.managed_agents(&me).await?;
+        }
+        if caller.has(RoleCode::PreLicensed) {
+            scope.referred_by = Some(me);
+        } else if caller.has_any(&[RoleCode::Agent, RoleCode::DualLicensedAgent]) {
+            scope.originated_by = Some(me);
+        }
+        Ok(scope)
+    }
+
+    /// The predicate (SQL with `?` placeholders, over alias `l`) and its parameters. A scope
+    /// that grants nothing is `1 = 0`.
+    pub fn predicate(&self) -> (String, Vec<String>) {
+        if self.all {
+            return ("1 = 1".into(), vec![]);
+        }
+        let mut parts = Vec::new();
+        let mut params = Vec::new();
+        if let Some(company) = &self.company {
+            parts.push("l.company_id = ?".to_string());
+            params.push(company.clone());
+        }
+        if !self.managed_officers.is_empty() {
+            parts.push(format!(
+                "l.loan_officer_id IN ({})",
+                vec!["?"; self.managed_officers.len()].join(", ")
+            ));
+            params.extend(self.managed_officers.iter().cloned());
+        }
+        if let Some(me) = &self.originated_by {
+            parts.push(
+                "(l.loan_officer_id = ? OR l.loan_assistant_id = ? OR l.referring_agent_id = ?)"
+                    .into(),
+            );
+            params.extend([me.clone(), me.clone(), me.clone()]);
+        }
+        if let Some(me) = &self.referred_by {
+            parts.push("l.referring_agent_id = ?".into());
+            params.push(me.clone());
+        }
+        if parts.is_empty() {
+            return ("1 = 0".into(), vec![]);
+        }
+        (format!("({})", parts.join(" OR ")), params)
+    }
+}
+
+impl Db {
+    /// The agent's company.
+    pub async fn agent_company(&self, id: &str) -> Result<Option<String>, DbError> {
+        let sql = "SELECT company_id FROM agents WHERE id = ?";
+        let v: Option<Option<String>> = match self {
+            Db::Sqlite(p) => sqlx::query_scalar(sql).bind(id).fetch_optional(p).await?,
+            Db::Postgres(p) => {
+                sqlx::query_scalar(&sql.replace('?', "$1"))
+                    .bind(id)
+                    .fetch_optional(p)
+                    .await?
+            }
+        };
+        Ok(v.flatten())
+    }
+
+    /// The agents a ConciergeKey manages.
+    pub async fn managed_agents(&self, id: &str) -> Result<Vec<String>, DbError> {
+        let sql = "SELECT agent_id FROM agent_managed WHERE manager_id = ? ORDER BY agent_id";
+        Ok(match self {
+            Db::Sqlite(p) => sqlx::query_scalar(sql).bind(id).fetch_all(p).await?,
+            Db::Postgres(p) => {
+                sqlx::query_scalar(&sql.replace('?', "$1"))
+                    .bind(id)
+                    .fetch_all(p)
+                    .await?
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predicates_per_rule() {
+        assert_eq!(
+            Scope {
+                all: true,
+                ..Default::default()
+            }
+            .predicate()
+            .0,
+            "1 = 1"
+        );
+        assert_eq!(Scope::default().predicate().0, "1 = 0");
+        let s = Scope {
+            company: Some("c".into()),
+            managed_officers: vec!["a".into(), "b".into()],
+            originated_by: Some("me".into()),
+            ..Default::default()
+        };
+        let (sql, params) = s.predicate();
+        assert_eq!(
+            sql,
+            "(l.company_id = ? OR l.loan_officer_id IN (?, ?) OR (l.loan_officer_id = ? OR l.loan_assistant_id = ? OR l.referring_agent_id = ?))"
+        );
+        assert_eq!(params, vec!["c", "a", "b", "me", "me", "me"]);
+        let p = Scope {
+            referred_by: Some("me".into()),
+            ..Default::default()
+        }
+        .predicate();
+        assert_eq!(p.0, "(l.referring_agent_id = ?)");
+    }
+}

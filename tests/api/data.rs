@@ -1,0 +1,405 @@
+//! The `data` capability end to end through a real component (`query_echo`): counts and sums
+//! for callers of every role equal a naive in-memory oracle that applies the scope table
+//! first; hostile strings are data, never SQL; name fields are refused to non-readers.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Value};
+
+use crate::helpers::{fixture_wasm, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES, TODAY};
+
+fn query_echo_manifest() -> String {
+    crate::helpers::manifest(
+        "query_echo",
+        DEFAULT_ROLES,
+        &["loans", "los-status-history"],
+        64,
+        10_000,
+        4 * 1024 * 1024,
+    )
+}
+
+struct World {
+    app: TestApp,
+    agents: HashMap<String, Value>,
+    loans: Vec<Value>,
+}
+
+async fn world(seed: u64, loans: u64) -> World {
+    let app = spawn_app_with(AppOptions::default().plugin(
+        "query_echo",
+        fixture_wasm("query-echo"),
+        query_echo_manifest(),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let today = loanhost::config::parse_date(TODAY).unwrap();
+    loanhost::data::seed::write_dir(
+        loanhost::data::seed::SeedSpec { loans, seed, today },
+        dir.path(),
+    )
+    .unwrap();
+    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
+        .await
+        .unwrap();
+    let read = |f: &str| -> Vec<Value> {
+        std::fs::read_to_string(dir.path().join(f))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let mut agents = HashMap::new();
+    for a in read("agents.jsonl") {
+        agents.insert(a["id"].as_str().unwrap().to_string(), a); // the last line of an id wins, as in import
+    }
+    World {
+        app,
+        agents,
+        loans: read("loans.jsonl"),
+    }
+}
+
+/// A filter's meaning, as the oracle applies it to one loan.
+type LoanPredicate = Box<dyn Fn(&Value) -> bool>;
+
+/// Scaled (×10^4) value of a decimal JSON value, parsed independently of the host.
+fn scaled(v: &Value) -> Option<i128> {
+    let s = match v {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        _ => return None,
+    };
+    let (w, f) = s.split_once('.').unwrap_or((&s, ""));
+    let mut frac = f.to_string();
+    while frac.len() < 4 {
+        frac.push('0');
+    }
+    Some(w.parse::<i128>().unwrap() * 10_000 + frac.parse::<i128>().unwrap())
+}
+
+/// The scope table of DESIGN.md §5, applied naively.
+fn visible(agent: &Value, agents: &HashMap<String, Value>, loan: &Value) -> bool {
+    let me = agent["id"].as_str().unwrap();
+    let roles: Vec<&str> = agent["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let has = |r: &str| roles.contains(&r);
+    let field = |k: &str| loan[k].as_str();
+    let mut ok = has("Admin");
+    if has("Processor") {
+        ok |= agent["companyId"].as_str().is_some()
+            && field("companyId") == agent["companyId"].as_str();
+    }
+    if has("ConciergeKey") {
+        let managed: Vec<&str> = agents[me]["managedAgentIds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        ok |= field("loanOfficerId").is_some_and(|o| managed.contains(&o));
+    }
+    if has("PreLicensed") {
+        ok |= field("referringAgentId") == Some(me);
+    } else if has("Agent") || has("DualLicensedAgent") {
+        ok |= field("loanOfficerId") == Some(me)
+            || field("loanAssistantId") == Some(me)
+            || field("referringAgentId") == Some(me);
+    }
+    ok
+}
+
+fn token_for(app: &TestApp, email: &str) -> String {
+    app.key
+        .mint(
+            &format!("{}/dev-idp", app.base),
+            email,
+            "https://loanhost.local/mcp",
+            "",
+            std::time::Duration::from_secs(600),
+        )
+        .unwrap()
+}
+
+/// status -> (count, sum of loanAmount) from the capability.
+async fn by_status(
+    app: &TestApp,
+    token: &str,
+    filter: Option<Value>,
+) -> BTreeMap<String, (i64, Option<i128>)> {
+    let mut args = json!({"dataset": "loans", "groupBy": [{"field": "status"}], "aggregates": [["count", null], ["sum", "loanAmount"]]});
+    if let Some(f) = filter {
+        args["filter"] = f;
+    }
+    let r = app.call_ok(token, "query_echo", args).await;
+    r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            (
+                row[0].as_str().unwrap().to_string(),
+                (row[1].as_i64().unwrap(), scaled(&row[2])),
+            )
+        })
+        .collect()
+}
+
+fn oracle(
+    w: &World,
+    agent: &Value,
+    keep: impl Fn(&Value) -> bool,
+) -> BTreeMap<String, (i64, Option<i128>)> {
+    let mut out: BTreeMap<String, (i64, Option<i128>)> = BTreeMap::new();
+    for loan in w
+        .loans
+        .iter()
+        .rev()
+        .fold(Vec::<&Value>::new(), |mut acc, l| {
+            if !acc.iter().any(|x| x["id"] == l["id"]) {
+                acc.push(l);
+            }
+            acc
+        })
+    {
+        if !visible(agent, &w.agents, loan) || !keep(loan) {
+            continue;
+        }
+        let e = out
+            .entry(loan["status"].as_str().unwrap().to_string())
+            .or_insert((0, None));
+        e.0 += 1;
+        if let Some(a) = scaled(&loan["loanAmount"]) {
+            e.1 = Some(e.1.unwrap_or(0) + a);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn counts_and_sums_equal_the_oracle_for_every_role() {
+    for seed in [1u64, 2, 3] {
+        // Arrange
+        let w = world(seed, 300).await;
+        let mut callers: Vec<&Value> = w
+            .agents
+            .values()
+            .filter(|a| {
+                a["email"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("@demo.loanhost.local")
+                    && !a["email"].as_str().unwrap().starts_with("referrer")
+                    && !a["email"].as_str().unwrap().starts_with("assistant")
+                    && !a["email"].as_str().unwrap().starts_with("processor")
+                    && !a["email"].as_str().unwrap().starts_with("officer")
+                    && !a["email"].as_str().unwrap().starts_with("concierge")
+            })
+            .collect();
+        // Plus one of every other kind: an assistant, a dual-licensed officer, a referrer.
+        for prefix in ["assistant", "referrer", "concierge", "processor"] {
+            if let Some(a) = w.agents.values().find(|a| {
+                a["email"].as_str().unwrap().starts_with(prefix)
+                    && a["email"].as_str().unwrap() != format!("{prefix}@demo.loanhost.local")
+            }) {
+                callers.push(a);
+            }
+        }
+        if let Some(a) = w
+            .agents
+            .values()
+            .find(|a| a["roles"][0] == "DualLicensedAgent")
+        {
+            callers.push(a);
+        }
+        let filters: Vec<(Value, LoanPredicate)> = vec![
+            (Value::Null, Box::new(|_| true)),
+            (
+                json!({"statuses": ["Loan Open", "Loan Funded", "Loan Sold"]}),
+                Box::new(|l: &Value| {
+                    ["Loan Open", "Loan Funded", "Loan Sold"]
+                        .contains(&l["status"].as_str().unwrap())
+                }),
+            ),
+            (
+                json!({"loanAmountMin": 250000, "loanAmountMax": "3000000.5"}),
+                Box::new(|l: &Value| {
+                    scaled(&l["loanAmount"])
+                        .is_some_and(|a| (2_500_000_000..=30_000_005_000).contains(&a))
+                }),
+            ),
+            (
+                json!({"loanTypes": ["FHA"], "propertyState": "ca"}),
+                Box::new(|l: &Value| l["loanType"] == "FHA" && l["propertyState"] == "CA"),
+            ),
+        ];
+        assert!(callers.len() >= 8, "not enough callers: {}", callers.len());
+        let mut partial_views = 0;
+
+        for caller in &callers {
+            let token = token_for(&w.app, caller["email"].as_str().unwrap());
+            for (filter, keep) in &filters {
+                // Act
+                let got =
+                    by_status(&w.app, &token, (!filter.is_null()).then(|| filter.clone())).await;
+
+                // Assert
+                let expected = oracle(&w, caller, keep);
+                assert_eq!(
+                    got, expected,
+                    "seed {seed}, caller {} {:?}, filter {filter}",
+                    caller["email"], caller["roles"]
+                );
+                if filter.is_null() {
+                    let seen: i64 = got.values().map(|v| v.0).sum();
+                    if caller["roles"][0] == "Admin" {
+                        assert_eq!(seen, 300, "the admin sees every loan");
+                    } else if seen > 0 && seen < 300 {
+                        partial_views += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            partial_views >= 4,
+            "seed {seed}: too few callers with a non-trivial scope ({partial_views})"
+        );
+    }
+}
+
+#[tokio::test]
+async fn hostile_strings_are_data() {
+    // Arrange
+    let w = world(7, 200).await;
+    let admin = token_for(&w.app, "admin@demo.loanhost.local");
+    let hostile = [
+        "o'brien",
+        "%",
+        "_",
+        "\\",
+        "'; DROP TABLE loans; --",
+        "Müller",
+        "smith ln0000001",
+        "\"",
+        "ＳＭＩＴＨ",
+    ];
+
+    for text in hostile {
+        // Act
+        let got: i64 = by_status(&w.app, &admin, Some(json!({"searchText": text})))
+            .await
+            .values()
+            .map(|v| v.0)
+            .sum();
+
+        // Assert: each whitespace token must appear (case-insensitively) in the loan number,
+        // borrower names or email.
+        let expected = w
+            .loans
+            .iter()
+            .filter(|l| {
+                let hay = [
+                    "loanNumber",
+                    "borrowerFirstName",
+                    "borrowerLastName",
+                    "borrowerEmail",
+                ]
+                .iter()
+                .filter_map(|k| l[*k].as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase();
+                text.split_whitespace()
+                    .all(|t| hay.contains(&t.to_lowercase()))
+            })
+            .count() as i64;
+        assert_eq!(got, expected, "searchText {text:?}");
+    }
+    let r = w
+        .app
+        .call_ok(
+            &admin,
+            "query_echo",
+            json!({"dataset": "loans", "aggregates": [["count", null]]}),
+        )
+        .await;
+    assert_eq!(
+        r["rows"][0][0],
+        json!(w.loans.len() as i64),
+        "the table survived"
+    );
+}
+
+#[tokio::test]
+async fn name_fields_are_refused_to_callers_who_may_not_read_them() {
+    // Arrange
+    let w = world(9, 100).await;
+    let args = json!({"dataset": "loans", "groupBy": [{"field": "loanOfficerName"}], "aggregates": [["count", null]]});
+
+    // Act
+    let agent = w
+        .app
+        .call_err(
+            &token_for(&w.app, "agent@demo.loanhost.local"),
+            "query_echo",
+            args.clone(),
+        )
+        .await;
+    let processor = w
+        .app
+        .call_ok(
+            &token_for(&w.app, "processor@demo.loanhost.local"),
+            "query_echo",
+            args,
+        )
+        .await;
+
+    // Assert
+    assert_eq!(agent, "forbidden: field `loanOfficerName` is readable only by callers with Admin, Processor or ConciergeKey");
+    assert!(!processor["rows"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn periods_distinct_counts_and_label_maps_run_in_the_database() {
+    // Arrange
+    let w = world(11, 300).await;
+    let admin = token_for(&w.app, "admin@demo.loanhost.local");
+
+    // Act: distinct loans per (month, stage) of the LOS history, stages from a label map.
+    let r = w
+        .app
+        .call_ok(
+            &admin,
+            "query_echo",
+            json!({
+                "dataset": "los-status-history",
+                "groupBy": [{"period": ["occurredAt", "month"]}, {"mapped": ["milestone", [["Loan Open", "1. Opened"], ["Loan Closed", "5. Closed & Funded"], ["Loan Funded", "5. Closed & Funded"]], "Other"]}],
+                "distinctOn": "loanId",
+                "aggregates": [["count", null], ["sum", "loan.loanAmount"]],
+                "limit": 5000
+            }),
+        )
+        .await;
+    let weeks = w
+        .app
+        .call_ok(&admin, "query_echo", json!({"dataset": "loans", "groupBy": [{"period": ["statusDate", "week"]}, {"period": ["statusDate", "quarter"]}], "aggregates": [["count", null]], "limit": 3}))
+        .await;
+
+    // Assert
+    let rows = r["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for row in rows {
+        let period = row[0].as_str().unwrap();
+        assert!(period.len() == 7 && &period[4..5] == "-", "{period}");
+        assert!(["1. Opened", "5. Closed & Funded", "Other"].contains(&row[1].as_str().unwrap()));
+    }
+    assert_eq!(weeks["truncated"], true);
+    assert_eq!(weeks["rows"].as_array().unwrap().len(), 3);
+    let week = weeks["rows"][0][0].as_str().unwrap();
+    assert!(week.len() == 8 && &week[4..6] == "-W", "{week}");
+    assert!(weeks["rows"][0][1].as_str().unwrap().contains("-Q"));
+}
