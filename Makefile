@@ -30,7 +30,7 @@ run: build
 
 ## test: formatting, lints, unit and end-to-end tests
 test: deps lint
-	cargo test --workspace --locked
+	TEST_POSTGRES_URL=$$(scripts/postgres.sh) cargo test --workspace --locked
 
 lint:
 	cargo fmt --all -- --check

@@ -25,13 +25,25 @@ struct World {
     loans: Vec<Value>,
 }
 
-async fn world(seed: u64, loans: u64) -> World {
-    let app = spawn_app_with(AppOptions::default().plugin(
+/// The engines every data test runs on (false: SQLite, true: PostgreSQL).
+const ENGINES: [bool; 2] = [false, true];
+
+fn engine(postgres: bool) -> &'static str {
+    if postgres {
+        "postgres"
+    } else {
+        "sqlite"
+    }
+}
+
+async fn world(seed: u64, loans: u64, postgres: bool) -> World {
+    let mut options = AppOptions::default().plugin(
         "query_echo",
         fixture_wasm("query-echo"),
         query_echo_manifest(),
-    ))
-    .await;
+    );
+    options.postgres = postgres;
+    let app = spawn_app_with(options).await;
     let dir = tempfile::tempdir().unwrap();
     let today = loanhost::config::parse_date(TODAY).unwrap();
     loanhost::data::seed::write_dir(
@@ -182,9 +194,9 @@ fn oracle(
 
 #[tokio::test]
 async fn counts_and_sums_equal_the_oracle_for_every_role() {
-    for seed in [1u64, 2, 3] {
+    for (seed, postgres) in [(1u64, false), (2, false), (3, false), (4, true), (5, true)] {
         // Arrange
-        let w = world(seed, 300).await;
+        let w = world(seed, 300, postgres).await;
         let mut callers: Vec<&Value> = w
             .agents
             .values()
@@ -273,71 +285,73 @@ async fn counts_and_sums_equal_the_oracle_for_every_role() {
 
 #[tokio::test]
 async fn hostile_strings_are_data() {
-    // Arrange
-    let w = world(7, 200).await;
-    let admin = token_for(&w.app, "admin@demo.loanhost.local");
-    let hostile = [
-        "o'brien",
-        "%",
-        "_",
-        "\\",
-        "'; DROP TABLE loans; --",
-        "Müller",
-        "smith ln0000001",
-        "\"",
-        "ＳＭＩＴＨ",
-    ];
+    for postgres in ENGINES {
+        // Arrange
+        let w = world(7, 200, postgres).await;
+        let admin = token_for(&w.app, "admin@demo.loanhost.local");
+        let hostile = [
+            "o'brien",
+            "%",
+            "_",
+            "\\",
+            "'; DROP TABLE loans; --",
+            "Müller",
+            "smith ln0000001",
+            "\"",
+            "ＳＭＩＴＨ",
+        ];
 
-    for text in hostile {
-        // Act
-        let got: i64 = by_status(&w.app, &admin, Some(json!({"searchText": text})))
-            .await
-            .values()
-            .map(|v| v.0)
-            .sum();
+        for text in hostile {
+            // Act
+            let got: i64 = by_status(&w.app, &admin, Some(json!({"searchText": text})))
+                .await
+                .values()
+                .map(|v| v.0)
+                .sum();
 
-        // Assert: each whitespace token must appear (case-insensitively) in the loan number,
-        // borrower names or email.
-        let expected = w
-            .loans
-            .iter()
-            .filter(|l| {
-                let hay = [
-                    "loanNumber",
-                    "borrowerFirstName",
-                    "borrowerLastName",
-                    "borrowerEmail",
-                ]
+            // Assert: each whitespace token must appear (case-insensitively) in the loan number,
+            // borrower names or email.
+            let expected = w
+                .loans
                 .iter()
-                .filter_map(|k| l[*k].as_str())
-                .collect::<Vec<_>>()
-                .join(" ")
-                .to_lowercase();
-                text.split_whitespace()
-                    .all(|t| hay.contains(&t.to_lowercase()))
-            })
-            .count() as i64;
-        assert_eq!(got, expected, "searchText {text:?}");
+                .filter(|l| {
+                    let hay = [
+                        "loanNumber",
+                        "borrowerFirstName",
+                        "borrowerLastName",
+                        "borrowerEmail",
+                    ]
+                    .iter()
+                    .filter_map(|k| l[*k].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .to_lowercase();
+                    text.split_whitespace()
+                        .all(|t| hay.contains(&t.to_lowercase()))
+                })
+                .count() as i64;
+            assert_eq!(got, expected, "{}: searchText {text:?}", engine(postgres));
+        }
+        let r = w
+            .app
+            .call_ok(
+                &admin,
+                "query_echo",
+                json!({"dataset": "loans", "aggregates": [["count", null]]}),
+            )
+            .await;
+        assert_eq!(
+            r["rows"][0][0],
+            json!(w.loans.len() as i64),
+            "the table survived"
+        );
     }
-    let r = w
-        .app
-        .call_ok(
-            &admin,
-            "query_echo",
-            json!({"dataset": "loans", "aggregates": [["count", null]]}),
-        )
-        .await;
-    assert_eq!(
-        r["rows"][0][0],
-        json!(w.loans.len() as i64),
-        "the table survived"
-    );
 }
 
 #[tokio::test]
 async fn name_fields_are_refused_to_callers_who_may_not_read_them() {
     // Arrange
-    let w = world(9, 100).await;
+    let w = world(9, 100, false).await;
     let args = json!({"dataset": "loans", "groupBy": [{"field": "loanOfficerName"}], "aggregates": [["count", null]]});
 
     // Act
@@ -365,12 +379,13 @@ async fn name_fields_are_refused_to_callers_who_may_not_read_them() {
 
 #[tokio::test]
 async fn periods_distinct_counts_and_label_maps_run_in_the_database() {
-    // Arrange
-    let w = world(11, 300).await;
-    let admin = token_for(&w.app, "admin@demo.loanhost.local");
+    for postgres in ENGINES {
+        // Arrange
+        let w = world(11, 300, postgres).await;
+        let admin = token_for(&w.app, "admin@demo.loanhost.local");
 
-    // Act: distinct loans per (month, stage) of the LOS history, stages from a label map.
-    let r = w
+        // Act: distinct loans per (month, stage) of the LOS history, stages from a label map.
+        let r = w
         .app
         .call_ok(
             &admin,
@@ -384,22 +399,25 @@ async fn periods_distinct_counts_and_label_maps_run_in_the_database() {
             }),
         )
         .await;
-    let weeks = w
+        let weeks = w
         .app
         .call_ok(&admin, "query_echo", json!({"dataset": "loans", "groupBy": [{"period": ["statusDate", "week"]}, {"period": ["statusDate", "quarter"]}], "aggregates": [["count", null]], "limit": 3}))
         .await;
 
-    // Assert
-    let rows = r["rows"].as_array().unwrap();
-    assert!(!rows.is_empty());
-    for row in rows {
-        let period = row[0].as_str().unwrap();
-        assert!(period.len() == 7 && &period[4..5] == "-", "{period}");
-        assert!(["1. Opened", "5. Closed & Funded", "Other"].contains(&row[1].as_str().unwrap()));
+        // Assert
+        let rows = r["rows"].as_array().unwrap();
+        assert!(!rows.is_empty());
+        for row in rows {
+            let period = row[0].as_str().unwrap();
+            assert!(period.len() == 7 && &period[4..5] == "-", "{period}");
+            assert!(
+                ["1. Opened", "5. Closed & Funded", "Other"].contains(&row[1].as_str().unwrap())
+            );
+        }
+        assert_eq!(weeks["truncated"], true);
+        assert_eq!(weeks["rows"].as_array().unwrap().len(), 3);
+        let week = weeks["rows"][0][0].as_str().unwrap();
+        assert!(week.len() == 8 && &week[4..6] == "-W", "{week}");
+        assert!(weeks["rows"][0][1].as_str().unwrap().contains("-Q"));
     }
-    assert_eq!(weeks["truncated"], true);
-    assert_eq!(weeks["rows"].as_array().unwrap().len(), 3);
-    let week = weeks["rows"][0][0].as_str().unwrap();
-    assert!(week.len() == 8 && &week[4..6] == "-W", "{week}");
-    assert!(weeks["rows"][0][1].as_str().unwrap().contains("-Q"));
 }

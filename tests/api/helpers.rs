@@ -178,6 +178,40 @@ pub struct AppOptions {
     pub files: Vec<(String, Vec<u8>)>,
     /// Extra configuration variables.
     pub env: Vec<(&'static str, String)>,
+    /// Use a fresh PostgreSQL database instead of SQLite.
+    pub postgres: bool,
+}
+
+/// A fresh PostgreSQL database on the test cluster (`TEST_POSTGRES_URL`, set by `make test`).
+pub async fn fresh_postgres_database() -> String {
+    let admin = std::env::var("TEST_POSTGRES_URL")
+        .expect("TEST_POSTGRES_URL is not set: run `make test`, which starts PostgreSQL (scripts/postgres.sh)");
+    let pool = sqlx::PgPool::connect(&admin)
+        .await
+        .expect("connecting to the test PostgreSQL");
+    let name = format!("loanhost_test_{}", uuid_like());
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let (base, _) = admin.rsplit_once('/').unwrap();
+    format!("{base}/{name}")
+}
+
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{}_{}_{}",
+        std::process::id(),
+        nanos,
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
 }
 
 impl AppOptions {
@@ -232,6 +266,12 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
+    if options.postgres {
+        env.insert(
+            "LOANHOST_DATABASE_URL".into(),
+            fresh_postgres_database().await,
+        );
+    }
     for (k, v) in options.env {
         env.insert(k.to_string(), v);
     }

@@ -4,7 +4,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -59,10 +59,14 @@ impl Db {
                 .map_err(|e| DbError::Connect(format!("`{url}`: {e}")))?;
             Db::Sqlite(pool)
         } else {
+            // The server enforces the statement timeout too (the client's own is a backstop).
+            let options = PgConnectOptions::from_str(url)
+                .map_err(|e| DbError::Connect(format!("`{}`: {e}", redact(url))))?
+                .options([("statement_timeout", "10000")]);
             let pool = PgPoolOptions::new()
                 .max_connections(16)
                 .acquire_timeout(Duration::from_secs(10))
-                .connect(url)
+                .connect_with(options)
                 .await
                 .map_err(|e| DbError::Connect(format!("`{}`: {e}", redact(url))))?;
             Db::Postgres(pool)
