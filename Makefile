@@ -37,9 +37,11 @@ lint:
 	cd plugins && cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 
-## bench: criterion benchmarks (plugin call path)
+## bench: criterion benchmarks: one plugin call; a grouped aggregate over 1M seeded loans
+## (BENCH_LOANS to change the size) on SQLite and PostgreSQL
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
 
 clean-dist:
 	rm -rf plugins/dist
