@@ -12,6 +12,7 @@ mod metadata;
 mod oauth;
 mod real_clients;
 mod reload;
+mod report_loans;
 mod sandbox;
 mod signing;
 mod upstream_idp;

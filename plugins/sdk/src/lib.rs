@@ -25,8 +25,10 @@
 //! ```
 
 pub mod args;
+pub mod decimal;
 
 pub use args::{parse_arguments, NoArguments};
+pub use decimal::Decimal;
 pub use serde_json;
 
 /// The generated bindings of the `loan:reporting@1.0.0` world.
