@@ -13,6 +13,7 @@ mod oauth;
 mod real_clients;
 mod reload;
 mod report_loans;
+mod reports;
 mod sandbox;
 mod signing;
 mod upstream_idp;

@@ -25,7 +25,9 @@
 //! ```
 
 pub mod args;
+pub mod dates;
 pub mod decimal;
+pub mod schema;
 
 pub use args::{parse_arguments, NoArguments};
 pub use decimal::Decimal;

@@ -1,0 +1,264 @@
+//! `report_loan_milestones`: how many distinct loans crossed each funnel (Northstar) stage —
+//! or raw LOS milestone — per week or month, from the persisted LOS status history
+//! (DESIGN.md §7.3). A loan that crosses a stage in two periods counts in both. Loans that
+//! have since moved on (sold, purchased, archived) keep their crossings.
+
+use loanhost_guest::data::{
+    self, Aggregate, Condition, Key, LabelMap, PeriodUnit, Predicate, Query, Value as Cell,
+};
+use loanhost_guest::dates::{self, Date};
+use loanhost_guest::{parse_arguments, Decimal, Description, Tool, ToolError};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// (stage, raw statuses) of the funnel, in stage order; everything else is `Other`.
+const NORTHSTAR: &[(&str, &[&str])] = &[
+    ("1. Opened", &["Loan Open"]),
+    ("2. Pre-Approved", &["Loan Preapproval"]),
+    ("3. Rate Locked", &["Rate Locked"]),
+    ("4. Approved", &["Loan Approved", "Loan Clear To Close"]),
+    ("5. Closed & Funded", &["Loan Closed", "Loan Funded"]),
+];
+const OTHER: &str = "Other";
+const MAX_ROWS: usize = 1000;
+
+/// The spec's 45 statuses, in order (a raw milestone's stageOrder is its 1-based position).
+const STATUSES: [&str; 45] = [
+    "App Started",
+    "Loan Officer Review",
+    "Loan Open",
+    "Loan Prequal",
+    "Loan Preapproval",
+    "Loan Submitted",
+    "Loan Approved",
+    "Loan Docs",
+    "Loan Funded",
+    "Loan On Hold",
+    "Loan Suspended",
+    "Loan Canceled",
+    "Loan Denied",
+    "Loan Closed",
+    "Loan Underwriting",
+    "Loan Other",
+    "Loan Recorded",
+    "Loan Clear To Close",
+    "Loan Processing",
+    "Loan Final Underwriting",
+    "Loan Docs Back",
+    "Loan Funding Conditions",
+    "Loan Final Docs",
+    "Loan Sold",
+    "Loan Pre-Processing",
+    "Loan Document Check",
+    "Loan Document Check Failed",
+    "Loan Pre-Underwriting",
+    "Loan Condition Review",
+    "Loan Pre-Doc QC",
+    "Loan Docs Ordered",
+    "Loan Docs Drawn",
+    "Loan Investor Conditions",
+    "Loan Investor Conditions Sent",
+    "Loan Ready For Sale",
+    "Loan Submitted For Purchase Review",
+    "Loan In Purchase Review",
+    "Loan Pre-Purchase Conditions",
+    "Loan Submitted For Final Purchase Review",
+    "Loan In Final Purchase Review",
+    "Loan Clear To Purchase",
+    "Loan Purchased",
+    "Loan Counter Offer",
+    "Loan Withdrawn",
+    "Loan Archived",
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Args {
+    #[serde(default)]
+    filter: Option<Value>,
+    #[serde(default)]
+    granularity: Option<String>,
+    #[serde(default)]
+    lookback: Option<i64>,
+    #[serde(default)]
+    group_by_northstar: Option<bool>,
+    #[serde(default)]
+    exclude_stages: Option<Vec<String>>,
+}
+
+fn stage_order(stage: &str, northstar: bool) -> u32 {
+    if northstar {
+        NORTHSTAR
+            .iter()
+            .position(|(s, _)| *s == stage)
+            .map(|p| p as u32 + 1)
+            .unwrap_or(6)
+    } else {
+        STATUSES
+            .iter()
+            .position(|s| *s == stage)
+            .map(|p| p as u32 + 1)
+            .unwrap_or(999)
+    }
+}
+
+struct Milestones;
+
+impl Tool for Milestones {
+    fn describe() -> Description {
+        Description::new(
+            "report_loan_milestones",
+            "Loan milestones over time",
+            "Historical flow: how many distinct loans reached each funnel stage (1. Opened, \
+             2. Pre-Approved, 3. Rate Locked, 4. Approved, 5. Closed & Funded, Other) per week or \
+             month, from the persisted LOS status history. THE tool for 'how many loans closed or \
+             funded last month': it counts every loan that crossed the stage in the period even if \
+             it has since been sold, purchased or archived (a current-status filter would miss \
+             those). Counts are distinct loans per period; a loan crossing a stage in two periods \
+             counts in both. Only loans synced to the LOS appear. The window is the last \
+             `lookback` weeks or months ending with the current one. The filter applies to the \
+             loans' current attributes; results are limited to the caller's scope.",
+        )
+        .input_schema(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "filter": loanhost_guest::schema::loan_filter(),
+                "granularity": {"type": "string", "enum": ["Week", "Month"], "default": "Month", "description": "Week (ISO, Monday start, period YYYY-Wnn) or Month (YYYY-MM); unrecognized values fall back to Month."},
+                "lookback": {"type": "integer", "default": 4, "description": "Buckets back from the current one, which is included; zero or less becomes 4."},
+                "groupByNorthstar": {"type": "boolean", "default": true, "description": "true groups by funnel stage; false by raw LOS milestone name."},
+                "excludeStages": {"type": "array", "items": {"type": "string"}, "description": "Stage labels to leave out, e.g. Other."}
+            }
+        }))
+        .output_schema(json!({
+            "type": "object",
+            "required": ["granularity", "groupBy", "truncated", "note", "buckets"],
+            "properties": {
+                "granularity": {"type": "string"},
+                "groupBy": {"type": "string", "description": "Northstar or Milestone."},
+                "truncated": {"type": "boolean"},
+                "note": {"type": "string"},
+                "buckets": {"type": "array", "items": {"type": "object", "properties": {
+                    "period": {"type": "string"}, "stage": {"type": "string"}, "stageOrder": {"type": "integer"},
+                    "loanCount": {"type": "integer"}, "loanAmount": {"type": "number"}}}}
+            }
+        }))
+    }
+
+    fn call(arguments: Value) -> Result<Value, ToolError> {
+        let args: Args = parse_arguments(arguments)?;
+        let filter = match args.filter {
+            None | Some(Value::Null) => None,
+            Some(f @ Value::Object(_)) => Some(f.to_string()),
+            Some(_) => return Err(ToolError::invalid_params("filter must be an object")),
+        };
+        let week = args.granularity.as_deref() == Some("Week");
+        let lookback = match args.lookback {
+            Some(n) if n > 0 => n.min(520),
+            _ => 4,
+        };
+        let northstar = args.group_by_northstar.unwrap_or(true);
+        let exclude = args.exclude_stages.unwrap_or_default();
+
+        let today = dates::today();
+        let (start, end): (Date, Date) = if week {
+            let monday = today.week_start();
+            (monday.plus_days(-7 * (lookback - 1)), monday.plus_days(7))
+        } else {
+            let first = today.month_start();
+            (
+                first.plus_months(-(lookback as i32 - 1)),
+                first.plus_months(1),
+            )
+        };
+        let stage_key = if northstar {
+            let entries = NORTHSTAR
+                .iter()
+                .flat_map(|(stage, raws)| {
+                    raws.iter().map(move |r| (r.to_string(), stage.to_string()))
+                })
+                .collect();
+            Key::Mapped(LabelMap {
+                field: "milestone".into(),
+                entries,
+                otherwise: Some(OTHER.into()),
+            })
+        } else {
+            Key::Field("milestone".into())
+        };
+        let rows = data::run(&Query {
+            dataset: "los-status-history".into(),
+            filter,
+            predicates: vec![
+                Predicate {
+                    field: "occurredAt".into(),
+                    condition: Condition::Ge(Cell::Timestamp(start.midnight())),
+                },
+                Predicate {
+                    field: "occurredAt".into(),
+                    condition: Condition::Lt(Cell::Timestamp(end.midnight())),
+                },
+            ],
+            group_by: vec![
+                Key::Period((
+                    "occurredAt".into(),
+                    if week {
+                        PeriodUnit::Week
+                    } else {
+                        PeriodUnit::Month
+                    },
+                )),
+                stage_key,
+            ],
+            distinct_on: Some("loanId".into()),
+            aggregates: vec![Aggregate::Count, Aggregate::Sum("loan.loanAmount".into())],
+            order_by: vec![],
+            limit: None,
+        })?;
+        let mut buckets: Vec<(String, u32, String, u64, Decimal)> = rows
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let period = match &r[0] {
+                    Cell::Text(s) => s.clone(),
+                    _ => return None,
+                };
+                let stage = match &r[1] {
+                    Cell::Text(s) => s.clone(),
+                    _ => return None,
+                };
+                let count = match &r[2] {
+                    Cell::Integer(i) => *i as u64,
+                    _ => 0,
+                };
+                let amount = match &r[3] {
+                    Cell::Decimal(s) => Decimal::parse(s).unwrap_or_default(),
+                    _ => Decimal::ZERO,
+                };
+                Some((period, stage_order(&stage, northstar), stage, count, amount))
+            })
+            .filter(|b| b.3 > 0 && !exclude.contains(&b.2))
+            .collect();
+        buckets.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
+        let truncated = rows.truncated || buckets.len() > MAX_ROWS;
+        buckets.truncate(MAX_ROWS);
+        let granularity = if week { "Week" } else { "Month" };
+        Ok(json!({
+            "granularity": granularity,
+            "groupBy": if northstar { "Northstar" } else { "Milestone" },
+            "truncated": truncated,
+            "note": format!(
+                "Distinct loans per {} and {} from persisted LOS status history, {} through {} (UTC); only loans synced to the LOS are covered. A loan that crosses a stage in two periods counts in both. The funnel stage mapping is provisional.",
+                granularity.to_lowercase(),
+                if northstar { "funnel stage" } else { "raw milestone" },
+                start,
+                end.plus_days(-1)
+            ),
+            "buckets": buckets.into_iter().map(|(period, order, stage, count, amount)| json!({
+                "period": period, "stage": stage, "stageOrder": order, "loanCount": count, "loanAmount": amount.to_json()
+            })).collect::<Vec<_>>(),
+        }))
+    }
+}
+
+loanhost_guest::export_tool!(Milestones);
