@@ -38,10 +38,11 @@ lint:
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 
 ## bench: criterion benchmarks: one plugin call; a grouped aggregate over 1M seeded loans
-## (BENCH_LOANS to change the size) on SQLite and PostgreSQL
+## (BENCH_LOANS to change the size) on SQLite and PostgreSQL; tools/call end to end over HTTP
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
+	cargo bench -p loanhost --bench http_reports --locked
 
 clean-dist:
 	rm -rf plugins/dist

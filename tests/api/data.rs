@@ -76,7 +76,7 @@ async fn world(seed: u64, loans: u64, postgres: bool) -> World {
 type LoanPredicate = Box<dyn Fn(&Value) -> bool>;
 
 /// Scaled (×10^4) value of a decimal JSON value, parsed independently of the host.
-fn scaled(v: &Value) -> Option<i128> {
+pub fn scaled(v: &Value) -> Option<i128> {
     let s = match v {
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.clone(),
@@ -91,7 +91,7 @@ fn scaled(v: &Value) -> Option<i128> {
 }
 
 /// The scope table of DESIGN.md §5, applied naively.
-fn visible(agent: &Value, agents: &HashMap<String, Value>, loan: &Value) -> bool {
+pub fn visible(agent: &Value, agents: &HashMap<String, Value>, loan: &Value) -> bool {
     let me = agent["id"].as_str().unwrap();
     let roles: Vec<&str> = agent["roles"]
         .as_array()

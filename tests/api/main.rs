@@ -7,6 +7,7 @@ mod import;
 
 mod auth;
 mod data;
+mod differential;
 mod mcp_protocol;
 mod metadata;
 mod oauth;
