@@ -30,12 +30,14 @@ run: build
 
 ## test: formatting, lints, unit and end-to-end tests
 test: deps lint
+	cd plugins && cargo test -p loanhost-guest --locked
 	TEST_POSTGRES_URL=$$(scripts/postgres.sh) cargo test --workspace --locked
 
 lint:
 	cargo fmt --all -- --check
 	cd plugins && cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cd plugins && cargo clippy --workspace --all-targets --locked -- -D warnings
 
 ## bench: criterion benchmarks: one plugin call; a grouped aggregate over 1M seeded loans
 ## (BENCH_LOANS to change the size) on SQLite and PostgreSQL; tools/call end to end over HTTP

@@ -112,6 +112,18 @@ pub fn today() -> Date {
     Date::parse(&crate::clock::today()).expect("the host sends YYYY-MM-DD")
 }
 
+/// Parses an optional `YYYY-MM-DD` argument, naming it in the error.
+pub fn date_arg(name: &str, value: Option<&str>) -> Result<Option<Date>, crate::ToolError> {
+    match value {
+        None => Ok(None),
+        Some(s) => Date::parse(s).map(Some).ok_or_else(|| {
+            crate::ToolError::invalid_params(format!(
+                "{name}: `{s}` is not a date like 2026-01-31 (YYYY-MM-DD)"
+            ))
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,17 +149,5 @@ mod tests {
             Date::parse("2024-02-29").unwrap().plus_days(1).to_string(),
             "2024-03-01"
         );
-    }
-}
-
-/// Parses an optional `YYYY-MM-DD` argument, naming it in the error.
-pub fn date_arg(name: &str, value: Option<&str>) -> Result<Option<Date>, crate::ToolError> {
-    match value {
-        None => Ok(None),
-        Some(s) => Date::parse(s).map(Some).ok_or_else(|| {
-            crate::ToolError::invalid_params(format!(
-                "{name}: `{s}` is not a date like 2026-01-31 (YYYY-MM-DD)"
-            ))
-        }),
     }
 }

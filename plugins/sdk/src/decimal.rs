@@ -35,11 +35,6 @@ impl Decimal {
     /// Zero.
     pub const ZERO: Decimal = Decimal(0);
 
-    /// The sum of two decimals.
-    pub fn add(self, other: Decimal) -> Decimal {
-        Decimal(self.0 + other.0)
-    }
-
     /// `self / n` rounded to 2 decimal places, half away from zero.
     pub fn average(self, n: u64) -> Decimal {
         let den = n as i128 * 100; // scaled units per cent
@@ -77,6 +72,15 @@ impl Decimal {
     }
 }
 
+impl std::ops::Add for Decimal {
+    type Output = Decimal;
+
+    /// The exact sum.
+    fn add(self, other: Decimal) -> Decimal {
+        Decimal(self.0 + other.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,7 +89,7 @@ mod tests {
     fn parse_add_average() {
         let a = Decimal::parse("100.005").unwrap();
         let b = Decimal::parse("0.0050").unwrap();
-        assert_eq!(a.add(b).to_text(), "100.01");
+        assert_eq!((a + b).to_text(), "100.01");
         assert_eq!(Decimal::parse("10").unwrap().average(3).to_text(), "3.33");
         assert_eq!(
             Decimal::parse("0.05").unwrap().average(2).to_text(),

@@ -336,7 +336,7 @@ fn merge(buckets: Vec<Bucket>) -> Vec<Bucket> {
                 o.count += b.count;
                 o.with_value += b.with_value;
                 o.sum = match (o.sum, b.sum) {
-                    (Some(x), Some(y)) => Some(x.add(y)),
+                    (Some(x), Some(y)) => Some(x + y),
                     (x, y) => x.or(y),
                 };
                 o.min = [o.min, b.min].into_iter().flatten().min();
