@@ -34,7 +34,9 @@ fn bench(c: &mut Criterion) {
     let n = loans();
     let dir = bench_dir();
     std::fs::create_dir_all(&dir).unwrap();
-    let db_url = format!("sqlite://{}", dir.join(format!("full-{n}.db")).display());
+    // BENCH_DATABASE_URL runs it on another database (e.g. PostgreSQL).
+    let db_url = std::env::var("BENCH_DATABASE_URL")
+        .unwrap_or_else(|_| format!("sqlite://{}", dir.join(format!("full-{n}.db")).display()));
     let today = "2026-11-22";
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
