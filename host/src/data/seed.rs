@@ -393,11 +393,11 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         let status = LOAN_STATUSES[status_index];
         let age_days = rng.gen_range(0..730i64);
         let status_date = now - Duration::days(age_days) - Duration::minutes(rng.gen_range(0..600));
-        // Amounts in whole cents, written once as decimals (no float arithmetic on them).
+        // Amounts in whole cents ($80,000 to $1,200,000 in $5 steps), written once as decimals.
         let amount_cents: Option<u64> = if rng.gen_bool(0.05) {
             None
         } else {
-            Some(rng.gen_range(80_000u64..1_200_000) * 500)
+            Some(rng.gen_range(16_000u64..240_000) * 500)
         };
         let referrer = rng
             .gen_bool(0.35)
