@@ -125,18 +125,6 @@ pub fn visible(agent: &Value, agents: &HashMap<String, Value>, loan: &Value) -> 
     ok
 }
 
-fn token_for(app: &TestApp, email: &str) -> String {
-    app.key
-        .mint(
-            &format!("{}/dev-idp", app.base),
-            email,
-            "https://loanhost.local/mcp",
-            "",
-            std::time::Duration::from_secs(600),
-        )
-        .unwrap()
-}
-
 /// status -> (count, sum of loanAmount) from the capability.
 async fn by_status(
     app: &TestApp,
@@ -253,7 +241,7 @@ async fn counts_and_sums_equal_the_oracle_for_every_role() {
         let mut partial_views = 0;
 
         for caller in &callers {
-            let token = token_for(&w.app, caller["email"].as_str().unwrap());
+            let token = w.app.token_for(caller["email"].as_str().unwrap());
             for (filter, keep) in &filters {
                 // Act
                 let got =
@@ -288,7 +276,7 @@ async fn hostile_strings_are_data() {
     for postgres in ENGINES {
         // Arrange
         let w = world(7, 200, postgres).await;
-        let admin = token_for(&w.app, "admin@demo.loanhost.local");
+        let admin = w.app.token_for("admin@demo.loanhost.local");
         let hostile = [
             "o'brien",
             "%",
@@ -358,7 +346,7 @@ async fn name_fields_are_refused_to_callers_who_may_not_read_them() {
     let agent = w
         .app
         .call_err(
-            &token_for(&w.app, "agent@demo.loanhost.local"),
+            &w.app.token_for("agent@demo.loanhost.local"),
             "query_echo",
             args.clone(),
         )
@@ -366,7 +354,7 @@ async fn name_fields_are_refused_to_callers_who_may_not_read_them() {
     let processor = w
         .app
         .call_ok(
-            &token_for(&w.app, "processor@demo.loanhost.local"),
+            &w.app.token_for("processor@demo.loanhost.local"),
             "query_echo",
             args,
         )
@@ -382,7 +370,7 @@ async fn periods_distinct_counts_and_label_maps_run_in_the_database() {
     for postgres in ENGINES {
         // Arrange
         let w = world(11, 300, postgres).await;
-        let admin = token_for(&w.app, "admin@demo.loanhost.local");
+        let admin = w.app.token_for("admin@demo.loanhost.local");
 
         // Act: distinct loans per (month, stage) of the LOS history, stages from a label map.
         let r = w
@@ -635,7 +623,7 @@ async fn random_role_combinations_and_filters_match_the_oracle() {
             let agent = json!({"id": id, "email": email, "companyId": company, "roles": held, "managedAgentIds": managed});
             w.agents.insert(id.clone(), agent.clone());
             let (filter, keep) = random_filter(&mut rng, &w);
-            let token = token_for(&w.app, &email);
+            let token = w.app.token_for(&email);
             let callable = held.iter().any(|r| DEFAULT_ROLES.contains(r));
 
             // Act

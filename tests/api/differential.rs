@@ -93,18 +93,6 @@ fn money(v: i128) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-fn token(app: &TestApp, email: &str) -> String {
-    app.key
-        .mint(
-            &format!("{}/dev-idp", app.base),
-            email,
-            "https://loanhost.local/mcp",
-            "",
-            std::time::Duration::from_secs(600),
-        )
-        .unwrap()
-}
-
 /// Callers of every role: the demo users plus a dual-licensed officer and a concierge.
 fn callers(s: &Seeded) -> Vec<Value> {
     let mut out: Vec<Value> = ["admin", "processor", "concierge", "agent", "prelicensed"]
@@ -231,7 +219,7 @@ async fn every_report_for_every_role_equals_an_independent_implementation() {
 
     let (mut milestone_rows, mut warehouse_rows, mut deal_rows) = (0, 0, 0);
     for caller in callers(&s) {
-        let t = token(&s.app, caller["email"].as_str().unwrap());
+        let t = s.app.token_for(caller["email"].as_str().unwrap());
         let loans = mine(&s, &caller);
         let who = format!("{} {}", caller["email"], caller["roles"]);
 

@@ -334,6 +334,19 @@ impl TestApp {
             .unwrap_or_else(|| token.to_string())
     }
 
+    /// A valid access token from this app's dev IdP for any email.
+    pub fn token_for(&self, email: &str) -> String {
+        self.key
+            .mint(
+                &format!("{}/dev-idp", self.base),
+                email,
+                "https://loanhost.local/mcp",
+                "",
+                Duration::from_secs(600),
+            )
+            .unwrap()
+    }
+
     /// POSTs a raw JSON body to `/mcp` with a bearer token.
     pub async fn post_mcp(&self, token: Option<&str>, body: &Value) -> reqwest::Response {
         let mut req = self.client.post(format!("{}/mcp", self.base)).json(body);

@@ -68,18 +68,6 @@ async fn app() -> TestApp {
     app
 }
 
-fn token(app: &TestApp, email: &str) -> String {
-    app.key
-        .mint(
-            &format!("{}/dev-idp", app.base),
-            email,
-            "https://loanhost.local/mcp",
-            "",
-            std::time::Duration::from_secs(600),
-        )
-        .unwrap()
-}
-
 #[tokio::test]
 async fn defaults_give_one_total_with_every_aggregate() {
     // Arrange
@@ -175,14 +163,14 @@ async fn officers_by_name_for_admins_and_by_id_for_agents() {
         .await;
     let agent = app
         .call_ok(
-            &token(&app, "olivia@example.com"),
+            &app.token_for("olivia@example.com"),
             "report_loans",
             json!({"groupBy": "LoanOfficer"}),
         )
         .await;
     let processor = app
         .call_ok(
-            &token(&app, "pat@example.com"),
+            &app.token_for("pat@example.com"),
             "report_loans",
             json!({"groupBy": "ReferringAgent"}),
         )

@@ -103,18 +103,6 @@ async fn app() -> TestApp {
     app
 }
 
-fn token(app: &TestApp, email: &str) -> String {
-    app.key
-        .mint(
-            &format!("{}/dev-idp", app.base),
-            email,
-            "https://loanhost.local/mcp",
-            "",
-            std::time::Duration::from_secs(600),
-        )
-        .unwrap()
-}
-
 #[tokio::test]
 async fn pipeline_lists_every_stage_and_a_monthly_trend_ending_this_month() {
     // Arrange
@@ -126,7 +114,7 @@ async fn pipeline_lists_every_stage_and_a_monthly_trend_ending_this_month() {
         .await;
     let agent = app
         .call_ok(
-            &token(&app, "oscar@example.com"),
+            &app.token_for("oscar@example.com"),
             "loan_pipeline_report",
             json!({"lookbackMonths": 0}),
         )
@@ -348,7 +336,7 @@ async fn milestone_options_weeks_raw_names_exclusions_and_fallbacks() {
     // An agent sees only their own loans (Olivia: loans 1, 2 and 5).
     let olivia = app
         .call_ok(
-            &token(&app, "olivia@example.com"),
+            &app.token_for("olivia@example.com"),
             "report_loan_milestones",
             json!({"excludeStages": ["Other"]}),
         )
@@ -442,7 +430,7 @@ async fn warehouse_milestones_in_an_inclusive_range() {
 #[tokio::test]
 async fn mlo_cohorts_by_creation_period_and_current_stage() {
     let app = app().await;
-    let processor = token(&app, "pat@example.com");
+    let processor = app.token_for("pat@example.com");
     let r = app
         .call_ok(&processor, "mlo_pipeline_report", json!({}))
         .await;

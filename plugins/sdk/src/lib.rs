@@ -28,6 +28,7 @@ pub mod args;
 pub mod dates;
 pub mod decimal;
 pub mod schema;
+pub mod vocab;
 
 pub use args::{parse_arguments, NoArguments};
 pub use decimal::Decimal;

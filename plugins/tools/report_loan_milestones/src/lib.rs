@@ -22,55 +22,6 @@ const NORTHSTAR: &[(&str, &[&str])] = &[
 const OTHER: &str = "Other";
 const MAX_ROWS: usize = 1000;
 
-/// The spec's 45 statuses, in order (a raw milestone's stageOrder is its 1-based position).
-const STATUSES: [&str; 45] = [
-    "App Started",
-    "Loan Officer Review",
-    "Loan Open",
-    "Loan Prequal",
-    "Loan Preapproval",
-    "Loan Submitted",
-    "Loan Approved",
-    "Loan Docs",
-    "Loan Funded",
-    "Loan On Hold",
-    "Loan Suspended",
-    "Loan Canceled",
-    "Loan Denied",
-    "Loan Closed",
-    "Loan Underwriting",
-    "Loan Other",
-    "Loan Recorded",
-    "Loan Clear To Close",
-    "Loan Processing",
-    "Loan Final Underwriting",
-    "Loan Docs Back",
-    "Loan Funding Conditions",
-    "Loan Final Docs",
-    "Loan Sold",
-    "Loan Pre-Processing",
-    "Loan Document Check",
-    "Loan Document Check Failed",
-    "Loan Pre-Underwriting",
-    "Loan Condition Review",
-    "Loan Pre-Doc QC",
-    "Loan Docs Ordered",
-    "Loan Docs Drawn",
-    "Loan Investor Conditions",
-    "Loan Investor Conditions Sent",
-    "Loan Ready For Sale",
-    "Loan Submitted For Purchase Review",
-    "Loan In Purchase Review",
-    "Loan Pre-Purchase Conditions",
-    "Loan Submitted For Final Purchase Review",
-    "Loan In Final Purchase Review",
-    "Loan Clear To Purchase",
-    "Loan Purchased",
-    "Loan Counter Offer",
-    "Loan Withdrawn",
-    "Loan Archived",
-];
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Args {
@@ -94,7 +45,7 @@ fn stage_order(stage: &str, northstar: bool) -> u32 {
             .map(|p| p as u32 + 1)
             .unwrap_or(6)
     } else {
-        STATUSES
+        loanhost_guest::vocab::LOAN_STATUSES
             .iter()
             .position(|s| *s == stage)
             .map(|p| p as u32 + 1)
