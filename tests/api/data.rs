@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{fixture_wasm, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES, TODAY};
+use crate::helpers::{fixture_wasm, seed_app, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES};
 
 fn query_echo_manifest() -> String {
     crate::helpers::manifest(
@@ -44,31 +44,11 @@ async fn world(seed: u64, loans: u64, postgres: bool) -> World {
     );
     options.postgres = postgres;
     let app = spawn_app_with(options).await;
-    let dir = tempfile::tempdir().unwrap();
-    let today = loanhost::config::parse_date(TODAY).unwrap();
-    loanhost::data::seed::write_dir(
-        loanhost::data::seed::SeedSpec { loans, seed, today },
-        dir.path(),
-    )
-    .unwrap();
-    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
-        .await
-        .unwrap();
-    let read = |f: &str| -> Vec<Value> {
-        std::fs::read_to_string(dir.path().join(f))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    };
-    let mut agents = HashMap::new();
-    for a in read("agents.jsonl") {
-        agents.insert(a["id"].as_str().unwrap().to_string(), a); // the last line of an id wins, as in import
-    }
+    let data = seed_app(&app, seed, loans).await;
     World {
         app,
-        agents,
-        loans: read("loans.jsonl"),
+        agents: data.agents,
+        loans: data.loans,
     }
 }
 

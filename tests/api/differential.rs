@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::data::{scaled, visible};
-use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp, TODAY};
+use crate::helpers::{seed_app, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp};
 
 const TOOLS: [&str; 5] = [
     "report_loans",
@@ -34,38 +34,14 @@ async fn seeded(seed: u64) -> Seeded {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
     }
     let app = spawn_app_with(options).await;
-    let dir = tempfile::tempdir().unwrap();
-    let today = loanhost::config::parse_date(TODAY).unwrap();
-    loanhost::data::seed::write_dir(
-        loanhost::data::seed::SeedSpec {
-            loans: 500,
-            seed,
-            today,
-        },
-        dir.path(),
-    )
-    .unwrap();
-    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
-        .await
-        .unwrap();
-    let read = |f: &str| -> Vec<Value> {
-        std::fs::read_to_string(dir.path().join(f))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    };
-    let agents = read("agents.jsonl")
-        .into_iter()
-        .map(|a| (a["id"].as_str().unwrap().to_string(), a))
-        .collect();
+    let data = seed_app(&app, seed, 500).await;
     Seeded {
         app,
-        agents,
-        loans: read("loans.jsonl"),
-        history: read("los_status_history.jsonl"),
-        milestones: read("dw_loan_milestones.jsonl"),
-        deals: read("dw_deals.jsonl"),
+        agents: data.agents,
+        loans: data.loans,
+        history: data.history,
+        milestones: data.milestones,
+        deals: data.deals,
     }
 }
 

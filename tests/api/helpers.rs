@@ -159,6 +159,48 @@ pub fn signing_pem() -> &'static str {
     })
 }
 
+/// A seeded data set as the test sees it: the lines of the import files (agents by id, the last
+/// line of an id winning, as in import).
+pub struct SeededData {
+    pub agents: std::collections::HashMap<String, Value>,
+    pub loans: Vec<Value>,
+    pub history: Vec<Value>,
+    pub milestones: Vec<Value>,
+    pub deals: Vec<Value>,
+}
+
+/// Seeds `loans` synthetic loans (seed `seed`, today = [`TODAY`]) into the app's database
+/// through the importer, and returns the files' contents for the test's own oracle.
+pub async fn seed_app(app: &TestApp, seed: u64, loans: u64) -> SeededData {
+    let dir = tempfile::tempdir().unwrap();
+    let today = loanhost::config::parse_date(TODAY).unwrap();
+    loanhost::data::seed::write_dir(
+        loanhost::data::seed::SeedSpec { loans, seed, today },
+        dir.path(),
+    )
+    .unwrap();
+    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
+        .await
+        .unwrap();
+    let read = |f: &str| -> Vec<Value> {
+        std::fs::read_to_string(dir.path().join(f))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    SeededData {
+        agents: read("agents.jsonl")
+            .into_iter()
+            .map(|a| (a["id"].as_str().unwrap().to_string(), a))
+            .collect(),
+        loans: read("loans.jsonl"),
+        history: read("los_status_history.jsonl"),
+        milestones: read("dw_loan_milestones.jsonl"),
+        deals: read("dw_deals.jsonl"),
+    }
+}
+
 /// A running test application.
 pub struct TestApp {
     pub base: String,
