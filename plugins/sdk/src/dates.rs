@@ -112,6 +112,27 @@ pub fn today() -> Date {
     Date::parse(&crate::clock::today()).expect("the host sends YYYY-MM-DD")
 }
 
+/// The period bucket of the warehouse reports: `Month` (`YYYY-MM`, the default) or `Week`
+/// (`YYYY-Wnn`, ISO week). Deserializes from exactly those names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+pub enum Bucket {
+    /// `YYYY-MM`.
+    #[default]
+    Month,
+    /// `YYYY-Wnn`.
+    Week,
+}
+
+impl Bucket {
+    /// The host's period unit for this bucket.
+    pub fn unit(self) -> crate::data::PeriodUnit {
+        match self {
+            Bucket::Month => crate::data::PeriodUnit::Month,
+            Bucket::Week => crate::data::PeriodUnit::Week,
+        }
+    }
+}
+
 /// Parses an optional `YYYY-MM-DD` argument, naming it in the error.
 pub fn date_arg(name: &str, value: Option<&str>) -> Result<Option<Date>, crate::ToolError> {
     match value {

@@ -2,10 +2,8 @@
 //! and their current stage, from the Data Warehouse deal table. Org-wide; concerns recruiting
 //! and licensing candidates, not loans.
 
-use loanhost_guest::data::{
-    self, Aggregate, Condition, Key, PeriodUnit, Predicate, Query, Value as Cell,
-};
-use loanhost_guest::dates::{self, date_arg};
+use loanhost_guest::data::{self, Aggregate, Condition, Key, Predicate, Query, Value as Cell};
+use loanhost_guest::dates::{self, date_arg, Bucket};
 use loanhost_guest::{parse_arguments, Description, Tool, ToolError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -40,13 +38,6 @@ const TERMINAL: &[&str] = &[
     "Exam Failed",
     "App Cancelled",
 ];
-
-#[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
-enum Bucket {
-    #[default]
-    Month,
-    Week,
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -122,14 +113,7 @@ impl Tool for MloPipeline {
             filter: None,
             predicates,
             group_by: vec![
-                Key::Period((
-                    "createdAt".into(),
-                    if bucket == Bucket::Week {
-                        PeriodUnit::Week
-                    } else {
-                        PeriodUnit::Month
-                    },
-                )),
+                Key::Period(("createdAt".into(), bucket.unit())),
                 Key::Field("stage".into()),
             ],
             distinct_on: None,

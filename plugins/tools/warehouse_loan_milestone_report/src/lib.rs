@@ -2,10 +2,8 @@
 //! inclusive date range, from the Data Warehouse loan table (DESIGN.md §7.4). Org-wide: no
 //! caller scope applies; only Admin, Processor and ConciergeKey may call it.
 
-use loanhost_guest::data::{
-    self, Aggregate, Condition, Key, PeriodUnit, Predicate, Query, Value as Cell,
-};
-use loanhost_guest::dates::date_arg;
+use loanhost_guest::data::{self, Aggregate, Condition, Key, Predicate, Query, Value as Cell};
+use loanhost_guest::dates::{date_arg, Bucket};
 use loanhost_guest::{parse_arguments, Description, Tool, ToolError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -23,13 +21,6 @@ const MILESTONES: &[(&str, &str)] = &[
     ("Denied", "Other"),
     ("Withdrawn", "Other"),
 ];
-
-#[derive(Debug, Clone, Copy, Deserialize, Default, PartialEq, Eq)]
-enum Bucket {
-    #[default]
-    Month,
-    Week,
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -122,14 +113,7 @@ impl Tool for Warehouse {
                 },
             ],
             group_by: vec![
-                Key::Period((
-                    "occurredAt".into(),
-                    if bucket == Bucket::Week {
-                        PeriodUnit::Week
-                    } else {
-                        PeriodUnit::Month
-                    },
-                )),
+                Key::Period(("occurredAt".into(), bucket.unit())),
                 Key::Field("milestone".into()),
             ],
             distinct_on: None,
