@@ -159,6 +159,69 @@ const MLO_STAGES: [&str; 21] = [
     "App Cancelled",
 ];
 
+/// Writes `agents.jsonl`, numbering the generated people and counting the lines.
+struct Staff {
+    w: BufWriter<std::fs::File>,
+    n: usize,
+    written: u64,
+}
+
+type Roles = &'static [&'static str];
+
+impl Staff {
+    /// One agent line.
+    #[allow(clippy::too_many_arguments)]
+    fn line(
+        &mut self,
+        id: &str,
+        email: &str,
+        first: &str,
+        last: &str,
+        company: Option<&str>,
+        roles: &[&str],
+        managed: &[String],
+    ) -> std::io::Result<()> {
+        self.written += 1;
+        writeln!(
+            self.w,
+            "{}",
+            json!({"id": id, "email": email, "firstName": first, "lastName": last, "companyId": company, "roles": roles, "managedAgentIds": managed})
+        )
+    }
+
+    /// A new person `<kind><k>@…` (k numbers every generated person) with a random name and
+    /// id, written as an agent with the roles `roles(k)`.
+    fn hire(
+        &mut self,
+        rng: &mut StdRng,
+        kind: &str,
+        company: Option<&str>,
+        roles: impl Fn(usize) -> Roles,
+        managed: &[String],
+    ) -> std::io::Result<Person> {
+        self.n += 1;
+        let k = self.n;
+        let (first, last) = (
+            FIRST[rng.gen_range(0..FIRST.len())],
+            LAST[rng.gen_range(0..LAST.len())],
+        );
+        let p = Person {
+            id: uuid(rng),
+            name: format!("{first} {last}"),
+        };
+        self.line(
+            &p.id,
+            &format!("{kind}{k}@{DEMO_DOMAIN}"),
+            first,
+            last,
+            company,
+            roles(k),
+            managed,
+        )?;
+        Ok(p)
+    }
+}
+
 struct Person {
     id: String,
     name: String,
@@ -174,7 +237,11 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
             std::fs::File::create(dir.join(name))?,
         ))
     };
-    let mut agents = open("agents.jsonl")?;
+    let mut staff = Staff {
+        w: open("agents.jsonl")?,
+        n: 0,
+        written: 0,
+    };
     let mut loans = open("loans.jsonl")?;
     let mut history = open("los_status_history.jsonl")?;
     let mut dw = open("dw_loan_milestones.jsonl")?;
@@ -185,135 +252,54 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         .map(|_| uuid(&mut rng))
         .collect();
     let officers_per_company = ((spec.loans / 150) / companies.len() as u64).max(3) as usize;
-    let mut agent_line = |w: &mut BufWriter<std::fs::File>,
-                          id: &str,
-                          email: &str,
-                          first: &str,
-                          last: &str,
-                          company: Option<&str>,
-                          roles: &[&str],
-                          managed: &[String]|
-     -> std::io::Result<()> {
-        counts.agents += 1;
-        writeln!(
-            w,
-            "{}",
-            json!({"id": id, "email": email, "firstName": first, "lastName": last, "companyId": company, "roles": roles, "managedAgentIds": managed})
-        )
-    };
-
     let mut officers: Vec<(Person, usize)> = Vec::new();
     let mut assistants: Vec<Vec<Person>> = Vec::new();
     let mut processors: Vec<Vec<Person>> = Vec::new();
     let mut referrers: Vec<Person> = Vec::new();
-    let mut n = 0usize;
-    let mut next_name = |rng: &mut StdRng| {
-        n += 1;
-        (
-            FIRST[rng.gen_range(0..FIRST.len())],
-            LAST[rng.gen_range(0..LAST.len())],
-            n,
-        )
-    };
     for (ci, company) in companies.iter().enumerate() {
-        let mut company_processors = Vec::new();
-        for _ in 0..2 {
-            let (f, l, k) = next_name(&mut rng);
-            let p = Person {
-                id: uuid(&mut rng),
-                name: format!("{f} {l}"),
-            };
-            agent_line(
-                &mut agents,
-                &p.id,
-                &format!("processor{k}@{DEMO_DOMAIN}"),
-                f,
-                l,
-                Some(company),
-                &["Processor"],
-                &[],
-            )?;
-            company_processors.push(p);
-        }
-        processors.push(company_processors);
-        let mut company_assistants = Vec::new();
-        for _ in 0..2 {
-            let (f, l, k) = next_name(&mut rng);
-            let p = Person {
-                id: uuid(&mut rng),
-                name: format!("{f} {l}"),
-            };
-            agent_line(
-                &mut agents,
-                &p.id,
-                &format!("assistant{k}@{DEMO_DOMAIN}"),
-                f,
-                l,
-                Some(company),
-                &["Agent"],
-                &[],
-            )?;
-            company_assistants.push(p);
-        }
-        assistants.push(company_assistants);
+        let c = Some(company.as_str());
+        let ps = (0..2)
+            .map(|_| staff.hire(&mut rng, "processor", c, |_| &["Processor"], &[]))
+            .collect::<std::io::Result<_>>()?;
+        processors.push(ps);
+        let asst = (0..2)
+            .map(|_| staff.hire(&mut rng, "assistant", c, |_| &["Agent"], &[]))
+            .collect::<std::io::Result<_>>()?;
+        assistants.push(asst);
         let mut company_officers = Vec::new();
         for _ in 0..officers_per_company {
-            let (f, l, k) = next_name(&mut rng);
-            let roles: &[&str] = if k % 7 == 0 {
-                &["DualLicensedAgent"]
-            } else {
-                &["Agent"]
-            };
-            let p = Person {
-                id: uuid(&mut rng),
-                name: format!("{f} {l}"),
-            };
-            agent_line(
-                &mut agents,
-                &p.id,
-                &format!("officer{k}@{DEMO_DOMAIN}"),
-                f,
-                l,
-                Some(company),
-                roles,
+            let p = staff.hire(
+                &mut rng,
+                "officer",
+                c,
+                |k| {
+                    if k % 7 == 0 {
+                        &["DualLicensedAgent"]
+                    } else {
+                        &["Agent"]
+                    }
+                },
                 &[],
             )?;
             company_officers.push(p.id.clone());
             officers.push((p, ci));
         }
         // A ConciergeKey manager for half of the company's officers.
-        let (f, l, k) = next_name(&mut rng);
         let managed: Vec<String> = company_officers.iter().step_by(2).cloned().collect();
-        agent_line(
-            &mut agents,
-            &uuid(&mut rng),
-            &format!("concierge{k}@{DEMO_DOMAIN}"),
-            f,
-            l,
-            Some(company),
-            &["ConciergeKey"],
-            &managed,
-        )?;
+        staff.hire(&mut rng, "concierge", c, |_| &["ConciergeKey"], &managed)?;
     }
     for _ in 0..(officers.len() / 2).max(3) {
-        let (f, l, k) = next_name(&mut rng);
-        let p = Person {
-            id: uuid(&mut rng),
-            name: format!("{f} {l}"),
-        };
-        let roles: &[&str] = if k % 3 == 0 {
-            &["Agent", "PreLicensed"]
-        } else {
-            &["Agent"]
-        };
-        agent_line(
-            &mut agents,
-            &p.id,
-            &format!("referrer{k}@{DEMO_DOMAIN}"),
-            f,
-            l,
+        let p = staff.hire(
+            &mut rng,
+            "referrer",
             None,
-            roles,
+            |k| {
+                if k % 3 == 0 {
+                    &["Agent", "PreLicensed"]
+                } else {
+                    &["Agent"]
+                }
+            },
             &[],
         )?;
         referrers.push(p);
@@ -322,8 +308,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
     let first_company = &companies[0];
     let demo_officer = &officers[0].0;
     let demo_referrer = &referrers[0];
-    agent_line(
-        &mut agents,
+    staff.line(
         &uuid(&mut rng),
         &format!("admin@{DEMO_DOMAIN}"),
         "Ada",
@@ -332,8 +317,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         &["Admin"],
         &[],
     )?;
-    agent_line(
-        &mut agents,
+    staff.line(
         &processors[0][0].id,
         &format!("processor@{DEMO_DOMAIN}"),
         "Pat",
@@ -348,8 +332,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         .take(3)
         .map(|(p, _)| p.id.clone())
         .collect();
-    agent_line(
-        &mut agents,
+    staff.line(
         &uuid(&mut rng),
         &format!("concierge@{DEMO_DOMAIN}"),
         "Cora",
@@ -358,8 +341,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         &["ConciergeKey"],
         &managed,
     )?;
-    agent_line(
-        &mut agents,
+    staff.line(
         &demo_officer.id,
         &format!("agent@{DEMO_DOMAIN}"),
         "Alex",
@@ -368,8 +350,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         &["Agent"],
         &[],
     )?;
-    agent_line(
-        &mut agents,
+    staff.line(
         &demo_referrer.id,
         &format!("prelicensed@{DEMO_DOMAIN}"),
         "Pria",
@@ -492,9 +473,10 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         )?;
         counts.deals += 1;
     }
-    for w in [&mut agents, &mut loans, &mut history, &mut dw, &mut deals] {
+    for w in [&mut staff.w, &mut loans, &mut history, &mut dw, &mut deals] {
         w.flush()?;
     }
+    counts.agents = staff.written;
     Ok(counts)
 }
 
