@@ -149,19 +149,31 @@ fn bench(c: &mut Criterion) {
             ..Default::default()
         };
         let agent_rows = rt
-            .block_on(query::run(&db, &q, Some(&mine), false))
+            .block_on(query::run(
+                &db,
+                &q,
+                Some(&mine),
+                false,
+                query::Allowance::standard(),
+            ))
             .unwrap();
         eprintln!(
             "{engine}: the agent sees {} statuses",
             agent_rows.rows.len()
         );
         group.bench_function(format!("{engine}/admin"), |b| {
-            b.to_async(&rt)
-                .iter(|| async { query::run(&db, &q, Some(&admin), true).await.unwrap() })
+            b.to_async(&rt).iter(|| async {
+                query::run(&db, &q, Some(&admin), true, query::Allowance::standard())
+                    .await
+                    .unwrap()
+            })
         });
         group.bench_function(format!("{engine}/agent"), |b| {
-            b.to_async(&rt)
-                .iter(|| async { query::run(&db, &q, Some(&mine), false).await.unwrap() })
+            b.to_async(&rt).iter(|| async {
+                query::run(&db, &q, Some(&mine), false, query::Allowance::standard())
+                    .await
+                    .unwrap()
+            })
         });
     }
     group.finish();

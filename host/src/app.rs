@@ -11,9 +11,9 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::data::Db;
 use crate::devidp::{DevIdp, SigningKey};
-use crate::http::{router, AppState};
+use crate::http::{router, serve, AppState};
 use crate::mcp::Dispatcher;
-use crate::plugins::{Plugins, Reloader, SignaturePolicy};
+use crate::plugins::{CallerLimits, HostOptions, Plugins, Reloader, SignaturePolicy};
 
 /// A built, bound, not yet serving application.
 pub struct Application {
@@ -26,7 +26,7 @@ impl Application {
     /// Builds the application from its configuration: database, dev IdP (when enabled),
     /// token validation, plugins.
     pub async fn build(config: Config) -> anyhow::Result<Application> {
-        let db = Db::open(&config.database_url).await?;
+        let db = Db::open_identity(&config.database_url).await?;
         let dev_idp = if config.dev_idp {
             let key = SigningKey::load_or_create(&dev_idp_key_path(&config))?;
             Some(Arc::new(DevIdp::new(
@@ -53,12 +53,23 @@ impl Application {
         let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
             .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
         let clock = config.today.map(Clock::fixed).unwrap_or_else(Clock::system);
-        let plugins = Plugins::with_db(
-            Some(config.cache_dir.clone()),
-            policy,
-            clock,
-            Some(db.clone()),
-        )?;
+        let cache_key = crate::plugins::load_or_create_cache_key(&config.cache_key_file)
+            .map_err(|e| anyhow::anyhow!("LOANHOST_CACHE_KEY_FILE: {e}"))?;
+        // Reports get a pool of their own: identity lookups never wait behind them.
+        let reports = Db::open_reports(&config.database_url).await?;
+        let limits = config.limits;
+        let mut options = HostOptions::new(policy, clock);
+        options.cache_dir = Some(config.cache_dir.clone());
+        options.cache_key = Some(cache_key);
+        options.db = Some(reports);
+        options.memory_mib = limits.plugin_memory_mib;
+        options.log_lines_per_second = limits.plugin_log_lines_per_second;
+        options.callers = CallerLimits {
+            max_concurrent: limits.caller_max_concurrent,
+            calls_per_minute: limits.caller_calls_per_minute,
+            plugin_seconds_per_minute: limits.caller_plugin_seconds_per_minute,
+        };
+        let plugins = Plugins::with_options(options)?;
         if !config.plugin_dir.is_dir() {
             anyhow::bail!(
                 "LOANHOST_PLUGIN_DIR: {} is not a directory (build the plugins with `make plugins`)",
@@ -74,6 +85,9 @@ impl Application {
             .await
             .with_context(|| format!("LOANHOST_LISTEN: cannot bind {}", config.listen))?;
         let state = AppState {
+            in_flight: Arc::new(tokio::sync::Semaphore::new(
+                limits.max_concurrent_requests as usize,
+            )),
             dispatcher: Dispatcher::new(plugins.clone()),
             config: Arc::new(config),
             authenticator,
@@ -109,10 +123,9 @@ impl Application {
 
     /// Serves until the process is stopped (Ctrl-C or SIGTERM).
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let limits = self.state.config.limits;
         let app = router(self.state);
-        let result = axum::serve(self.listener, app)
-            .with_graceful_shutdown(shutdown_signal())
-            .await;
+        let result = serve(self.listener, app, limits, shutdown_signal()).await;
         self.reloader.abort();
         result
     }

@@ -31,7 +31,45 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_REQUIRE_SIGNED_PLUGINS", Some("false")),
     ("LOANHOST_TRUSTED_KEYS", Some("")),
     ("LOANHOST_ALLOWED_ORIGINS", Some("")),
+    ("LOANHOST_REQUIRE_EMAIL_VERIFIED", Some("false")),
+    ("LOANHOST_CACHE_KEY_FILE", None),
+    ("LOANHOST_HEADER_TIMEOUT_SECS", Some("10")),
+    ("LOANHOST_REQUEST_TIMEOUT_SECS", Some("75")),
+    ("LOANHOST_MAX_CONNECTIONS", Some("1024")),
+    ("LOANHOST_MAX_CONCURRENT_REQUESTS", Some("128")),
+    ("LOANHOST_MAX_BATCH", Some("16")),
+    ("LOANHOST_CALLER_MAX_CONCURRENT", Some("4")),
+    ("LOANHOST_CALLER_CALLS_PER_MINUTE", Some("600")),
+    ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", Some("60")),
+    ("LOANHOST_PLUGIN_MEMORY_MIB", Some("256")),
+    ("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", Some("200")),
 ];
+
+/// The limits that protect the server from its callers and its plugins (each has a
+/// `LOANHOST_*` variable; `docs/threat-model.md` says what happens when one is hit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// A connection must send its request headers within this time.
+    pub header_timeout: std::time::Duration,
+    /// A whole request must be answered within this time (else `408`).
+    pub request_timeout: std::time::Duration,
+    /// Open connections; further ones wait in the listen queue.
+    pub max_connections: u32,
+    /// Requests handled at once; more get `503` with `Retry-After`.
+    pub max_concurrent_requests: u32,
+    /// Messages in one JSON-RPC batch (2025-03-26).
+    pub max_batch: u32,
+    /// Tool calls one caller may have in flight.
+    pub caller_max_concurrent: u32,
+    /// Tool calls per caller per minute.
+    pub caller_calls_per_minute: u32,
+    /// Seconds of plugin time per caller per minute.
+    pub caller_plugin_seconds_per_minute: u32,
+    /// Linear memory of all plugin calls together, in MiB.
+    pub plugin_memory_mib: u64,
+    /// Plugin log lines written per second, host-wide.
+    pub plugin_log_lines_per_second: u32,
+}
 
 /// The upstream identity provider's endpoints.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +130,12 @@ pub struct Config {
     pub trusted_keys: Vec<String>,
     /// Browser origins allowed to call `/mcp` besides `{base_url}` itself.
     pub allowed_origins: Vec<String>,
+    /// Refuse tokens without `email_verified: true` (an explicit `false` is always refused).
+    pub require_email_verified: bool,
+    /// The key that authenticates precompiled plugins (outside `cache_dir`).
+    pub cache_key_file: PathBuf,
+    /// Request, caller and plugin limits.
+    pub limits: ServerLimits,
 }
 
 /// A setting that was refused.
@@ -236,12 +280,82 @@ impl Config {
                 )
             })?),
         };
+        let dev_idp = {
+            let on = boolean("LOANHOST_DEV_IDP", &required("LOANHOST_DEV_IDP"))?;
+            if on && !listen.ip().is_loopback() {
+                return Err(err(
+                    "LOANHOST_DEV_IDP",
+                    format!(
+                        "the dev IdP signs in any demo user; it runs only on a loopback \
+                         LOANHOST_LISTEN, not {listen}"
+                    ),
+                ));
+            }
+            if on && base_url.starts_with("https://") {
+                return Err(err(
+                    "LOANHOST_DEV_IDP",
+                    "the dev IdP is for local development; it refuses an https:// LOANHOST_BASE_URL",
+                ));
+            }
+            // Another IdP configured: the dev IdP's routes are not mounted at all.
+            on && idp.issuer == dev
+        };
+        let number = |key: &str, max: u64| -> Result<u64, ConfigError> {
+            let v = required(key);
+            match v.trim().parse::<u64>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => Err(err(
+                    key,
+                    format!("`{v}` is not a whole number in 1..={max}"),
+                )),
+            }
+        };
+        let limits = ServerLimits {
+            header_timeout: std::time::Duration::from_secs(number(
+                "LOANHOST_HEADER_TIMEOUT_SECS",
+                3600,
+            )?),
+            request_timeout: std::time::Duration::from_secs(number(
+                "LOANHOST_REQUEST_TIMEOUT_SECS",
+                3600,
+            )?),
+            max_connections: number("LOANHOST_MAX_CONNECTIONS", 1_000_000)? as u32,
+            max_concurrent_requests: number("LOANHOST_MAX_CONCURRENT_REQUESTS", 100_000)? as u32,
+            max_batch: number("LOANHOST_MAX_BATCH", 1000)? as u32,
+            caller_max_concurrent: number("LOANHOST_CALLER_MAX_CONCURRENT", 1000)? as u32,
+            caller_calls_per_minute: number("LOANHOST_CALLER_CALLS_PER_MINUTE", 1_000_000)? as u32,
+            caller_plugin_seconds_per_minute: number(
+                "LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE",
+                100_000,
+            )? as u32,
+            plugin_memory_mib: number("LOANHOST_PLUGIN_MEMORY_MIB", 65_536)?,
+            plugin_log_lines_per_second: number("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", 1_000_000)?
+                as u32,
+        };
+        let cache_dir = PathBuf::from(required("LOANHOST_CACHE_DIR"));
+        let cache_key_file = match get("LOANHOST_CACHE_KEY_FILE") {
+            Some(f) => PathBuf::from(f),
+            None => {
+                let mut name = cache_dir
+                    .file_name()
+                    .map(|n| n.to_os_string())
+                    .unwrap_or_else(|| "cache".into());
+                name.push(".key");
+                cache_dir.with_file_name(name)
+            }
+        };
+        if cache_key_file.starts_with(&cache_dir) {
+            return Err(err(
+                "LOANHOST_CACHE_KEY_FILE",
+                "must not be inside LOANHOST_CACHE_DIR: it authenticates that directory",
+            ));
+        }
         Ok(Config {
             listen,
             base_url,
             database_url,
             plugin_dir: PathBuf::from(required("LOANHOST_PLUGIN_DIR")),
-            cache_dir: PathBuf::from(required("LOANHOST_CACHE_DIR")),
+            cache_dir,
             mcp_audience,
             claims_namespace,
             api_prefix: if api_prefix == "/" {
@@ -252,7 +366,7 @@ impl Config {
             idp,
             internal,
             email_claim: get("LOANHOST_EMAIL_CLAIM").filter(|s| !s.is_empty()),
-            dev_idp: boolean("LOANHOST_DEV_IDP", &required("LOANHOST_DEV_IDP"))?,
+            dev_idp,
             dev_idp_token_ttl: {
                 let v = required("LOANHOST_DEV_IDP_TOKEN_TTL");
                 match v.parse::<u64>() {
@@ -272,6 +386,12 @@ impl Config {
             )?,
             trusted_keys: list(&required("LOANHOST_TRUSTED_KEYS")),
             allowed_origins: list(&required("LOANHOST_ALLOWED_ORIGINS")),
+            require_email_verified: boolean(
+                "LOANHOST_REQUIRE_EMAIL_VERIFIED",
+                &required("LOANHOST_REQUIRE_EMAIL_VERIFIED"),
+            )?,
+            cache_key_file,
+            limits,
         })
     }
 }

@@ -115,6 +115,7 @@ fn agent(id: &str, email: &str, roles: &[&str]) -> NewAgent {
         company_id: Some("00000000-0000-0000-0000-00000000c0c0".into()),
         roles: roles.iter().map(|r| r.to_string()).collect(),
         managed_agent_ids: vec![],
+        inactive: false,
     }
 }
 
@@ -222,6 +223,8 @@ pub struct AppOptions {
     pub env: Vec<(&'static str, String)>,
     /// Use a fresh PostgreSQL database instead of SQLite.
     pub postgres: bool,
+    /// Settings the helper would set that this test leaves at the server's defaults.
+    pub unset: Vec<&'static str>,
 }
 
 /// A fresh PostgreSQL database on the test cluster (`TEST_POSTGRES_URL`, set by `make test`).
@@ -314,11 +317,24 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
             fresh_postgres_database().await,
         );
     }
+    // Most tests drive one caller hard on purpose; the per-caller budgets are tested with
+    // their defaults where they are the subject (`attack`), and opted into elsewhere.
+    for (k, v) in [
+        ("LOANHOST_CALLER_MAX_CONCURRENT", "1000"),
+        ("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000"),
+        ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000"),
+    ] {
+        env.insert(k.to_string(), v.to_string());
+    }
     for (k, v) in options.env {
         env.insert(k.to_string(), v);
     }
-    std::fs::create_dir_all(tmp.path().join("cache")).unwrap();
-    std::fs::write(tmp.path().join("cache/dev-idp-rsa.pem"), signing_pem()).unwrap();
+    for k in options.unset {
+        env.remove(k);
+    }
+    let cache_dir = PathBuf::from(&env["LOANHOST_CACHE_DIR"]);
+    std::fs::create_dir_all(&cache_dir).unwrap();
+    std::fs::write(cache_dir.join("dev-idp-rsa.pem"), signing_pem()).unwrap();
 
     // Find a free port first: the configuration must know its own base URL.
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

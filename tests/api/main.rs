@@ -4,6 +4,7 @@
 mod helpers;
 
 mod import;
+mod isolation;
 
 mod auth;
 mod data;

@@ -47,20 +47,30 @@ async fn check(dir: &std::path::Path, policy: SignaturePolicy) -> Result<bool, S
         .map_err(|e| e.to_string())
 }
 
-fn deploy(dir: &std::path::Path, wasm: &[u8], sig: Option<&str>) {
+/// Deploys the metadata tool with the shipped manifest; `sig` is the `.wasm.minisig` text,
+/// and `manifest_signer` signs the manifest into `.toml.minisig` (none: no manifest
+/// signature).
+fn deploy(dir: &std::path::Path, wasm: &[u8], sig: Option<&str>, manifest_signer: Option<&Signer>) {
+    let manifest = tool_manifest("get_loan_reporting_metadata");
     std::fs::write(dir.join("get_loan_reporting_metadata.wasm"), wasm).unwrap();
-    std::fs::write(
-        dir.join("get_loan_reporting_metadata.toml"),
-        tool_manifest("get_loan_reporting_metadata"),
-    )
-    .unwrap();
-    let sig_path = dir.join("get_loan_reporting_metadata.wasm.minisig");
-    match sig {
-        Some(s) => std::fs::write(sig_path, s).unwrap(),
-        None => {
-            let _ = std::fs::remove_file(sig_path);
+    std::fs::write(dir.join("get_loan_reporting_metadata.toml"), &manifest).unwrap();
+    let put = |name: &str, text: Option<String>| {
+        let path = dir.join(name);
+        match text {
+            Some(s) => std::fs::write(path, s).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(path);
+            }
         }
-    }
+    };
+    put(
+        "get_loan_reporting_metadata.wasm.minisig",
+        sig.map(str::to_string),
+    );
+    put(
+        "get_loan_reporting_metadata.toml.minisig",
+        manifest_signer.map(|k| k.sign(manifest.as_bytes())),
+    );
 }
 
 #[tokio::test]
@@ -76,16 +86,16 @@ async fn required_signatures_accept_signed_and_refuse_unsigned_or_tampered() {
     tampered[last] ^= 0x01;
 
     // Act + Assert: signed by the trusted key.
-    deploy(dir.path(), &wasm, Some(&key.sign(&wasm)));
+    deploy(dir.path(), &wasm, Some(&key.sign(&wasm)), Some(&key));
     assert_eq!(check(dir.path(), required.clone()).await, Ok(true));
 
     // Unsigned.
-    deploy(dir.path(), &wasm, None);
+    deploy(dir.path(), &wasm, None, None);
     let e = check(dir.path(), required.clone()).await.unwrap_err();
     assert!(e.ends_with("unsigned: signatures are required (LOANHOST_REQUIRE_SIGNED_PLUGINS=true) and there is no get_loan_reporting_metadata.wasm.minisig"), "{e}");
 
     // Tampered after signing.
-    deploy(dir.path(), &tampered, Some(&key.sign(&wasm)));
+    deploy(dir.path(), &tampered, Some(&key.sign(&wasm)), Some(&key));
     let e = check(dir.path(), required.clone()).await.unwrap_err();
     assert!(
         e.contains("the signature does not verify against any trusted key"),
@@ -93,16 +103,194 @@ async fn required_signatures_accept_signed_and_refuse_unsigned_or_tampered() {
     );
 
     // Signed by an untrusted key.
-    deploy(dir.path(), &wasm, Some(&other.sign(&wasm)));
+    deploy(dir.path(), &wasm, Some(&other.sign(&wasm)), Some(&other));
     let e = check(dir.path(), required).await.unwrap_err();
     assert!(e.contains("does not verify against any trusted key"), "{e}");
 
     // Not required: unsigned loads, but a bad signature is still refused.
     let optional = SignaturePolicy::new(false, std::slice::from_ref(&key.public)).unwrap();
-    deploy(dir.path(), &wasm, None);
+    deploy(dir.path(), &wasm, None, None);
     assert_eq!(check(dir.path(), optional.clone()).await, Ok(false));
-    deploy(dir.path(), &tampered, Some(&key.sign(&wasm)));
-    assert!(check(dir.path(), optional).await.is_err());
+    deploy(dir.path(), &tampered, Some(&key.sign(&wasm)), Some(&key));
+    let e = check(dir.path(), optional).await.unwrap_err();
+    assert!(
+        e.ends_with("get_loan_reporting_metadata.wasm: get_loan_reporting_metadata.wasm.minisig: the signature does not verify against any trusted key (tampered plugin or untrusted signer)"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_signature_covers_the_manifest_too() {
+    // Arrange
+    let dir = tempfile::tempdir().unwrap();
+    let key = signer();
+    let wasm = tool_wasm("get_loan_reporting_metadata");
+    let required = SignaturePolicy::new(true, std::slice::from_ref(&key.public)).unwrap();
+    let manifest_path = dir.path().join("get_loan_reporting_metadata.toml");
+
+    // Act + Assert: the manifest changed under a valid component signature (a wider
+    // deadline and more memory than the signer approved).
+    deploy(dir.path(), &wasm, Some(&key.sign(&wasm)), Some(&key));
+    assert_eq!(check(dir.path(), required.clone()).await, Ok(true));
+    let widened = tool_manifest("get_loan_reporting_metadata")
+        .replace("timeout_ms = 1000", "timeout_ms = 60000");
+    assert_ne!(widened, tool_manifest("get_loan_reporting_metadata"));
+    std::fs::write(&manifest_path, widened).unwrap();
+    let e = check(dir.path(), required.clone()).await.unwrap_err();
+    assert!(
+        e.ends_with("get_loan_reporting_metadata.toml: get_loan_reporting_metadata.toml.minisig: the signature does not verify against any trusted key (tampered plugin or untrusted signer)"),
+        "{e}"
+    );
+
+    // A signed component whose manifest has no signature at all.
+    deploy(dir.path(), &wasm, Some(&key.sign(&wasm)), None);
+    let e = check(dir.path(), required).await.unwrap_err();
+    assert!(
+        e.ends_with("unsigned: signatures are required (LOANHOST_REQUIRE_SIGNED_PLUGINS=true) and there is no get_loan_reporting_metadata.toml.minisig"),
+        "{e}"
+    );
+    let optional = SignaturePolicy::new(false, std::slice::from_ref(&key.public)).unwrap();
+    let e = check(dir.path(), optional).await.unwrap_err();
+    assert!(
+        e.ends_with("the component is signed but its manifest is not: a signature must cover the manifest too (sign it with the same key into get_loan_reporting_metadata.toml.minisig)"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn an_org_wide_manifest_granting_agent_is_refused() {
+    // Arrange
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = tool_manifest("warehouse_loan_milestone_report").replace(
+        "roles = [\"Admin\", \"Processor\", \"ConciergeKey\"]",
+        "roles = [\"Admin\", \"Agent\"]",
+    );
+    assert!(manifest.contains("\"Agent\""), "{manifest}");
+    std::fs::write(
+        dir.path().join("warehouse_loan_milestone_report.wasm"),
+        tool_wasm("warehouse_loan_milestone_report"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("warehouse_loan_milestone_report.toml"),
+        manifest,
+    )
+    .unwrap();
+    let plugins = Plugins::new(None, SignaturePolicy::default(), Clock::system()).unwrap();
+
+    // Act
+    let e = plugins
+        .load(&PluginFiles::in_dir(
+            dir.path(),
+            "warehouse_loan_milestone_report",
+        ))
+        .await
+        .unwrap_err()
+        .to_string();
+
+    // Assert
+    assert!(
+        e.ends_with("warehouse_loan_milestone_report.toml: roles: `Agent` may not call an org-wide plugin; org-wide data is only for Admin, Processor, ConciergeKey"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_component_with_many_memories_is_refused_at_load() {
+    // Arrange: 120 core instances, each with its own linear memory (built here from text).
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("(component (core module $m (memory 1))");
+    for i in 0..120 {
+        text.push_str(&format!(" (core instance $i{i} (instantiate $m))"));
+    }
+    text.push(')');
+    let wasm = wat::parse_str(&text).unwrap();
+    std::fs::write(dir.path().join("hoard.wasm"), wasm).unwrap();
+    std::fs::write(
+        dir.path().join("hoard.toml"),
+        manifest("hoard", DEFAULT_ROLES, &[], 16, 1000, 1000),
+    )
+    .unwrap();
+    let plugins = Plugins::new(None, SignaturePolicy::default(), Clock::system()).unwrap();
+
+    // Act
+    let e = plugins
+        .load(&PluginFiles::in_dir(dir.path(), "hoard"))
+        .await
+        .unwrap_err()
+        .to_string();
+
+    // Assert
+    assert!(
+        e.ends_with("hoard.wasm: not a valid component: The component transitively contains 120 core module instances, which exceeds the configured maximum of 8 in the pooling allocator"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_planted_precompiled_component_is_not_run() {
+    // Arrange: a server has cached its metadata tool; an attacker who can write the cache
+    // directory plants the metadata tool's native code under the name the `misbehave`
+    // fixture will be looked up by.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let key_file = dir.path().join("cache.key");
+    let options = |name: &str, wasm: Vec<u8>, manifest: String| {
+        let mut o = AppOptions::default().plugin(name, wasm, manifest);
+        o.env
+            .push(("LOANHOST_CACHE_DIR", cache.display().to_string()));
+        o.env
+            .push(("LOANHOST_CACHE_KEY_FILE", key_file.display().to_string()));
+        o
+    };
+    let metadata = tool_wasm("get_loan_reporting_metadata");
+    let first = spawn_app_with(options(
+        "get_loan_reporting_metadata",
+        metadata.clone(),
+        tool_manifest("get_loan_reporting_metadata"),
+    ))
+    .await;
+    drop(first);
+    let cached: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let digest = |b: &[u8]| {
+        use sha2::Digest as _;
+        hex::encode(sha2::Sha256::digest(b))
+    };
+    let misbehave = fixture_wasm("misbehave");
+    let compat = cached[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .split_once('-')
+        .unwrap()
+        .1
+        .to_string();
+    let planted = cache.join(format!("{}-{compat}", digest(&misbehave)));
+    // A bare serialized component (no MAC), as an attacker without the key would write it.
+    let native = std::fs::read(&cached[0]).unwrap();
+    std::fs::write(&planted, &native[..native.len() - 32]).unwrap();
+
+    // Act
+    let app = spawn_app_with(options(
+        "misbehave",
+        misbehave,
+        manifest("misbehave", DEFAULT_ROLES, &[], 16, 2000, 65536),
+    ))
+    .await;
+
+    // Assert: the fixture itself runs, not the planted code (which would describe itself as
+    // the metadata tool and be refused, or worse, run).
+    assert_eq!(app.tool_names().await, vec!["misbehave"]);
+    let r = app
+        .call_ok("agent-token", "misbehave", json!({"action": "echo"}))
+        .await;
+    assert_eq!(r["userId"], "00000000-0000-0000-0000-0000000000b2");
 }
 
 #[tokio::test]
@@ -126,6 +314,11 @@ async fn the_server_in_required_mode_lists_only_signed_plugins() {
     options.files.push((
         "get_loan_reporting_metadata.wasm.minisig".into(),
         key.sign(&wasm).into_bytes(),
+    ));
+    options.files.push((
+        "get_loan_reporting_metadata.toml.minisig".into(),
+        key.sign(tool_manifest("get_loan_reporting_metadata").as_bytes())
+            .into_bytes(),
     ));
     options
         .env

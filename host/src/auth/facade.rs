@@ -84,6 +84,15 @@ pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'stati
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
         .into_owned()
         .collect();
+    // RFC 6749 §3.1: request parameters must not be included more than once. Checking the
+    // first copy and forwarding all of them would let the IdP act on another one.
+    let mut seen = std::collections::HashSet::new();
+    if let Some((name, _)) = pairs.iter().find(|(n, _)| !seen.insert(n.as_str())) {
+        return Err((
+            "invalid_request",
+            format!("parameter {name:?} is repeated; each may appear once"),
+        ));
+    }
     let one = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     match one("response_type") {
         Some("code") => {}

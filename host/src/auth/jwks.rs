@@ -1,17 +1,26 @@
-//! Signing keys of a token issuer: a JWKS fetched from its URL and cached, refreshed when a
-//! token names an unknown `kid` (at most once per [`MIN_REFRESH_INTERVAL`]), or a fixed set
+//! Signing keys of a token issuer: a JWKS fetched from its URL and cached, or a fixed set
 //! (the embedded dev IdP).
+//!
+//! Refreshes are single-flight and never block on a lock while fetching for requests that
+//! have a key: a stale cache keeps serving while one background refresh runs; a token naming
+//! an unknown `kid` waits for at most one refresh in flight, and refreshes are spaced by
+//! [`MIN_REFRESH_INTERVAL`] (longer, with exponential back-off, after failures), so neither
+//! forged `kid`s nor a slow IdP can set the IdP's request rate or stall sign-ins.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{Jwk, JwkSet};
-use tokio::sync::Mutex;
 
-/// Unknown-`kid` refreshes happen at most this often, so forged `kid`s cannot make the
-/// server hammer the IdP.
+/// Refreshes for unknown `kid`s happen at most this often.
 pub const MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(10);
-/// Keys are refetched after this long even without an unknown `kid`.
+/// Keys are refreshed in the background after this long.
 pub const MAX_AGE: Duration = Duration::from_secs(3600);
+/// Longest wait between attempts after repeated failures.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// How long one fetch may take.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where keys come from.
 enum Source {
@@ -22,78 +31,142 @@ enum Source {
     Fixed,
 }
 
+#[derive(Clone)]
 struct Cached {
-    keys: JwkSet,
+    keys: Arc<JwkSet>,
     fetched: Option<Instant>,
     last_attempt: Option<Instant>,
+    failures: u32,
+}
+
+impl Cached {
+    /// Whether another fetch may start now.
+    fn may_attempt(&self, now: Instant) -> bool {
+        let Some(last) = self.last_attempt else {
+            return true;
+        };
+        let wait = if self.failures == 0 {
+            MIN_REFRESH_INTERVAL
+        } else {
+            // 1 s, 2 s, 4 s … up to MAX_BACKOFF.
+            Duration::from_secs(1u64 << self.failures.min(9).saturating_sub(1)).min(MAX_BACKOFF)
+        };
+        now.saturating_duration_since(last) >= wait
+    }
 }
 
 /// A cached JWKS.
 pub struct Jwks {
     source: Source,
-    cache: Mutex<Cached>,
+    cache: RwLock<Cached>,
+    /// Held by the one fetch in flight; waiters re-check the cache after it.
+    fetching: tokio::sync::Mutex<()>,
+    /// Set while a background refresh task runs.
+    background: AtomicBool,
 }
 
 impl Jwks {
     /// Keys fetched from `url` on first use.
     pub fn from_url(url: impl Into<String>) -> Jwks {
         let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(5))
+            .timeout(FETCH_TIMEOUT)
             .build()
             .expect("an HTTP client with default TLS");
-        Jwks {
-            source: Source::Url {
+        Self::with_source(
+            Source::Url {
                 url: url.into(),
                 client,
             },
-            cache: Mutex::new(Cached {
-                keys: JwkSet { keys: vec![] },
-                fetched: None,
-                last_attempt: None,
-            }),
-        }
+            JwkSet { keys: vec![] },
+            None,
+        )
     }
 
     /// A fixed key set.
     pub fn fixed(keys: JwkSet) -> Jwks {
+        Self::with_source(Source::Fixed, keys, Some(Instant::now()))
+    }
+
+    fn with_source(source: Source, keys: JwkSet, fetched: Option<Instant>) -> Jwks {
         Jwks {
-            source: Source::Fixed,
-            cache: Mutex::new(Cached {
-                keys,
-                fetched: Some(Instant::now()),
+            source,
+            cache: RwLock::new(Cached {
+                keys: Arc::new(keys),
+                fetched,
                 last_attempt: None,
+                failures: 0,
             }),
+            fetching: tokio::sync::Mutex::new(()),
+            background: AtomicBool::new(false),
         }
     }
 
-    /// The key for `kid` (or the only key when the token names none), refreshing once when
-    /// it is unknown and the rate limit allows.
-    pub async fn key(&self, kid: Option<&str>) -> Result<Jwk, String> {
-        let mut cache = self.cache.lock().await;
-        let stale = cache.fetched.is_none_or(|t| t.elapsed() > MAX_AGE);
-        if let Some(k) = find(&cache.keys, kid).filter(|_| !stale) {
+    fn snapshot(&self) -> Cached {
+        self.cache.read().expect("jwks cache lock").clone()
+    }
+
+    /// The key for `kid` (or the only key when the token names none). A stale set keeps
+    /// answering while it is refreshed in the background; an unknown `kid` waits for one
+    /// refresh when the back-off allows one, and fails at once otherwise.
+    pub async fn key(self: &Arc<Self>, kid: Option<&str>) -> Result<Jwk, String> {
+        let now = Instant::now();
+        let cached = self.snapshot();
+        if let Some(k) = find(&cached.keys, kid) {
+            let stale = cached.fetched.is_none_or(|t| t.elapsed() > MAX_AGE);
+            if stale && cached.may_attempt(now) {
+                self.refresh_in_background();
+            }
             return Ok(k);
         }
-        if let Source::Url { url, client } = &self.source {
-            let may_refresh = cache
-                .last_attempt
-                .is_none_or(|t| t.elapsed() >= MIN_REFRESH_INTERVAL)
-                || stale;
-            if may_refresh {
-                cache.last_attempt = Some(Instant::now());
-                match fetch(client, url).await {
-                    Ok(keys) => {
-                        cache.keys = keys;
-                        cache.fetched = Some(Instant::now());
-                    }
-                    Err(e) => tracing::warn!(%url, error = %e, "cannot fetch JWKS"),
-                }
-            }
+        if matches!(self.source, Source::Url { .. }) && cached.may_attempt(now) {
+            self.refresh_once(now).await;
         }
-        find(&cache.keys, kid).ok_or_else(|| match kid {
-            Some(k) => format!("no signing key with kid `{k}`"),
+        find(&self.snapshot().keys, kid).ok_or_else(|| match kid {
+            Some(k) => format!("no signing key with kid {k:?}"),
             None => "the token has no kid and the issuer has more than one key".to_string(),
         })
+    }
+
+    fn refresh_in_background(self: &Arc<Self>) {
+        if self.background.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            this.refresh_once(Instant::now()).await;
+            this.background.store(false, Ordering::Release);
+        });
+    }
+
+    /// Fetches the set unless another fetch began at or after `asked` (then its result is
+    /// the answer): at most one fetch runs at a time.
+    async fn refresh_once(&self, asked: Instant) {
+        let Source::Url { url, client } = &self.source else {
+            return;
+        };
+        let _one = self.fetching.lock().await;
+        {
+            let cached = self.snapshot();
+            if cached.last_attempt.is_some_and(|t| t >= asked)
+                || !cached.may_attempt(Instant::now())
+            {
+                return;
+            }
+        }
+        self.cache.write().expect("jwks cache lock").last_attempt = Some(Instant::now());
+        let result = fetch(client, url).await;
+        let mut cache = self.cache.write().expect("jwks cache lock");
+        match result {
+            Ok(keys) => {
+                cache.keys = Arc::new(keys);
+                cache.fetched = Some(Instant::now());
+                cache.failures = 0;
+            }
+            Err(e) => {
+                cache.failures = cache.failures.saturating_add(1);
+                tracing::warn!(url = ?url, error = ?e, failures = cache.failures, "cannot fetch JWKS; keeping the keys we have");
+            }
+        }
     }
 }
 
@@ -113,4 +186,32 @@ async fn fetch(client: &reqwest::Client, url: &str) -> Result<JwkSet, String> {
     resp.json::<JwkSet>()
         .await
         .map_err(|e| format!("not a JWKS: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn back_off_grows_after_failures() {
+        let now = Instant::now();
+        let mut c = Cached {
+            keys: Arc::new(JwkSet { keys: vec![] }),
+            fetched: None,
+            last_attempt: None,
+            failures: 0,
+        };
+        assert!(c.may_attempt(now), "first fetch at once");
+        c.last_attempt = Some(now);
+        assert!(!c.may_attempt(now + Duration::from_secs(9)));
+        assert!(c.may_attempt(now + MIN_REFRESH_INTERVAL));
+        c.failures = 1;
+        assert!(c.may_attempt(now + Duration::from_secs(1)));
+        c.failures = 4;
+        assert!(!c.may_attempt(now + Duration::from_secs(7)));
+        assert!(c.may_attempt(now + Duration::from_secs(8)));
+        c.failures = 30;
+        assert!(!c.may_attempt(now + Duration::from_secs(255)));
+        assert!(c.may_attempt(now + MAX_BACKOFF));
+    }
 }

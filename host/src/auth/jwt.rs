@@ -67,7 +67,7 @@ impl TokenValidator {
             .schemes
             .iter()
             .find(|s| s.issuer == issuer)
-            .ok_or_else(|| format!("unknown issuer `{issuer}`"))?;
+            .ok_or_else(|| format!("unknown issuer {issuer:?}"))?;
         let jwk = scheme.jwks.key(header.kid.as_deref()).await?;
         if let Some(key_alg) = jwk.common.key_algorithm {
             if format!("{key_alg:?}") != format!("{:?}", header.alg) {

@@ -69,6 +69,8 @@ pub struct JwtAuthenticator {
     validator: jwt::TokenValidator,
     db: crate::data::Db,
     email_claims: Vec<String>,
+    verified_claims: Vec<String>,
+    require_verified: bool,
 }
 
 impl JwtAuthenticator {
@@ -84,10 +86,44 @@ impl JwtAuthenticator {
             Some(c) => vec![c.to_string()],
             None => vec!["email".to_string(), format!("{claims_namespace}/email")],
         };
+        let verified_claims = email_claims
+            .iter()
+            .map(|c| format!("{c}_verified"))
+            .collect();
         JwtAuthenticator {
             validator,
             db,
             email_claims,
+            verified_claims,
+            require_verified: false,
+        }
+    }
+
+    /// Refuses tokens without an `email_verified: true` claim (by default only an explicit
+    /// `false` is refused).
+    pub fn require_email_verified(mut self, required: bool) -> Self {
+        self.require_verified = required;
+        self
+    }
+
+    /// Checks the `<email claim>_verified` claim (`email_verified`, or the namespaced one):
+    /// `false` (or `"false"`) is always refused; a missing claim only when required.
+    fn check_verified(
+        &self,
+        claims: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), AuthError> {
+        use serde_json::Value;
+        let found = self.verified_claims.iter().find_map(|c| claims.get(c));
+        match found {
+            Some(Value::Bool(true)) => Ok(()),
+            Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(()),
+            Some(other) => Err(AuthError::InvalidToken(format!(
+                "the email is not verified (email_verified = {other})"
+            ))),
+            None if self.require_verified => Err(AuthError::InvalidToken(
+                "the token has no email_verified claim (LOANHOST_REQUIRE_EMAIL_VERIFIED)".into(),
+            )),
+            None => Ok(()),
         }
     }
 }
@@ -115,6 +151,7 @@ impl Authenticator for JwtAuthenticator {
                         self.email_claims.join(" or ")
                     ))
                 })?;
+            self.check_verified(&claims)?;
             let agent = self
                 .db
                 .agent_by_email(email)
@@ -161,12 +198,15 @@ pub fn from_config(
         });
     }
     let validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes);
-    std::sync::Arc::new(JwtAuthenticator::new(
-        validator,
-        db,
-        config.email_claim.as_deref(),
-        &config.claims_namespace,
-    ))
+    std::sync::Arc::new(
+        JwtAuthenticator::new(
+            validator,
+            db,
+            config.email_claim.as_deref(),
+            &config.claims_namespace,
+        )
+        .require_email_verified(config.require_email_verified),
+    )
 }
 
 #[cfg(test)]

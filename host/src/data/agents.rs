@@ -15,23 +15,27 @@ pub struct Agent {
     pub company_id: Option<String>,
 }
 
-/// The lookup key of an email: case-insensitive.
+/// The lookup key of an email: case-insensitive for ASCII letters only. Full Unicode case
+/// folding would let look-alikes match (the Kelvin sign `K` lower-cases to `k`), so an IdP
+/// account `\u{212A}im@x` could sign in as `kim@x`.
 pub fn email_key(email: &str) -> String {
-    email.trim().to_lowercase()
+    email.trim().to_ascii_lowercase()
 }
 
 impl Db {
-    /// The agent with this email (case-insensitive), if any.
+    /// The active agent with this email (ASCII case-insensitive), if any.
     pub async fn agent_by_email(&self, email: &str) -> Result<Option<Agent>, DbError> {
         let key = email_key(email);
         let row = match self {
-            Db::Sqlite(p) => sqlx::query("SELECT id, company_id FROM agents WHERE email_key = ?1")
-                .bind(&key)
-                .fetch_optional(p)
-                .await?
-                .map(|r| (r.get::<String, _>(0), r.get::<Option<String>, _>(1))),
+            Db::Sqlite(p) => {
+                sqlx::query("SELECT id, company_id FROM agents WHERE email_key = ?1 AND active = 1")
+                    .bind(&key)
+                    .fetch_optional(p)
+                    .await?
+                    .map(|r| (r.get::<String, _>(0), r.get::<Option<String>, _>(1)))
+            }
             Db::Postgres(p) => {
-                sqlx::query("SELECT id, company_id FROM agents WHERE email_key = $1")
+                sqlx::query("SELECT id, company_id FROM agents WHERE email_key = $1 AND active = 1")
                     .bind(&key)
                     .fetch_optional(p)
                     .await?
@@ -70,9 +74,10 @@ impl Db {
             ($pool:expr, $p:literal) => {{
                 let mut tx = $pool.begin().await?;
                 sqlx::query(concat!(
-                    "INSERT INTO agents (id, email, email_key, first_name, last_name, company_id) VALUES (",
+                    "INSERT INTO agents (id, email, email_key, first_name, last_name, company_id, active) VALUES (",
                     $p, ") ON CONFLICT (id) DO UPDATE SET email = excluded.email, email_key = excluded.email_key, \
-                     first_name = excluded.first_name, last_name = excluded.last_name, company_id = excluded.company_id"
+                     first_name = excluded.first_name, last_name = excluded.last_name, company_id = excluded.company_id, \
+                     active = excluded.active"
                 ))
                 .bind(&agent.id)
                 .bind(&agent.email)
@@ -80,6 +85,7 @@ impl Db {
                 .bind(&agent.first_name)
                 .bind(&agent.last_name)
                 .bind(&agent.company_id)
+                .bind(if agent.inactive { 0i64 } else { 1i64 })
                 .execute(&mut *tx)
                 .await?;
                 sqlx::query(if $p.starts_with('?') { "DELETE FROM agent_roles WHERE agent_id = ?1" } else { "DELETE FROM agent_roles WHERE agent_id = $1" })
@@ -108,10 +114,52 @@ impl Db {
             }};
         }
         match self {
-            Db::Sqlite(p) => run!(p, "?1, ?2, ?3, ?4, ?5, ?6"),
-            Db::Postgres(p) => run!(p, "$1, $2, $3, $4, $5, $6"),
+            Db::Sqlite(p) => run!(p, "?1, ?2, ?3, ?4, ?5, ?6, ?7"),
+            Db::Postgres(p) => run!(p, "$1, $2, $3, $4, $5, $6, $7"),
         }
         Ok(())
+    }
+
+    /// Recomputes lookup keys written by earlier versions (which folded full Unicode case),
+    /// so that only ASCII case is folded. Returns how many keys changed.
+    pub async fn refold_email_keys(&self) -> Result<u64, DbError> {
+        let rows: Vec<(String, String, String)> = match self {
+            Db::Sqlite(p) => {
+                sqlx::query_as("SELECT id, email, email_key FROM agents")
+                    .fetch_all(p)
+                    .await?
+            }
+            Db::Postgres(p) => {
+                sqlx::query_as("SELECT id, email, email_key FROM agents")
+                    .fetch_all(p)
+                    .await?
+            }
+        };
+        let mut changed = 0;
+        for (id, email, key) in rows {
+            let folded = email_key(&email);
+            if folded == key {
+                continue;
+            }
+            match self {
+                Db::Sqlite(p) => {
+                    sqlx::query("UPDATE agents SET email_key = ?1 WHERE id = ?2")
+                        .bind(&folded)
+                        .bind(&id)
+                        .execute(p)
+                        .await?;
+                }
+                Db::Postgres(p) => {
+                    sqlx::query("UPDATE agents SET email_key = $1 WHERE id = $2")
+                        .bind(&folded)
+                        .bind(&id)
+                        .execute(p)
+                        .await?;
+                }
+            }
+            changed += 1;
+        }
+        Ok(changed)
     }
 
     /// Every agent's email, names and roles (for the dev IdP's sign-in page).
@@ -121,10 +169,10 @@ impl Db {
     ) -> Result<Vec<(String, String, Vec<String>)>, DbError> {
         let sql_s = "SELECT a.email, COALESCE(a.first_name, '') || ' ' || COALESCE(a.last_name, ''), \
                      COALESCE((SELECT group_concat(role, ',') FROM agent_roles r WHERE r.agent_id = a.id), '') \
-                     FROM agents a ORDER BY a.email LIMIT ?1";
+                     FROM agents a WHERE a.active = 1 ORDER BY a.email LIMIT ?1";
         let sql_p = "SELECT a.email, COALESCE(a.first_name, '') || ' ' || COALESCE(a.last_name, ''), \
                      COALESCE((SELECT string_agg(role, ',' ORDER BY role) FROM agent_roles r WHERE r.agent_id = a.id), '') \
-                     FROM agents a ORDER BY a.email LIMIT $1";
+                     FROM agents a WHERE a.active = 1 ORDER BY a.email LIMIT $1";
         let rows: Vec<(String, String, String)> = match self {
             Db::Sqlite(p) => sqlx::query_as(sql_s).bind(limit).fetch_all(p).await?,
             Db::Postgres(p) => sqlx::query_as(sql_p).bind(limit).fetch_all(p).await?,
@@ -162,4 +210,6 @@ pub struct NewAgent {
     pub roles: Vec<String>,
     /// Agents a ConciergeKey manages.
     pub managed_agent_ids: Vec<String>,
+    /// Deactivated: kept, but no longer signs in.
+    pub inactive: bool,
 }

@@ -258,6 +258,7 @@ fn parse_line(file: &str, line: &str) -> Result<Record, String> {
                     V::T(r.opt_string("firstName")?),
                     V::T(r.opt_string("lastName")?),
                     V::T(r.opt_uuid("companyId")?),
+                    V::I(Some(r.opt_bool("active")?.unwrap_or(true) as i64)),
                 ],
                 id,
                 roles: r.strings("roles")?,
@@ -391,6 +392,22 @@ async fn write(tx: &mut Tx, file: &str, records: Vec<Record>) -> Result<(), Impo
             let mut roles = Vec::new();
             let mut managed = Vec::new();
             let mut ids = Vec::new();
+            // The last line of an agent wins whole: its roles and managed agents replace
+            // those of earlier lines, never add to them.
+            let mut last_line: HashMap<String, usize> = HashMap::new();
+            for (i, r) in records.iter().enumerate() {
+                if let Record::Agent { id, .. } = r {
+                    last_line.insert(id.clone(), i);
+                }
+            }
+            let records = records
+                .into_iter()
+                .enumerate()
+                .filter(|(i, r)| match r {
+                    Record::Agent { id, .. } => last_line.get(id) == Some(i),
+                    Record::Row(_) => false,
+                })
+                .map(|(_, r)| r);
             for r in records {
                 if let Record::Agent {
                     row,
@@ -418,6 +435,7 @@ async fn write(tx: &mut Tx, file: &str, records: Vec<Record>) -> Result<(), Impo
                 "first_name",
                 "last_name",
                 "company_id",
+                "active",
             ];
             tx.insert_rows("agents", &cols, &upsert_tail(&cols), &last_per_id(rows))
                 .await?;
@@ -603,6 +621,14 @@ impl Fields<'_> {
                 Err(format!("{k}: `{s}` is not one of {}", allowed.join(", ")))
             }
             other => Ok(other),
+        }
+    }
+
+    fn opt_bool(&self, k: &str) -> Result<Option<bool>, String> {
+        match self.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(format!("{k}: `{other}` is not true or false")),
         }
     }
 

@@ -4,7 +4,7 @@
 //! names map through the dataset's whitelist to fixed column expressions; every value from a
 //! plugin or a caller is a bound parameter, never SQL text. Aggregation runs in the database.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 use sqlx::Row;
@@ -18,6 +18,20 @@ use super::values::{format_decimal, format_instant, parse_decimal, parse_instant
 pub const ROW_CAP: u32 = 10_000;
 /// Longest a statement may run.
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest `filter.searchText`, in characters.
+pub const MAX_SEARCH_CHARS: usize = 200;
+/// Most words in `filter.searchText` (each is one `LIKE`).
+pub const MAX_SEARCH_WORDS: usize = 8;
+/// Most values in a filter array or an any-of predicate.
+pub const MAX_LIST_VALUES: usize = 200;
+/// Longest text value in a filter or predicate, in bytes.
+pub const MAX_VALUE_BYTES: usize = 256;
+/// Longest filter (JSON text), in bytes.
+pub const MAX_FILTER_BYTES: usize = 16 * 1024;
+/// Most entries of a value→label map.
+pub const MAX_MAP_ENTRIES: usize = 256;
+/// Longest label of a value→label map, in bytes: labels are copied into every result row.
+pub const MAX_LABEL_BYTES: usize = 64;
 
 /// A typed value, in predicates and in result rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +146,8 @@ pub struct Rows {
     pub truncated: bool,
     /// Groups before the limit.
     pub total_groups: u64,
+    /// Bytes of decoded values delivered.
+    pub bytes: u64,
 }
 
 /// Why a query was not run.
@@ -143,9 +159,15 @@ pub enum QueryError {
     /// A malformed query or filter.
     #[error("{0}")]
     Invalid(String),
-    /// The store failed or timed out.
+    /// The store failed.
     #[error("{0}")]
     Unavailable(String),
+    /// The statement was stopped at its deadline.
+    #[error("{0}")]
+    Timeout(String),
+    /// The result exceeded the rows or bytes the caller allowed.
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 /// A bound parameter.
@@ -200,6 +222,14 @@ impl Compiler {
     fn bind(&mut self, field: &Field, v: &Value) -> Result<(), QueryError> {
         let bad = |what: &str| QueryError::Invalid(format!("field `{}`: {what}", field.name));
         let p = match (field.ty, v) {
+            (_, Value::Text(s) | Value::Decimal(s) | Value::Timestamp(s))
+                if s.len() > MAX_VALUE_BYTES =>
+            {
+                return Err(bad(&format!(
+                    "a value of {} bytes is longer than the {MAX_VALUE_BYTES} allowed",
+                    s.len()
+                )))
+            }
             (FieldType::Text, Value::Text(s)) => P::T(s.clone()),
             (FieldType::Instant, Value::Timestamp(s) | Value::Text(s)) => P::I(
                 parse_instant(s)
@@ -229,6 +259,12 @@ impl Compiler {
         Ok(match c {
             Condition::IsNull => format!("{col} IS NULL"),
             Condition::IsNotNull => format!("{col} IS NOT NULL"),
+            Condition::AnyOf(vs) if vs.len() > MAX_LIST_VALUES => {
+                return Err(QueryError::Invalid(format!(
+                    "field `{name}`: any-of has {} values; at most {MAX_LIST_VALUES} are allowed",
+                    vs.len()
+                )))
+            }
             Condition::AnyOf(vs) if vs.is_empty() => "1 = 0".into(),
             Condition::AnyOf(vs) => {
                 for v in vs {
@@ -309,35 +345,75 @@ impl Compiler {
                         "field `{name}` is not text; it cannot be mapped"
                     )));
                 }
-                let mut sql = format!("CASE {}", f.column);
+                check_map(name, pairs, otherwise.as_deref())?;
+                let mut whens = String::new();
                 let mut seen = std::collections::HashSet::new();
                 for (value, label) in pairs {
                     if seen.insert(value.as_str()) {
-                        sql.push_str(" WHEN ? THEN ?");
+                        whens.push_str(" WHEN ? THEN ?");
                         self.params.push(P::T(value.clone()));
                         self.params.push(P::T(label.clone()));
                     }
                 }
-                match otherwise {
-                    Some(o) => {
-                        sql.push_str(" ELSE ?");
+                let sql = match (whens.is_empty(), otherwise) {
+                    // No entries: every row gets the fallback (a CASE needs a WHEN).
+                    (true, Some(o)) => {
                         self.params.push(P::T(o.clone()));
+                        "CAST(? AS TEXT)".to_string()
                     }
-                    None => {
-                        sql.push_str(" ELSE ");
-                        sql.push_str(f.column);
+                    (true, None) => f.column.to_string(),
+                    (false, Some(o)) => {
+                        self.params.push(P::T(o.clone()));
+                        format!("CASE {}{whens} ELSE ? END", f.column)
                     }
-                }
-                sql.push_str(" END");
+                    (false, None) => format!("CASE {}{whens} ELSE {} END", f.column, f.column),
+                };
                 (sql, Out::Text)
             }
         })
     }
 }
 
+/// Refuses a value→label map past its caps: labels are copied into every result row, so
+/// their size is bounded before the statement runs.
+fn check_map(
+    field: &str,
+    pairs: &[(String, String)],
+    otherwise: Option<&str>,
+) -> Result<(), QueryError> {
+    if pairs.len() > MAX_MAP_ENTRIES {
+        return Err(QueryError::Invalid(format!(
+            "mapping of `{field}` has {} entries; at most {MAX_MAP_ENTRIES} are allowed",
+            pairs.len()
+        )));
+    }
+    let labels = pairs.iter().map(|(_, l)| l.as_str()).chain(otherwise);
+    for label in labels {
+        if label.len() > MAX_LABEL_BYTES {
+            return Err(QueryError::Invalid(format!(
+                "mapping of `{field}`: a label of {} bytes is longer than the {MAX_LABEL_BYTES} allowed",
+                label.len()
+            )));
+        }
+    }
+    if let Some((v, _)) = pairs.iter().find(|(v, _)| v.len() > MAX_VALUE_BYTES) {
+        return Err(QueryError::Invalid(format!(
+            "mapping of `{field}`: a value of {} bytes is longer than the {MAX_VALUE_BYTES} allowed",
+            v.len()
+        )));
+    }
+    Ok(())
+}
+
 /// The spec's `filter` object, validated and compiled into predicates over alias `l`.
 fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryError> {
     let bad = |m: String| QueryError::Invalid(format!("filter: {m}"));
+    if text.len() > MAX_FILTER_BYTES {
+        return Err(bad(format!(
+            "{} bytes is larger than the {MAX_FILTER_BYTES} allowed",
+            text.len()
+        )));
+    }
     let json: Json = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
     let obj = match json {
         Json::Null => return Ok(vec![]),
@@ -349,19 +425,41 @@ fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryErro
         if v.is_null() {
             continue;
         }
+        let long = |s: &str| {
+            bad(format!(
+                "`{key}`: a value of {} bytes is longer than the {MAX_VALUE_BYTES} allowed",
+                s.len()
+            ))
+        };
         let string = |v: &Json| {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| bad(format!("`{key}` must be a string")))
+            let s = v
+                .as_str()
+                .ok_or_else(|| bad(format!("`{key}` must be a string")))?;
+            if s.len() > MAX_VALUE_BYTES && key != "searchText" {
+                return Err(long(s));
+            }
+            Ok(s.to_string())
         };
         let strings = |v: &Json| -> Result<Vec<String>, QueryError> {
-            v.as_array()
-                .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?
+            let items = v
+                .as_array()
+                .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
+            if items.len() > MAX_LIST_VALUES {
+                return Err(bad(format!(
+                    "`{key}` has {} values; at most {MAX_LIST_VALUES} are allowed",
+                    items.len()
+                )));
+            }
+            items
                 .iter()
                 .map(|x| {
-                    x.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))
+                    let s = x
+                        .as_str()
+                        .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
+                    if s.len() > MAX_VALUE_BYTES {
+                        return Err(long(s));
+                    }
+                    Ok(s.to_string())
                 })
                 .collect()
         };
@@ -400,7 +498,20 @@ fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryErro
         };
         match key.as_str() {
             "searchText" => {
-                for token in string(v)?.split_whitespace() {
+                let text = string(v)?;
+                if text.chars().count() > MAX_SEARCH_CHARS {
+                    return Err(bad(format!(
+                        "`searchText` has {} characters; at most {MAX_SEARCH_CHARS} are allowed",
+                        text.chars().count()
+                    )));
+                }
+                let words = text.split_whitespace().count();
+                if words > MAX_SEARCH_WORDS {
+                    return Err(bad(format!(
+                        "`searchText` has {words} words; at most {MAX_SEARCH_WORDS} are allowed"
+                    )));
+                }
+                for token in text.split_whitespace() {
                     let escaped = token.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
                     out.push(bound(c, "l.search_key", "LIKE", P::T(format!("%{escaped}%"))) + " ESCAPE '\\'");
                 }
@@ -438,6 +549,7 @@ fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryErro
 }
 
 /// A compiled statement.
+#[derive(Clone)]
 struct Compiled {
     sql: String,
     params: Vec<P>,
@@ -622,39 +734,167 @@ fn compile(
     })
 }
 
-/// Runs a query for a caller (`scope` is required for caller-scoped datasets).
+/// What one statement may spend: the instant it must have finished by, and the rows and
+/// bytes (decoded, as the guest will receive them) it may deliver. The caller derives these
+/// from what is left of the plugin call's budgets.
+#[derive(Debug, Clone, Copy)]
+pub struct Allowance {
+    /// The statement is stopped inside the engine at this instant.
+    pub deadline: Instant,
+    /// Rows the statement may return.
+    pub max_rows: u64,
+    /// Bytes of decoded values the statement may return.
+    pub max_bytes: u64,
+}
+
+impl Allowance {
+    /// The default for one statement on its own: [`STATEMENT_TIMEOUT`], [`ROW_CAP`] rows,
+    /// [`DEFAULT_MAX_BYTES`].
+    pub fn standard() -> Allowance {
+        Allowance {
+            deadline: Instant::now() + STATEMENT_TIMEOUT,
+            max_rows: ROW_CAP as u64,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// Bytes one statement may deliver unless the caller says otherwise.
+pub const DEFAULT_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Runs a query for a caller (`scope` is required for caller-scoped datasets), within
+/// `allowance`. The statement runs on its own task: if the caller goes away, it still ends
+/// at its deadline (SQLite: a progress handler; PostgreSQL: `statement_timeout`), and its
+/// connection goes back to the pool at once.
 pub async fn run(
     db: &Db,
     q: &Query,
     scope: Option<&Scope>,
     can_read_names: bool,
+    allowance: Allowance,
 ) -> Result<Rows, QueryError> {
     let postgres = matches!(db, Db::Postgres(_));
     let compiled = compile(q, scope, can_read_names, postgres)?;
-    let work = execute(db, &compiled);
-    let rows = tokio::time::timeout(STATEMENT_TIMEOUT, work)
-        .await
-        .map_err(|_| {
-            QueryError::Unavailable(format!(
-                "the query ran longer than {} s",
-                STATEMENT_TIMEOUT.as_secs()
-            ))
-        })??;
-    let total_groups = rows.first().map(|(_, t)| *t).unwrap_or(0) as u64;
-    let rows: Vec<Vec<Value>> = rows.into_iter().map(|(r, _)| r).collect();
+    let columns = compiled.columns.clone();
+    let limit = compiled.limit;
+    let fetched = spawn_execute(db, compiled, allowance).await?;
+    let total_groups = fetched.total;
     Ok(Rows {
-        truncated: total_groups > rows.len() as u64,
-        columns: compiled.columns,
-        rows,
-        total_groups: if compiled.limit == 0 { 0 } else { total_groups },
+        truncated: total_groups > fetched.rows.len() as u64,
+        columns,
+        rows: fetched.rows,
+        total_groups: if limit == 0 { 0 } else { total_groups },
+        bytes: fetched.bytes,
     })
 }
 
-type RawRow = (Vec<Value>, i64);
+/// Runs a statement on a task of its own, so that it ends at its deadline (and gives its
+/// connection back) even when the caller's future is dropped first.
+async fn spawn_execute(
+    db: &Db,
+    compiled: Compiled,
+    allowance: Allowance,
+) -> Result<Fetched, QueryError> {
+    let db = db.clone();
+    tokio::spawn(async move { execute(&db, &compiled, allowance).await })
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "the query task failed");
+            QueryError::Unavailable("the data store could not run the query".into())
+        })?
+}
 
-async fn execute(db: &Db, c: &Compiled) -> Result<Vec<RawRow>, QueryError> {
-    macro_rules! fetch {
-        ($pool:expr, $sql:expr) => {{
+/// What a statement delivered.
+struct Fetched {
+    rows: Vec<Vec<Value>>,
+    total: u64,
+    bytes: u64,
+}
+
+/// Decoded size of a value, as counted against the bytes allowance.
+fn value_bytes(v: &Value) -> u64 {
+    match v {
+        Value::Null | Value::Boolean(_) => 1,
+        Value::Integer(_) => 8,
+        Value::Decimal(s) | Value::Text(s) | Value::Timestamp(s) => s.len() as u64 + 8,
+    }
+}
+
+fn timed_out(allowance: &Allowance) -> QueryError {
+    QueryError::Timeout(format!(
+        "the query was stopped at its deadline ({} ms of database time were left)",
+        allowance
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis()
+    ))
+}
+
+/// Rows and bytes delivered so far, checked against the allowance as each row is decoded.
+struct Intake {
+    rows: Vec<Vec<Value>>,
+    total: u64,
+    bytes: u64,
+    allowance: Allowance,
+}
+
+impl Intake {
+    fn push(&mut self, values: Vec<Value>, total: i64) -> Result<(), QueryError> {
+        let bytes: u64 = values.iter().map(value_bytes).sum();
+        self.bytes += bytes;
+        if self.rows.len() as u64 >= self.allowance.max_rows {
+            return Err(QueryError::TooLarge(format!(
+                "the query returned more than the {} rows left in this call's budget",
+                self.allowance.max_rows
+            )));
+        }
+        if self.bytes > self.allowance.max_bytes {
+            return Err(QueryError::TooLarge(format!(
+                "the query returned more than the {} bytes left in this call's budget",
+                self.allowance.max_bytes
+            )));
+        }
+        self.total = total.max(0) as u64;
+        self.rows.push(values);
+        Ok(())
+    }
+}
+
+async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched, QueryError> {
+    use futures_util::TryStreamExt as _;
+    let unavailable = |e: &dyn std::fmt::Display| {
+        tracing::error!(error = %e, "query failed");
+        QueryError::Unavailable("the data store could not run the query".into())
+    };
+    let mut intake = Intake {
+        rows: Vec::new(),
+        total: 0,
+        bytes: 0,
+        allowance,
+    };
+    macro_rules! decode_into {
+        ($row:expr) => {{
+            let row = $row;
+            let mut values = Vec::with_capacity(c.outs.len());
+            for (i, o) in c.outs.iter().enumerate() {
+                let v = match o {
+                    Out::Text => row.try_get::<Option<String>, _>(i).map(|v| v.map(Value::Text)),
+                    Out::Int => row.try_get::<Option<i64>, _>(i).map(|v| v.map(Value::Integer)),
+                    Out::Instant => row.try_get::<Option<i64>, _>(i).map(|v| v.map(|ms| Value::Timestamp(format_instant(ms)))),
+                    Out::Decimal => row.try_get::<Option<i64>, _>(i).map(|v| v.map(|d| Value::Decimal(format_decimal(d as i128)))),
+                }
+                .map_err(|e| {
+                    tracing::error!(error = %e, column = i, "cannot decode a result column");
+                    QueryError::Unavailable("the data store returned an unexpected value".into())
+                })?;
+                values.push(v.unwrap_or(Value::Null));
+            }
+            let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
+            intake.push(values, total)?;
+        }};
+    }
+    macro_rules! bind_all {
+        ($sql:expr) => {{
             let mut q = sqlx::query($sql);
             for p in &c.params {
                 q = match p {
@@ -662,51 +902,108 @@ async fn execute(db: &Db, c: &Compiled) -> Result<Vec<RawRow>, QueryError> {
                     P::I(i) => q.bind(*i),
                 };
             }
-            let rows = q.fetch_all($pool).await.map_err(|e| {
-                tracing::error!(error = %e, "query failed");
-                QueryError::Unavailable("the data store could not run the query".into())
-            })?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in rows {
-                let mut values = Vec::with_capacity(c.outs.len());
-                for (i, o) in c.outs.iter().enumerate() {
-                    let v = match o {
-                        Out::Text => row.try_get::<Option<String>, _>(i).map(|v| v.map(Value::Text)),
-                        Out::Int => row.try_get::<Option<i64>, _>(i).map(|v| v.map(Value::Integer)),
-                        Out::Instant => row.try_get::<Option<i64>, _>(i).map(|v| v.map(|ms| Value::Timestamp(format_instant(ms)))),
-                        Out::Decimal => row.try_get::<Option<i64>, _>(i).map(|v| v.map(|d| Value::Decimal(format_decimal(d as i128)))),
-                    }
-                    .map_err(|e| {
-                        tracing::error!(error = %e, column = i, "cannot decode a result column");
-                        QueryError::Unavailable("the data store returned an unexpected value".into())
-                    })?;
-                    values.push(v.unwrap_or(Value::Null));
-                }
-                let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
-                out.push((values, total));
-            }
-            Ok(out)
+            q
         }};
     }
+    let left = || allowance.deadline.saturating_duration_since(Instant::now());
     match db {
-        Db::Sqlite(p) => fetch!(p, c.sql.as_str()),
-        Db::Postgres(p) => {
-            let mut n = 0;
-            let numbered: String = c
-                .sql
-                .chars()
-                .map(|ch| {
-                    if ch == '?' {
-                        n += 1;
-                        format!("${n}")
-                    } else {
-                        ch.to_string()
+        Db::Sqlite(pool) => {
+            let mut conn = tokio::time::timeout(left(), pool.acquire())
+                .await
+                .map_err(|_| timed_out(&allowance))?
+                .map_err(|e| unavailable(&e))?;
+            let deadline = allowance.deadline;
+            // SQLite checks the deadline every 1,000 VM steps and abandons the statement
+            // (SQLITE_INTERRUPT) once it has passed.
+            conn.lock_handle()
+                .await
+                .map_err(|e| unavailable(&e))?
+                .set_progress_handler(1000, move || Instant::now() < deadline);
+            let outcome: Result<(), QueryError> = async {
+                let mut stream = bind_all!(c.sql.as_str()).fetch(&mut *conn);
+                loop {
+                    match stream.try_next().await {
+                        Ok(Some(row)) => decode_into!(row),
+                        Ok(None) => return Ok(()),
+                        Err(e) if Instant::now() >= deadline || is_interrupt(&e) => {
+                            return Err(timed_out(&allowance))
+                        }
+                        Err(e) => return Err(unavailable(&e)),
                     }
-                })
-                .collect();
-            fetch!(p, numbered.as_str())
+                }
+            }
+            .await;
+            let removed = match conn.lock_handle().await {
+                Ok(mut h) => {
+                    h.remove_progress_handler();
+                    true
+                }
+                Err(_) => false,
+            };
+            if !removed {
+                // A connection whose handler cannot be removed is not reused.
+                conn.close_on_drop();
+            }
+            outcome?;
+        }
+        Db::Postgres(pool) => {
+            let ms = left().as_millis().max(1);
+            let mut tx = tokio::time::timeout(left(), pool.begin())
+                .await
+                .map_err(|_| timed_out(&allowance))?
+                .map_err(|e| unavailable(&e))?;
+            // The server stops the statement itself; `SET LOCAL` ends with the transaction.
+            sqlx::query(&format!("SET LOCAL statement_timeout = {ms}"))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            let numbered = number_placeholders(&c.sql);
+            {
+                let mut stream = bind_all!(numbered.as_str()).fetch(&mut *tx);
+                loop {
+                    match stream.try_next().await {
+                        Ok(Some(row)) => decode_into!(row),
+                        Ok(None) => break,
+                        Err(e) if is_pg_cancel(&e) => return Err(timed_out(&allowance)),
+                        Err(e) => return Err(unavailable(&e)),
+                    }
+                }
+            }
+            tx.rollback().await.map_err(|e| unavailable(&e))?;
         }
     }
+    Ok(Fetched {
+        rows: intake.rows,
+        total: intake.total,
+        bytes: intake.bytes,
+    })
+}
+
+/// `?` placeholders numbered `$1…` for PostgreSQL (the SQL text never holds a literal `?`:
+/// every value is a bound parameter).
+fn number_placeholders(sql: &str) -> String {
+    let mut n = 0;
+    let mut out = String::with_capacity(sql.len() + 16);
+    for ch in sql.chars() {
+        if ch == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// SQLite's "interrupted" (from the progress handler).
+fn is_interrupt(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some("9"))
+}
+
+/// PostgreSQL's `query_canceled` (57014), raised by `statement_timeout`.
+fn is_pg_cancel(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some("57014"))
 }
 
 #[cfg(test)]
@@ -785,6 +1082,143 @@ mod tests {
             Err(QueryError::Denied(_))
         ));
         assert!(compile(&query, Some(&all), true, false).is_ok());
+    }
+
+    /// A statement that never ends on its own, and one that ends at once.
+    fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
+        let endless = if postgres {
+            "SELECT COUNT(*), 0 FROM generate_series(1, 1000000000000) g"
+        } else {
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*), 0 FROM c"
+        };
+        let c = |sql: &str| Compiled {
+            sql: sql.into(),
+            params: vec![],
+            outs: vec![Out::Int],
+            columns: vec!["agg0".into()],
+            limit: 1,
+        };
+        (c(endless), c("SELECT CAST(1 AS BIGINT), CAST(1 AS BIGINT)"))
+    }
+
+    /// Runs the endless statement with a 300 ms deadline, abandoning its future after 50 ms
+    /// as a timed-out caller would; then the pool's only connection must be free at once.
+    async fn stops_at_deadline_and_frees_the_connection(db: Db, postgres: bool) {
+        let (endless, quick) = endless_and_quick(postgres);
+        let allowance = Allowance {
+            deadline: Instant::now() + Duration::from_millis(300),
+            max_rows: 10,
+            max_bytes: 1000,
+        };
+        let started = Instant::now();
+        let r = spawn_execute(&db, endless.clone(), allowance).await;
+        assert!(matches!(r, Err(QueryError::Timeout(_))), "{:?}", r.err());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+
+        let allowance = Allowance {
+            deadline: Instant::now() + Duration::from_millis(300),
+            ..allowance
+        };
+        let abandoned = tokio::time::timeout(
+            Duration::from_millis(50),
+            spawn_execute(&db, endless, allowance),
+        )
+        .await;
+        assert!(abandoned.is_err(), "the endless statement ended early");
+        let quick_run = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            spawn_execute(&db, quick, Allowance::standard()).await
+        };
+        let r = tokio::time::timeout(Duration::from_secs(2), quick_run)
+            .await
+            .expect("the connection was not given back after the deadline");
+        assert_eq!(r.unwrap().rows, vec![vec![Value::Integer(1)]]);
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_statement_stops_at_its_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(dir.path().join("t.db"))
+            .create_if_missing(true);
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        stops_at_deadline_and_frees_the_connection(Db::Sqlite(pool), false).await;
+    }
+
+    #[tokio::test]
+    async fn a_postgres_statement_stops_at_its_deadline() {
+        let url = std::env::var("TEST_POSTGRES_URL")
+            .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect(&url)
+            .await
+            .unwrap();
+        stops_at_deadline_and_frees_the_connection(Db::Postgres(pool), true).await;
+    }
+
+    #[test]
+    fn input_caps_name_the_limit() {
+        let all = Scope {
+            all: true,
+            ..Default::default()
+        };
+        let mut query = q(Dataset::Loans);
+        query.filter = Some(json_filter("searchText", "a b c d e f g h i"));
+        assert_eq!(
+            compile(&query, Some(&all), true, false).err(),
+            Some(QueryError::Invalid(
+                "filter: `searchText` has 9 words; at most 8 are allowed".into()
+            ))
+        );
+        let mut query = q(Dataset::Loans);
+        query
+            .group_by
+            .push(Key::Mapped("status".into(), vec![], Some("x".repeat(65))));
+        assert_eq!(
+            compile(&query, Some(&all), true, false).err(),
+            Some(QueryError::Invalid(
+                "mapping of `status`: a label of 65 bytes is longer than the 64 allowed".into()
+            ))
+        );
+        let mut query = q(Dataset::Loans);
+        query.predicates.push((
+            "status".into(),
+            Condition::AnyOf(vec![Value::Text("Closed".into()); 201]),
+        ));
+        assert_eq!(
+            compile(&query, Some(&all), true, false).err(),
+            Some(QueryError::Invalid(
+                "field `status`: any-of has 201 values; at most 200 are allowed".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_map_without_entries_is_its_fallback() {
+        let all = Scope {
+            all: true,
+            ..Default::default()
+        };
+        let mut query = q(Dataset::Loans);
+        query
+            .group_by
+            .push(Key::Mapped("status".into(), vec![], Some("Other".into())));
+        let c = compile(&query, Some(&all), true, false).unwrap();
+        assert!(c.sql.contains("CAST(? AS TEXT) AS k0"), "{}", c.sql);
+        assert!(!c.sql.contains("CASE"), "{}", c.sql);
+    }
+
+    fn json_filter(key: &str, value: &str) -> String {
+        serde_json::json!({ key: value }).to_string()
     }
 
     #[test]

@@ -32,11 +32,52 @@ pub enum Db {
     Postgres(PgPool),
 }
 
+/// What a pool is for (its size and how long callers wait for a connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PoolKind {
+    General,
+    Identity,
+    Reports,
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 impl Db {
-    /// Connects (creating a SQLite file and its folder when missing) and applies migrations.
+    /// Connects (creating a SQLite file and its folder when missing) and applies migrations:
+    /// the general-purpose pool (import, seed, tools).
     pub async fn open(url: &str) -> Result<Db, DbError> {
+        let db = Self::connect(url, PoolKind::General).await?;
+        db.migrate().await?;
+        db.refold_email_keys().await?;
+        Ok(db)
+    }
+
+    /// The server's pool for identity (agent lookups on every request, the dev IdP): small,
+    /// and never shared with reports, so sign-ins do not wait behind long statements; it gives
+    /// up quickly when the database is down, so callers get a `503` soon. Applies migrations.
+    pub async fn open_identity(url: &str) -> Result<Db, DbError> {
+        let db = Self::connect(url, PoolKind::Identity).await?;
+        db.migrate().await?;
+        db.refold_email_keys().await?;
+        Ok(db)
+    }
+
+    /// The server's pool for report statements (the `data` capability). Run
+    /// [`Db::open_identity`] first: this one does not migrate.
+    pub async fn open_reports(url: &str) -> Result<Db, DbError> {
+        Self::connect(url, PoolKind::Reports).await
+    }
+
+    async fn connect(url: &str, kind: PoolKind) -> Result<Db, DbError> {
+        let (max, acquire) = match (kind, url.starts_with("sqlite:")) {
+            (PoolKind::General, true) => (8, Duration::from_secs(30)),
+            (PoolKind::General, false) => (16, Duration::from_secs(10)),
+            (PoolKind::Identity, _) => (4, Duration::from_secs(3)),
+            // Each SQLite connection runs its statements on a thread of its own: more than a
+            // few at once only thrash a small machine.
+            (PoolKind::Reports, true) => (6, Duration::from_secs(10)),
+            (PoolKind::Reports, false) => (12, Duration::from_secs(10)),
+        };
         let db = if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
                 .map_err(|e| DbError::Connect(format!("`{url}`: {e}")))?
@@ -59,7 +100,8 @@ impl Db {
                 }
             }
             let pool = SqlitePoolOptions::new()
-                .max_connections(8)
+                .max_connections(max)
+                .acquire_timeout(acquire)
                 .connect_with(options)
                 .await
                 .map_err(|e| DbError::Connect(format!("`{url}`: {e}")))?;
@@ -70,15 +112,28 @@ impl Db {
                 .map_err(|e| DbError::Connect(format!("`{}`: {e}", redact(url))))?
                 .options([("statement_timeout", "10000")]);
             let pool = PgPoolOptions::new()
-                .max_connections(16)
-                .acquire_timeout(Duration::from_secs(10))
+                .max_connections(max)
+                .acquire_timeout(acquire)
                 .connect_with(options)
                 .await
                 .map_err(|e| DbError::Connect(format!("`{}`: {e}", redact(url))))?;
             Db::Postgres(pool)
         };
-        db.migrate().await?;
         Ok(db)
+    }
+
+    /// Whether the database answers a trivial statement within `within`.
+    pub async fn ping(&self, within: Duration) -> Result<(), DbError> {
+        let work = async {
+            match self {
+                Db::Sqlite(p) => sqlx::query("SELECT 1").execute(p).await.map(|_| ()),
+                Db::Postgres(p) => sqlx::query("SELECT 1").execute(p).await.map(|_| ()),
+            }
+        };
+        match tokio::time::timeout(within, work).await {
+            Ok(r) => r.map_err(DbError::Query),
+            Err(_) => Err(DbError::Query(sqlx::Error::PoolTimedOut)),
+        }
     }
 
     /// Applies pending migrations.

@@ -2,6 +2,7 @@
 //! that must be exact (the `401` challenge).
 
 mod router;
+mod serve;
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 pub use router::router;
+pub use serve::serve;
 
 use crate::auth::Authenticator;
 use crate::config::Config;
@@ -35,6 +37,30 @@ pub struct AppState {
     pub http: reqwest::Client,
     /// The embedded dev IdP, when enabled.
     pub dev_idp: Option<Arc<crate::devidp::DevIdp>>,
+    /// Requests being handled (the cap answers `503`).
+    pub in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+/// `503` with `Retry-After` and a JSON-RPC error body: the server (or the database behind it)
+/// cannot take the request now; nothing is wrong with the caller's credentials.
+pub fn unavailable(retry_after_secs: u64, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": crate::mcp::SERVER_UNAVAILABLE, "message": message, "data": {"retryAfterSeconds": retry_after_secs}},
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [
+            (header::RETRY_AFTER, HeaderValue::from(retry_after_secs)),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+        ],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// The spec's `401`: empty body and two `WWW-Authenticate` headers, the

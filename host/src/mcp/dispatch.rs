@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::protocol::{
-    object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, SUPPORTED_VERSIONS,
+    object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED, SUPPORTED_VERSIONS,
 };
 use crate::auth::Identity;
 use crate::plugins::{CallError, Plugins};
@@ -94,6 +94,11 @@ impl Dispatcher {
             Err(CallError::UnknownTool(n)) => {
                 Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}")))
             }
+            Err(CallError::Throttled(refusal, retry)) => Err(RpcError::new(
+                RATE_LIMITED,
+                format!("{refusal}; retry after {retry} s"),
+            )
+            .with_data(json!({"retryAfterSeconds": retry}))),
             Err(CallError::Tool(e)) => Ok(json!({
                 "content": [{"type": "text", "text": e.to_string()}],
                 "isError": true,

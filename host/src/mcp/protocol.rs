@@ -20,6 +20,11 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// Internal JSON-RPC error.
 pub const INTERNAL_ERROR: i64 = -32603;
+/// The caller's budget refused the request (HTTP `429`, `Retry-After`); `data` holds
+/// `retryAfterSeconds`.
+pub const RATE_LIMITED: i64 = -32050;
+/// The server or its database cannot take the request now (HTTP `503`, `Retry-After`).
+pub const SERVER_UNAVAILABLE: i64 = -32051;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +33,8 @@ pub struct RpcError {
     pub code: i64,
     /// A precise message.
     pub message: String,
+    /// Structured details, when there are any.
+    pub data: Option<Value>,
 }
 
 impl RpcError {
@@ -36,7 +43,14 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
+            data: None,
         }
+    }
+
+    /// The same error with `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
     }
 }
 
@@ -112,7 +126,11 @@ pub fn success(id: Value, result: Value) -> Value {
 
 /// An error response.
 pub fn failure(id: Value, error: &RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": error.code, "message": error.message}})
+    let mut e = json!({"code": error.code, "message": error.message});
+    if let Some(data) = &error.data {
+        e["data"] = data.clone();
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": e})
 }
 
 /// The object params of a request (`{}` when absent); arrays are refused.

@@ -2,31 +2,40 @@
 //! header, JSON-RPC parsing, batches where the version allows them, and `202` for
 //! notifications and responses.
 
-use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::protocol::{
     classify, failure, success, Incoming, RpcError, BATCH_VERSION, DEFAULT_VERSION,
-    INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS,
+    INVALID_REQUEST, PARSE_ERROR, RATE_LIMITED, SUPPORTED_VERSIONS,
 };
-use crate::auth::Identity;
-use crate::http::{unauthorized, AppState};
+use crate::auth::{AuthError, Identity};
+use crate::http::{unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 
 /// The protocol-version header.
 pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 
-/// `POST /mcp`.
-pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Some(resp) = check_origin(&state, &headers) {
+/// `POST /mcp`. Origin and token are checked from the headers before the body is read, so
+/// an unauthenticated client cannot make the server read (or wait for) a body.
+pub async fn post(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    if let Some(resp) = check_origin(&state, headers) {
         return resp;
     }
-    let identity = match state.authenticator.authenticate(&headers).await {
+    let identity = match state.authenticator.authenticate(headers).await {
         Ok(id) => id,
+        Err(AuthError::Unavailable(reason)) => {
+            tracing::error!(reason = ?reason, "the agent directory is unavailable");
+            return unavailable(
+                5,
+                "the platform database is unavailable; the request was not run (retry shortly)",
+            );
+        }
         Err(e) => {
-            tracing::info!(reason = %e, "unauthenticated /mcp request");
+            tracing::info!(reason = ?e.to_string(), "unauthenticated /mcp request");
             return unauthorized(&state.config.base_url);
         }
     };
@@ -68,6 +77,26 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes
             }
         },
     };
+    let too_large = || {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            RpcError::new(
+                INVALID_REQUEST,
+                format!("the request body is larger than {MAX_BODY_BYTES} bytes"),
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return too_large();
+    }
+    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return too_large(),
+    };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -94,6 +123,19 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes
                     RpcError::new(INVALID_REQUEST, "empty batch"),
                 );
             }
+            let max = state.config.limits.max_batch as usize;
+            if batch.len() > max {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    RpcError::new(
+                        INVALID_REQUEST,
+                        format!(
+                            "a batch may hold at most {max} messages; this one has {}",
+                            batch.len()
+                        ),
+                    ),
+                );
+            }
             let mut replies = Vec::new();
             for m in batch {
                 if let Some(r) = handle_one(&state, &identity, m).await {
@@ -107,6 +149,15 @@ pub async fn post(State(state): State<AppState>, headers: HeaderMap, body: Bytes
             }
         }
         single => match handle_one(&state, &identity, single).await {
+            Some(reply) if reply["error"]["code"] == RATE_LIMITED => {
+                let retry = reply["error"]["data"]["retryAfterSeconds"]
+                    .as_u64()
+                    .unwrap_or(1);
+                let mut resp = json(StatusCode::TOO_MANY_REQUESTS, reply);
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry));
+                resp
+            }
             Some(reply) => json(StatusCode::OK, reply),
             None => StatusCode::ACCEPTED.into_response(),
         },
@@ -150,7 +201,7 @@ fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     {
         return None;
     }
-    tracing::warn!(%origin, "refused /mcp request from a foreign origin");
+    tracing::warn!(origin = ?origin, "refused /mcp request from a foreign origin");
     Some(rpc_error(
         StatusCode::FORBIDDEN,
         RpcError::new(INVALID_REQUEST, format!("Origin {origin} is not allowed")),

@@ -3,7 +3,7 @@
 //! precompiled components keyed by content hash and engine compatibility.
 
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::bindings::ReportingTool;
+use super::cache::{CacheMiss, CompileCache};
 use super::manifest::MAX_MEMORY_MIB;
 use super::state::PluginState;
 
@@ -27,21 +28,37 @@ const STACK_KEEP_RESIDENT: usize = 256 * 1024;
 
 /// Concurrent plugin instances (calls and load-time `describe`s) the pool holds.
 pub const MAX_INSTANCES: u32 = 64;
+/// Core module instances one component may create (a Rust plugin built with
+/// `wasm-component-ld` has 3 or 4: the module and its adapter shims).
+pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 8;
+/// Linear memories one component may define.
+pub const MAX_MEMORIES_PER_COMPONENT: u32 = 2;
+/// Tables one component may define.
+pub const MAX_TABLES_PER_COMPONENT: u32 = 4;
 
 /// The engine, the linker with every host capability, and the compile cache.
 pub struct PluginEngine {
     engine: Engine,
     linker: Linker<PluginState>,
-    cache_dir: Option<PathBuf>,
+    cache: Option<CompileCache>,
     compat_hash: String,
     _ticker: EpochTicker,
 }
 
 impl PluginEngine {
-    /// Builds the engine. `cache_dir` holds precompiled components (`None`: no cache).
-    pub fn new(cache_dir: Option<PathBuf>) -> anyhow::Result<PluginEngine> {
+    /// Builds the engine. `cache_dir` holds precompiled components, authenticated with
+    /// `cache_key` (either `None`: no cache on disk).
+    pub fn new(
+        cache_dir: Option<PathBuf>,
+        cache_key: Option<[u8; 32]>,
+    ) -> anyhow::Result<PluginEngine> {
         let mut pool = PoolingAllocationConfig::default();
+        // Per-component limits first: without them one component with many core modules
+        // could take most of the pool's slots for itself.
         pool.total_component_instances(MAX_INSTANCES)
+            .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_COMPONENT)
+            .max_memories_per_component(MAX_MEMORIES_PER_COMPONENT)
+            .max_tables_per_component(MAX_TABLES_PER_COMPONENT)
             .total_core_instances(MAX_INSTANCES * 4)
             .total_memories(MAX_INSTANCES * 2)
             .total_tables(MAX_INSTANCES * 4)
@@ -75,15 +92,18 @@ impl PluginEngine {
         engine.precompile_compatibility_hash().hash(&mut h);
         let compat_hash = format!("{:016x}", h.finish());
 
-        if let Some(dir) = &cache_dir {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating the compile cache {}", dir.display()))?;
-        }
+        let cache = match (cache_dir, cache_key) {
+            (Some(dir), Some(key)) => Some(
+                CompileCache::new(dir.clone(), key)
+                    .with_context(|| format!("creating the compile cache {}", dir.display()))?,
+            ),
+            _ => None,
+        };
         let ticker = EpochTicker::start(engine.clone());
         Ok(PluginEngine {
             engine,
             linker,
-            cache_dir,
+            cache,
             compat_hash,
             _ticker: ticker,
         })
@@ -99,37 +119,38 @@ impl PluginEngine {
         &self.linker
     }
 
-    /// Compiles a component, or loads its precompiled form from the cache. Runs on the
-    /// calling thread (use `spawn_blocking` from async code).
+    /// Compiles a component, or loads its precompiled form from the cache when the entry's
+    /// MAC verifies. Runs on the calling thread (use `spawn_blocking` from async code).
     pub fn compile(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
         let digest = hex::encode(Sha256::digest(wasm));
-        let Some(dir) = &self.cache_dir else {
+        let Some(cache) = &self.cache else {
             return Component::from_binary(&self.engine, wasm);
         };
-        let path = dir.join(format!("{digest}-{}.cwasm", self.compat_hash));
-        if path.exists() {
-            // SAFETY: the file was written by `Component::serialize` of an engine with the same
-            // compatibility hash (it is in the name), into the host's own cache directory,
-            // which only the host writes. A corrupt file is recompiled below.
-            match unsafe { Component::deserialize_file(&self.engine, &path) } {
-                Ok(c) => return Ok(c),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "discarding unusable precompiled plugin")
+        let name = format!("{digest}-{}.cwasm", self.compat_hash);
+        match cache.read(&name) {
+            Ok(bytes) => {
+                // SAFETY: the bytes were written by `Component::serialize` of an engine with
+                // the same compatibility hash (it is in the name), and their HMAC under this
+                // host's key verified, so nobody without the key (kept outside the cache
+                // directory) produced them.
+                match unsafe { Component::deserialize(&self.engine, &bytes) } {
+                    Ok(c) => return Ok(c),
+                    Err(e) => {
+                        tracing::warn!(path = %cache.path(&name).display(), error = %e, "discarding unusable precompiled plugin")
+                    }
                 }
+            }
+            Err(CacheMiss::Absent) => {}
+            Err(e) => {
+                tracing::warn!(path = %cache.path(&name).display(), error = %e, "not using a precompiled plugin")
             }
         }
         let component = Component::from_binary(&self.engine, wasm)?;
-        if let Err(e) = write_atomically(&path, &component.serialize()?) {
-            tracing::warn!(path = %path.display(), error = %e, "cannot cache precompiled plugin");
+        if let Err(e) = cache.write(&name, &component.serialize()?) {
+            tracing::warn!(path = %cache.path(&name).display(), error = %e, "cannot cache precompiled plugin");
         }
         Ok(component)
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }
 
 /// Advances the engine's epoch every [`EPOCH_TICK`] on its own thread, so deadlines hold

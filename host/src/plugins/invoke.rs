@@ -8,9 +8,12 @@ use tokio::sync::Semaphore;
 use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::{types::ToolError, ReportingToolPre, ToolDescription};
-use super::engine::{PluginEngine, EPOCH_TICK};
+use super::engine::{PluginEngine, EPOCH_TICK, MAX_INSTANCES};
 use super::manifest::Manifest;
-use super::state::{CallContext, CallLimiter, MemoryLimitExceeded, PluginState};
+use super::state::{
+    CallContext, CallLimiter, DataUsage, LimitHit, MemoryLimitExceeded, PluginState,
+    SharedMemoryBudget,
+};
 use crate::clock::Clock;
 
 /// What to ask the plugin.
@@ -37,6 +40,15 @@ pub enum Failure {
     /// The guest trapped (a panic, an unreachable, a host-import misuse).
     #[error("the plugin trapped: {0}")]
     Trap(String),
+    /// The call spent one of its per-call budgets (queries, rows, bytes, database time).
+    #[error("the plugin {}", .0.message)]
+    Limit(LimitHit),
+    /// The host-wide plugin memory budget was full: other calls hold it.
+    #[error("the host's plugin memory is in use by other calls; try again shortly")]
+    HostMemory,
+    /// No instance slot became free in time.
+    #[error("all {0} plugin instance slots stayed busy; try again shortly")]
+    Busy(u32),
 }
 
 /// Extra wall time granted beyond the deadline before the host abandons a call that is
@@ -50,6 +62,12 @@ pub(crate) struct Runner {
     pub permits: Arc<Semaphore>,
     pub clock: Clock,
     pub db: Option<crate::data::Db>,
+    /// Linear memory of all live stores together.
+    pub memory: Arc<SharedMemoryBudget>,
+    /// Longest a call waits for an instance slot.
+    pub permit_wait: Duration,
+    /// Plugin log lines, host-wide.
+    pub log_budget: Arc<super::capabilities::LogBudget>,
 }
 
 impl Runner {
@@ -61,13 +79,13 @@ impl Runner {
         call: Option<CallContext>,
         op: Op,
     ) -> Result<Answer, Failure> {
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .expect("the permit semaphore is never closed");
         let limits = manifest.limits;
         let timeout = Duration::from_millis(limits.timeout_ms);
+        let wait = self.permit_wait.min(timeout);
+        let _permit = match tokio::time::timeout(wait, self.permits.acquire()).await {
+            Ok(p) => p.expect("the permit semaphore is never closed"),
+            Err(_) => return Err(Failure::Busy(MAX_INSTANCES)),
+        };
         let mut store = Store::new(
             self.engine.engine(),
             PluginState {
@@ -75,27 +93,35 @@ impl Runner {
                 call,
                 clock: self.clock,
                 db: self.db.clone(),
-                limiter: CallLimiter::new(limits.memory_mib),
+                limiter: CallLimiter::new(limits.memory_mib, self.memory.clone()),
                 deadline: Instant::now() + timeout,
                 timed_out: false,
                 log_lines: 0,
+                usage: DataUsage::default(),
+                log_budget: self.log_budget.clone(),
             },
         );
         store.limiter(|s| &mut s.limiter);
         // Check the deadline at every epoch tick, yielding to the executor in between so a
         // spinning guest never holds a worker thread for its whole deadline.
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut ctx| {
+        // A guest that keeps the CPU long is paced: after NICE_AFTER it runs one tick, then
+        // pauses, so a spinning plugin cannot take a worker thread from short calls.
+        let started = Instant::now();
+        store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();
             if Instant::now() >= state.deadline {
                 state.timed_out = true;
-                Err(wasmtime::format_err!("deadline exceeded"))
-            } else {
-                Ok(UpdateDeadline::YieldCustom(
-                    1,
-                    Box::pin(tokio::task::yield_now()),
-                ))
+                return Err(wasmtime::format_err!("deadline exceeded"));
             }
+            let pause = pause_after(started.elapsed());
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                match pause {
+                    None => Box::pin(tokio::task::yield_now()),
+                    Some(d) => Box::pin(tokio::time::sleep(d)),
+                },
+            ))
         });
 
         let work = async {
@@ -112,8 +138,12 @@ impl Runner {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => {
                 let state = store.data();
-                if state.timed_out {
+                if let Some(hit) = e.downcast_ref::<LimitHit>() {
+                    Err(Failure::Limit(hit.clone()))
+                } else if state.timed_out {
                     Err(Failure::Timeout(limits.timeout_ms))
+                } else if state.limiter.host_memory_exhausted {
+                    Err(Failure::HostMemory)
                 } else if state.limiter.memory_exceeded
                     || e.downcast_ref::<MemoryLimitExceeded>().is_some()
                 {
@@ -123,6 +153,21 @@ impl Runner {
                 }
             }
         }
+    }
+}
+
+/// Guests that have run this long are paced (see [`pause_after`]).
+pub(crate) const NICE_AFTER: Duration = Duration::from_millis(50);
+
+/// How long a guest that has run for `ran` pauses at an epoch tick: nothing at first, then
+/// one tick's worth (half the CPU), then three (a quarter) after half a second.
+fn pause_after(ran: Duration) -> Option<Duration> {
+    if ran < NICE_AFTER {
+        None
+    } else if ran < Duration::from_millis(500) {
+        Some(EPOCH_TICK)
+    } else {
+        Some(EPOCH_TICK * 3)
     }
 }
 

@@ -31,6 +31,8 @@ pub struct PluginFiles {
     pub manifest: PathBuf,
     /// `<tool>.wasm.minisig` (may not exist).
     pub signature: PathBuf,
+    /// `<tool>.toml.minisig`: the manifest's signature (may not exist).
+    pub manifest_signature: PathBuf,
 }
 
 impl PluginFiles {
@@ -40,17 +42,22 @@ impl PluginFiles {
             wasm: dir.join(format!("{stem}.wasm")),
             manifest: dir.join(format!("{stem}.toml")),
             signature: dir.join(format!("{stem}.wasm.minisig")),
+            manifest_signature: dir.join(format!("{stem}.toml.minisig")),
         }
     }
 
     /// Files given explicitly (`loanhost plugin check`): the signature sits beside the wasm.
     pub fn explicit(wasm: &Path, manifest: &Path) -> PluginFiles {
-        let mut sig = wasm.as_os_str().to_owned();
-        sig.push(".minisig");
+        let beside = |p: &Path| {
+            let mut sig = p.as_os_str().to_owned();
+            sig.push(".minisig");
+            PathBuf::from(sig)
+        };
         PluginFiles {
             wasm: wasm.to_path_buf(),
             manifest: manifest.to_path_buf(),
-            signature: PathBuf::from(sig),
+            signature: beside(wasm),
+            manifest_signature: beside(manifest),
         }
     }
 }
@@ -120,30 +127,44 @@ pub(crate) async fn load(
     policy: &SignaturePolicy,
     files: &PluginFiles,
 ) -> Result<Plugin, LoadError> {
-    let manifest = Manifest::load(&files.manifest).map_err(|e| LoadError {
-        file: e.file,
-        reason: e.reason,
-    })?;
+    let manifest_text = std::fs::read(&files.manifest)
+        .map_err(|e| LoadError::new(&files.manifest, format!("cannot read: {e}")))?;
     let wasm = std::fs::read(&files.wasm)
         .map_err(|e| LoadError::new(&files.wasm, format!("cannot read: {e}")))?;
-    let signature = match std::fs::read_to_string(&files.signature) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(LoadError::new(
-                &files.signature,
-                format!("cannot read: {e}"),
-            ))
-        }
+    // Signatures first: nothing of an untrusted plugin is parsed beyond what is needed.
+    let signed_wasm = check_signature(policy, &wasm, &files.signature)?;
+    let signed_manifest = check_signature(policy, &manifest_text, &files.manifest_signature)?;
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     };
-    let sig_name = files
-        .signature
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let signed = policy
-        .check(&wasm, &sig_name, signature.as_deref())
-        .map_err(|e| LoadError::new(&files.wasm, e.to_string()))?;
+    if signed_wasm && !signed_manifest {
+        return Err(LoadError::new(
+            &files.manifest,
+            format!(
+                "the component is signed but its manifest is not: a signature must cover the \
+                 manifest too (sign it with the same key into {})",
+                name_of(&files.manifest_signature)
+            ),
+        ));
+    }
+    if signed_manifest && !signed_wasm {
+        return Err(LoadError::new(
+            &files.wasm,
+            format!(
+                "the manifest is signed but the component is not (no {})",
+                name_of(&files.signature)
+            ),
+        ));
+    }
+    let signed = signed_wasm && signed_manifest;
+    // Parse the very bytes whose signature was checked (not the file again).
+    let manifest_text = String::from_utf8(manifest_text)
+        .map_err(|_| LoadError::new(&files.manifest, "cannot read: not UTF-8 text"))?;
+    let stem = files.manifest.file_stem().and_then(|s| s.to_str());
+    let manifest = Manifest::parse(&manifest_text, stem)
+        .map_err(|reason| LoadError::new(&files.manifest, reason))?;
     if !wasm.starts_with(b"\0asm") {
         return Err(LoadError::new(
             &files.wasm,
@@ -227,6 +248,28 @@ pub(crate) async fn load(
         signed,
         pre,
     })
+}
+
+/// Checks one file's `.minisig` (absent or present) under the policy; `true` when a trusted
+/// key signed it.
+fn check_signature(
+    policy: &SignaturePolicy,
+    bytes: &[u8],
+    signature: &Path,
+) -> Result<bool, LoadError> {
+    let text = match std::fs::read_to_string(signature) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(LoadError::new(signature, format!("cannot read: {e}"))),
+    };
+    let name = signature
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let target = signature.with_extension("");
+    policy
+        .check(bytes, &name, text.as_deref())
+        .map_err(|e| LoadError::new(&target, e.to_string()))
 }
 
 /// Finds the WIT version of the exported tool interface and checks every import.

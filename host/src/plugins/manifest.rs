@@ -14,6 +14,26 @@ pub const MAX_MEMORY_MIB: u32 = 512;
 pub const MAX_TIMEOUT_MS: u64 = 60_000;
 /// Largest result a manifest may allow.
 pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
+/// Default and largest number of `data` queries in one call.
+pub const DEFAULT_MAX_QUERIES: u32 = 16;
+/// Largest `max_queries` a manifest may set.
+pub const MAX_MAX_QUERIES: u32 = 256;
+/// Default rows all the queries of one call may deliver to the guest.
+pub const DEFAULT_MAX_ROWS: u64 = 50_000;
+/// Largest `max_rows` a manifest may set.
+pub const MAX_MAX_ROWS: u64 = 1_000_000;
+/// Default bytes of decoded query results one call may receive.
+pub const DEFAULT_MAX_DATA_BYTES: u64 = 8 * 1024 * 1024;
+/// Largest `max_data_bytes` a manifest may set.
+pub const MAX_MAX_DATA_BYTES: u64 = 64 * 1024 * 1024;
+/// Default database time of one call, in milliseconds (summed over its queries).
+pub const DEFAULT_DB_TIME_MS: u64 = 10_000;
+/// Largest `db_time_ms` a manifest may set.
+pub const MAX_DB_TIME_MS: u64 = 60_000;
+/// Roles an org-wide plugin may be granted to: org-wide data is for the roles that already
+/// see beyond their own loans.
+pub const ORG_WIDE_ROLES: [RoleCode; 3] =
+    [RoleCode::Admin, RoleCode::Processor, RoleCode::ConciergeKey];
 
 /// Whether a plugin's queries are limited to the caller's loans.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -34,6 +54,15 @@ pub struct Limits {
     pub timeout_ms: u64,
     /// Largest result (serialized JSON), in bytes.
     pub max_output_bytes: u64,
+    /// `data` queries one call may run.
+    pub max_queries: u32,
+    /// Rows all queries of one call may deliver to the guest.
+    pub max_rows: u64,
+    /// Bytes of decoded query results one call may receive.
+    pub max_data_bytes: u64,
+    /// Database time of one call (all its queries), in milliseconds; a statement still
+    /// running when it is spent is stopped inside the engine.
+    pub db_time_ms: u64,
 }
 
 /// A validated manifest.
@@ -80,6 +109,14 @@ struct RawLimits {
     memory_mib: u32,
     timeout_ms: u64,
     max_output_bytes: u64,
+    #[serde(default)]
+    max_queries: Option<u32>,
+    #[serde(default)]
+    max_rows: Option<u64>,
+    #[serde(default)]
+    max_data_bytes: Option<u64>,
+    #[serde(default)]
+    db_time_ms: Option<u64>,
 }
 
 impl Manifest {
@@ -158,6 +195,14 @@ impl Manifest {
                 _ => {}
             }
         }
+        if raw.scope == Scope::OrgWide {
+            if let Some(r) = roles.iter().find(|r| !ORG_WIDE_ROLES.contains(r)) {
+                return Err(format!(
+                    "roles: `{r}` may not call an org-wide plugin; org-wide data is only for {}",
+                    ORG_WIDE_ROLES.map(|r| r.as_str()).join(", ")
+                ));
+            }
+        }
         let l = raw.limits;
         if !(1..=MAX_MEMORY_MIB).contains(&l.memory_mib) {
             return Err(format!(
@@ -177,6 +222,26 @@ impl Manifest {
                 l.max_output_bytes
             ));
         }
+        let max_queries = in_range(
+            "limits.max_queries",
+            l.max_queries.unwrap_or(DEFAULT_MAX_QUERIES),
+            MAX_MAX_QUERIES,
+        )?;
+        let max_rows = in_range(
+            "limits.max_rows",
+            l.max_rows.unwrap_or(DEFAULT_MAX_ROWS),
+            MAX_MAX_ROWS,
+        )?;
+        let max_data_bytes = in_range(
+            "limits.max_data_bytes",
+            l.max_data_bytes.unwrap_or(DEFAULT_MAX_DATA_BYTES),
+            MAX_MAX_DATA_BYTES,
+        )?;
+        let db_time_ms = in_range(
+            "limits.db_time_ms",
+            l.db_time_ms.unwrap_or(DEFAULT_DB_TIME_MS),
+            MAX_DB_TIME_MS,
+        )?;
         Ok(Manifest {
             name: raw.name,
             wit_version: raw.wit_version,
@@ -187,6 +252,10 @@ impl Manifest {
                 memory_mib: l.memory_mib,
                 timeout_ms: l.timeout_ms,
                 max_output_bytes: l.max_output_bytes,
+                max_queries,
+                max_rows,
+                max_data_bytes,
+                db_time_ms,
             },
         })
     }
@@ -194,6 +263,19 @@ impl Manifest {
     /// Whether the manifest grants the dataset.
     pub fn grants(&self, dataset: Dataset) -> bool {
         self.datasets.contains(&dataset)
+    }
+}
+
+/// Checks `1..=max` for an optional limit, naming the field.
+fn in_range<T: PartialOrd + From<u8> + std::fmt::Display>(
+    field: &str,
+    v: T,
+    max: T,
+) -> Result<T, String> {
+    if v >= T::from(1) && v <= max {
+        Ok(v)
+    } else {
+        Err(format!("{field}: {v} is outside 1..={max}"))
     }
 }
 

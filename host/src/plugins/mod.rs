@@ -18,6 +18,8 @@
 //! ```
 
 mod bindings;
+mod cache;
+pub mod callers;
 mod capabilities;
 mod engine;
 mod invoke;
@@ -36,6 +38,8 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+pub use cache::load_or_create_key as load_or_create_cache_key;
+pub use callers::{CallerBudgets, CallerLimits, Refusal};
 pub use engine::{PluginEngine, MAX_INSTANCES};
 pub use invoke::Failure;
 pub use loader::{LoadError, Plugin, PluginFiles, ToolInfo, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
@@ -93,13 +97,60 @@ pub enum CallError {
     /// The tool ran (or was refused) and failed.
     #[error(transparent)]
     Tool(#[from] ToolCallError),
+    /// The caller's budget refused the call before it ran; retry after this many seconds.
+    #[error("{0}")]
+    Throttled(Refusal, u64),
 }
+
+/// How the plugin host is set up (see [`Plugins::with_options`]).
+#[derive(Clone)]
+pub struct HostOptions {
+    /// Precompiled components (`None`: compile in memory only).
+    pub cache_dir: Option<PathBuf>,
+    /// The key that authenticates precompiled components (kept outside `cache_dir`).
+    pub cache_key: Option<[u8; 32]>,
+    /// Which plugins are trusted.
+    pub policy: SignaturePolicy,
+    /// Today's date.
+    pub clock: Clock,
+    /// The database of the `data` capability (its report pool).
+    pub db: Option<crate::data::Db>,
+    /// Linear memory of all plugin calls together, in MiB.
+    pub memory_mib: u64,
+    /// Longest a call waits for an instance slot.
+    pub permit_wait: std::time::Duration,
+    /// Per-caller budgets.
+    pub callers: CallerLimits,
+    /// Plugin log lines per second, host-wide.
+    pub log_lines_per_second: u32,
+}
+
+impl HostOptions {
+    /// Defaults: no cache, no database, 256 MiB of plugin memory, 5 s for a slot.
+    pub fn new(policy: SignaturePolicy, clock: Clock) -> HostOptions {
+        HostOptions {
+            cache_dir: None,
+            cache_key: None,
+            policy,
+            clock,
+            db: None,
+            memory_mib: DEFAULT_PLUGIN_MEMORY_MIB,
+            permit_wait: std::time::Duration::from_secs(5),
+            callers: CallerLimits::default(),
+            log_lines_per_second: 200,
+        }
+    }
+}
+
+/// Default host-wide plugin memory, in MiB.
+pub const DEFAULT_PLUGIN_MEMORY_MIB: u64 = 256;
 
 /// The plugin host: engine, registry, signature policy.
 pub struct Plugins {
     runner: Runner,
     registry: Registry,
     policy: SignaturePolicy,
+    callers: Arc<CallerBudgets>,
     next_call: AtomicU64,
 }
 
@@ -120,18 +171,40 @@ impl Plugins {
         clock: Clock,
         db: Option<crate::data::Db>,
     ) -> anyhow::Result<Arc<Plugins>> {
-        let engine = Arc::new(PluginEngine::new(cache_dir)?);
+        let mut options = HostOptions::new(policy, clock);
+        options.cache_dir = cache_dir;
+        options.db = db;
+        Self::with_options(options)
+    }
+
+    /// A host set up with `options`.
+    pub fn with_options(options: HostOptions) -> anyhow::Result<Arc<Plugins>> {
+        let engine = Arc::new(PluginEngine::new(options.cache_dir, options.cache_key)?);
         Ok(Arc::new(Plugins {
             runner: Runner {
                 engine,
                 permits: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
-                clock,
-                db,
+                clock: options.clock,
+                db: options.db,
+                memory: state::SharedMemoryBudget::new(options.memory_mib),
+                permit_wait: options.permit_wait,
+                log_budget: Arc::new(capabilities::LogBudget::new(options.log_lines_per_second)),
             },
             registry: Registry::default(),
-            policy,
+            policy: options.policy,
+            callers: CallerBudgets::new(options.callers),
             next_call: AtomicU64::new(1),
         }))
+    }
+
+    /// Bytes of linear memory held by live plugin calls.
+    pub fn memory_in_use(&self) -> u64 {
+        self.runner.memory.in_use()
+    }
+
+    /// Instance slots free now.
+    pub fn free_slots(&self) -> usize {
+        self.runner.permits.available_permits()
     }
 
     /// The loaded tools.
@@ -155,6 +228,14 @@ impl Plugins {
             .registry
             .get(name)
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        let _ticket = match self.callers.admit(&caller.user_id) {
+            Ok(t) => t,
+            Err(refusal) => {
+                let retry = refusal.retry_after(self.callers.limits());
+                tracing::info!(tool = name, user_id = %caller.user_id, %refusal, "tool call refused by the caller's budget");
+                return Err(CallError::Throttled(refusal, retry));
+            }
+        };
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
         let outcome = self.call_plugin(&plugin, caller, arguments, call_id).await;
@@ -214,7 +295,17 @@ impl Plugins {
                     manifest.name
                 )))
             }
-            Err(f @ Failure::MemoryLimit(_)) => return Err(ToolCallError::Internal(f.to_string())),
+            Err(f @ (Failure::MemoryLimit(_) | Failure::HostMemory | Failure::Busy(_))) => {
+                return Err(ToolCallError::Internal(f.to_string()))
+            }
+            Err(Failure::Limit(hit)) => {
+                let message = format!("`{}` {}", manifest.name, hit.message);
+                return Err(if hit.timeout {
+                    ToolCallError::Timeout(message)
+                } else {
+                    ToolCallError::Internal(message)
+                });
+            }
             Err(Failure::Trap(detail)) => {
                 tracing::error!(tool = %manifest.name, call_id, %detail, "plugin trapped");
                 return Err(ToolCallError::Internal(format!(

@@ -53,6 +53,7 @@ fn stamp(files: &PluginFiles) -> Stamp {
         one(&files.wasm),
         one(&files.manifest),
         one(&files.signature),
+        one(&files.manifest_signature),
     ])
 }
 

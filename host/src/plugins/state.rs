@@ -1,8 +1,9 @@
 //! The per-call store state: who is calling, what the plugin was granted, and the limits
 //! that bound this one call. A fresh state (and `Store`) is made for every call.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime::ResourceLimiter;
 
@@ -37,24 +38,101 @@ pub struct PluginState {
     pub timed_out: bool,
     /// Log lines written so far in this call.
     pub log_lines: u32,
+    /// What the call's `data` queries have spent so far.
+    pub usage: DataUsage,
+    /// Plugin log lines, host-wide.
+    pub log_budget: Arc<super::capabilities::LogBudget>,
 }
 
-/// Bounds linear memory and tables of one instance and remembers a refusal, so the host can
-/// report "memory limit" rather than a bare trap.
+/// What one call's `data` queries have spent, against the manifest's `[limits]`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DataUsage {
+    /// Queries run.
+    pub queries: u32,
+    /// Rows delivered to the guest.
+    pub rows: u64,
+    /// Bytes of decoded values delivered.
+    pub bytes: u64,
+    /// Database time spent.
+    pub db_time: Duration,
+}
+
+/// Raised (as a trap) when a call spends one of its budgets: the guest cannot catch it and
+/// carry on. `timeout` says whether the caller is told `timeout:` rather than `internal:`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LimitHit {
+    /// The budget is time (database time, the call's deadline).
+    pub timeout: bool,
+    /// What was spent, e.g. "ran more than its 16 data queries per call".
+    pub message: String,
+}
+
+/// Linear memory of every live plugin store together, bounded host-wide, so that many calls
+/// each within their own limit cannot add up to more than the host can hold.
+#[derive(Debug)]
+pub struct SharedMemoryBudget {
+    in_use: AtomicU64,
+    max: u64,
+}
+
+impl SharedMemoryBudget {
+    /// A budget of `max_mib` MiB for all plugin stores together.
+    pub fn new(max_mib: u64) -> Arc<SharedMemoryBudget> {
+        Arc::new(SharedMemoryBudget {
+            in_use: AtomicU64::new(0),
+            max: max_mib * 1024 * 1024,
+        })
+    }
+
+    /// Bytes of linear memory live stores hold now.
+    pub fn in_use(&self) -> u64 {
+        self.in_use.load(Ordering::Relaxed)
+    }
+
+    fn try_take(&self, bytes: u64) -> bool {
+        self.in_use
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                (cur + bytes <= self.max).then_some(cur + bytes)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, bytes: u64) {
+        self.in_use.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// Bounds the linear memory of one store (all of its memories together, not each alone) and
+/// its share of the host-wide budget, and remembers a refusal, so the host can report
+/// "memory limit" rather than a bare trap. Gives its share back when the store is dropped.
 #[derive(Debug)]
 pub struct CallLimiter {
-    max_memory_bytes: usize,
+    max_memory_bytes: u64,
+    used: u64,
+    shared: Arc<SharedMemoryBudget>,
     /// Set when a memory grow past the limit was refused.
     pub memory_exceeded: bool,
+    /// Set when the host-wide budget refused a grow that the call's own limit allowed.
+    pub host_memory_exhausted: bool,
 }
 
 impl CallLimiter {
-    /// A limiter allowing `memory_mib` MiB of linear memory.
-    pub fn new(memory_mib: u32) -> Self {
+    /// A limiter allowing `memory_mib` MiB of linear memory, drawn from `shared`.
+    pub fn new(memory_mib: u32, shared: Arc<SharedMemoryBudget>) -> Self {
         CallLimiter {
-            max_memory_bytes: memory_mib as usize * 1024 * 1024,
+            max_memory_bytes: memory_mib as u64 * 1024 * 1024,
+            used: 0,
+            shared,
             memory_exceeded: false,
+            host_memory_exhausted: false,
         }
+    }
+}
+
+impl Drop for CallLimiter {
+    fn drop(&mut self) {
+        self.shared.give_back(self.used);
     }
 }
 
@@ -68,14 +146,22 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 impl ResourceLimiter for CallLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.max_memory_bytes {
+        // A new memory arrives with current = 0 and desired = its initial size, so the sum
+        // covers every memory of the store.
+        let delta = desired.saturating_sub(current) as u64;
+        if self.used + delta > self.max_memory_bytes {
             self.memory_exceeded = true;
             return Err(wasmtime::Error::new(MemoryLimitExceeded));
         }
+        if !self.shared.try_take(delta) {
+            self.host_memory_exhausted = true;
+            return Err(wasmtime::Error::new(MemoryLimitExceeded));
+        }
+        self.used += delta;
         Ok(true)
     }
 

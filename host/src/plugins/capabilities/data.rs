@@ -1,14 +1,19 @@
 //! `loan:reporting/data`: structured queries. Checks that the dataset exists and that the
 //! plugin's manifest grants it, resolves the caller's scope from the database for
 //! caller-scoped datasets (on every call), and hands the query to the compiler in
-//! `crate::data::query`. Refusals are values the guest sees; nothing here traps.
+//! `crate::data::query`. Refusals are values the guest sees; spent budgets (queries, rows,
+//! bytes, database time: the manifest's `[limits]`) trap, so a guest cannot carry on past them.
+
+use std::time::{Duration, Instant};
 
 use crate::data::catalog::Dataset;
-use crate::data::query::{self, Aggregate, Condition, Key, PeriodUnit, Query, QueryError, Value};
+use crate::data::query::{
+    self, Aggregate, Allowance, Condition, Key, PeriodUnit, Query, QueryError, Value,
+};
 use crate::data::scope::Scope;
 use crate::plugins::bindings::data as wit;
 use crate::plugins::bindings::data::{DataError, Host, Rows};
-use crate::plugins::state::PluginState;
+use crate::plugins::state::{LimitHit, PluginState};
 
 impl Host for PluginState {
     async fn run(&mut self, q: wit::Query) -> wasmtime::Result<Result<Rows, DataError>> {
@@ -36,23 +41,39 @@ impl Host for PluginState {
             ))));
         };
         let identity = call.identity.clone();
-        let scope = if dataset.is_org_wide() {
-            None
-        } else {
-            match Scope::resolve(&db, &identity).await {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot resolve the caller's scope");
-                    return Ok(Err(DataError::Unavailable(
-                        "the caller's scope could not be resolved".into(),
-                    )));
+        let allowance = self.next_allowance()?;
+        let started = Instant::now();
+        let outcome = async {
+            let scope = if dataset.is_org_wide() {
+                None
+            } else {
+                match Scope::resolve(&db, &identity).await {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot resolve the caller's scope");
+                        return Err(QueryError::Unavailable(
+                            "the caller's scope could not be resolved".into(),
+                        ));
+                    }
                 }
-            }
-        };
-        let host_query = convert(dataset, q);
-        Ok(
-            match query::run(&db, &host_query, scope.as_ref(), identity.can_read_names()).await {
-                Ok(rows) => Ok(Rows {
+            };
+            let host_query = convert(dataset, q);
+            query::run(
+                &db,
+                &host_query,
+                scope.as_ref(),
+                identity.can_read_names(),
+                allowance,
+            )
+            .await
+        }
+        .await;
+        self.usage.db_time += started.elapsed();
+        match outcome {
+            Ok(rows) => {
+                self.usage.rows += rows.rows.len() as u64;
+                self.usage.bytes += rows.bytes;
+                Ok(Ok(Rows {
                     columns: rows.columns,
                     rows: rows
                         .rows
@@ -61,12 +82,74 @@ impl Host for PluginState {
                         .collect(),
                     truncated: rows.truncated,
                     total_groups: rows.total_groups,
-                }),
-                Err(QueryError::Denied(m)) => Err(DataError::Denied(m)),
-                Err(QueryError::Invalid(m)) => Err(DataError::InvalidQuery(m)),
-                Err(QueryError::Unavailable(m)) => Err(DataError::Unavailable(m)),
-            },
-        )
+                }))
+            }
+            Err(QueryError::Denied(m)) => Ok(Err(DataError::Denied(m))),
+            Err(QueryError::Invalid(m)) => Ok(Err(DataError::InvalidQuery(m))),
+            Err(QueryError::Unavailable(m)) => Ok(Err(DataError::Unavailable(m))),
+            // Limits trap (the WIT contract): the guest cannot catch them and carry on.
+            Err(QueryError::Timeout(m)) => Err(wasmtime::Error::new(LimitHit {
+                timeout: true,
+                message: format!("ran out of database time: {m}"),
+            })),
+            Err(QueryError::TooLarge(m)) => Err(wasmtime::Error::new(LimitHit {
+                timeout: false,
+                message: format!("exceeded its per-call data budget: {m}"),
+            })),
+        }
+    }
+}
+
+impl PluginState {
+    /// Counts one more query against the manifest's `[limits]` and returns what it may
+    /// spend: the least of the database time left, the statement timeout and the call's
+    /// own deadline; the rows and bytes left. A spent budget traps.
+    fn next_allowance(&mut self) -> wasmtime::Result<Allowance> {
+        let limits = self.manifest.limits;
+        let spent = |message: String| {
+            Err(wasmtime::Error::new(LimitHit {
+                timeout: false,
+                message,
+            }))
+        };
+        if self.usage.queries >= limits.max_queries {
+            return spent(format!(
+                "ran more than its {} data queries per call (limits.max_queries)",
+                limits.max_queries
+            ));
+        }
+        let db_budget = Duration::from_millis(limits.db_time_ms);
+        if self.usage.db_time >= db_budget {
+            return Err(wasmtime::Error::new(LimitHit {
+                timeout: true,
+                message: format!(
+                    "spent its {} ms of database time per call (limits.db_time_ms)",
+                    limits.db_time_ms
+                ),
+            }));
+        }
+        if self.usage.rows >= limits.max_rows {
+            return spent(format!(
+                "received its {} rows per call (limits.max_rows)",
+                limits.max_rows
+            ));
+        }
+        if self.usage.bytes >= limits.max_data_bytes {
+            return spent(format!(
+                "received its {} bytes of query results per call (limits.max_data_bytes)",
+                limits.max_data_bytes
+            ));
+        }
+        self.usage.queries += 1;
+        let now = Instant::now();
+        let deadline = (now + (db_budget - self.usage.db_time))
+            .min(now + query::STATEMENT_TIMEOUT)
+            .min(self.deadline);
+        Ok(Allowance {
+            deadline,
+            max_rows: (limits.max_rows - self.usage.rows).min(query::ROW_CAP as u64),
+            max_bytes: limits.max_data_bytes - self.usage.bytes,
+        })
     }
 }
 

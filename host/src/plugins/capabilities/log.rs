@@ -1,7 +1,45 @@
-//! `loan:reporting/log`: plugin log lines, tagged with the plugin and call, capped per call.
+//! `loan:reporting/log`: plugin log lines, tagged with the plugin and call, escaped (a
+//! plugin cannot forge a line of its own), capped per call and paced host-wide.
+
+use std::sync::Mutex;
+use std::time::Instant;
 
 use crate::plugins::bindings::log::{Host, Level};
 use crate::plugins::state::PluginState;
+
+/// Plugin log lines per second for the whole host (a bucket of one second's worth): many
+/// cheap calls that each log their 100 lines cannot flood the log.
+#[derive(Debug)]
+pub struct LogBudget {
+    per_second: f64,
+    state: Mutex<(f64, Instant, u64)>,
+}
+
+impl LogBudget {
+    /// A budget of `per_second` lines.
+    pub fn new(per_second: u32) -> LogBudget {
+        LogBudget {
+            per_second: per_second as f64,
+            state: Mutex::new((per_second as f64, Instant::now(), 0)),
+        }
+    }
+
+    /// Takes one line; `Err(dropped)` when the budget is spent (with the lines dropped so far).
+    fn take(&self) -> Result<u64, u64> {
+        let mut s = self.state.lock().expect("log budget lock");
+        let now = Instant::now();
+        let refill = now.saturating_duration_since(s.1).as_secs_f64() * self.per_second;
+        s.0 = (s.0 + refill).min(self.per_second);
+        s.1 = now;
+        if s.0 >= 1.0 {
+            s.0 -= 1.0;
+            Ok(std::mem::take(&mut s.2))
+        } else {
+            s.2 += 1;
+            Err(s.2)
+        }
+    }
+}
 
 /// Lines one call may write; later lines are dropped (one warning says so).
 pub const MAX_LINES_PER_CALL: u32 = 100;
@@ -23,7 +61,16 @@ impl Host for PluginState {
             }
             return Ok(());
         }
-        let message = truncate(&message, MAX_LINE_BYTES);
+        match self.log_budget.take() {
+            Ok(0) => {}
+            Ok(dropped) => tracing::warn!(
+                dropped,
+                "plugin log lines were dropped: the host-wide budget was spent"
+            ),
+            Err(_) => return Ok(()),
+        }
+        // Escaped: a newline or a control sequence in the text cannot start a forged line.
+        let message = truncate(&message, MAX_LINE_BYTES).escape_debug();
         match level {
             Level::Debug => {
                 tracing::debug!(target: "loanhost::plugin", plugin, call_id, "{message}")
@@ -51,6 +98,15 @@ fn truncate(s: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_host_wide_budget_drops_and_counts() {
+        let b = super::LogBudget::new(2);
+        assert_eq!(b.take(), Ok(0));
+        assert_eq!(b.take(), Ok(0));
+        assert_eq!(b.take(), Err(1));
+        assert_eq!(b.take(), Err(2));
+    }
+
     #[test]
     fn truncate_respects_char_boundaries() {
         assert_eq!(super::truncate("héllo", 2), "h");

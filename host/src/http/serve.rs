@@ -1,0 +1,71 @@
+//! The accept loop: hyper's HTTP/1 connection builder with a header-read timeout (a slow
+//! client cannot hold a connection open by trickling its headers), a cap on open
+//! connections, and graceful shutdown. `axum::serve` offers neither timeout nor cap.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::config::ServerLimits;
+
+/// How long in-flight requests may take to finish once shutdown begins.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// Serves `app` on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ServerLimits,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(limits.max_connections as usize));
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        // At the cap, stop accepting: further clients wait in the kernel's listen queue.
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => s.expect("the connection semaphore is never closed"),
+            _ = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_timeout)
+            .keep_alive(true);
+        let conn =
+            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(DRAIN) => tracing::warn!("shutdown: connections still open after {DRAIN:?}"),
+    }
+    Ok(())
+}

@@ -1,0 +1,216 @@
+//! Per-caller budgets: how many tool calls one caller may have in flight, how many calls per
+//! minute, and how much plugin time (wall time of their calls, database time included) per
+//! minute. One caller's flood is refused here, before it takes an instance slot or a database
+//! connection from everyone else.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The budgets every caller gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallerLimits {
+    /// Tool calls one caller may have in flight at once.
+    pub max_concurrent: u32,
+    /// Tool calls per minute (a bucket of this size, refilled continuously).
+    pub calls_per_minute: u32,
+    /// Seconds of plugin time per minute (a bucket of this size, refilled continuously).
+    pub plugin_seconds_per_minute: u32,
+}
+
+impl Default for CallerLimits {
+    fn default() -> Self {
+        CallerLimits {
+            max_concurrent: 4,
+            calls_per_minute: 600,
+            plugin_seconds_per_minute: 60,
+        }
+    }
+}
+
+/// Why a caller's call was not admitted; `retry_after` is when it may be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// Too many calls in flight.
+    #[error("too many tool calls in flight for this caller (at most {0} at once)")]
+    Concurrent(u32),
+    /// The calls-per-minute budget is spent.
+    #[error("the caller's budget of {0} tool calls per minute is spent")]
+    Rate(u32),
+    /// The plugin-time budget is spent.
+    #[error("the caller's budget of {0} s of plugin time per minute is spent")]
+    Time(u32),
+}
+
+impl Refusal {
+    /// Seconds after which a retry may be admitted (at least 1).
+    pub fn retry_after(&self, limits: &CallerLimits) -> u64 {
+        match self {
+            Refusal::Concurrent(_) => 1,
+            Refusal::Rate(_) => (60 / limits.calls_per_minute.max(1) as u64).max(1),
+            Refusal::Time(_) => 5,
+        }
+    }
+}
+
+/// A token bucket counting in `f64` units per minute.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    level: f64,
+    updated: Instant,
+}
+
+impl Bucket {
+    fn full(capacity: f64, now: Instant) -> Bucket {
+        Bucket {
+            level: capacity,
+            updated: now,
+        }
+    }
+
+    fn refill(&mut self, capacity: f64, now: Instant) {
+        let per_sec = capacity / 60.0;
+        let dt = now.saturating_duration_since(self.updated).as_secs_f64();
+        self.level = (self.level + dt * per_sec).min(capacity);
+        self.updated = now;
+    }
+}
+
+#[derive(Debug)]
+struct CallerState {
+    in_flight: u32,
+    calls: Bucket,
+    time: Bucket,
+}
+
+/// Callers' budgets, shared by every request.
+#[derive(Debug)]
+pub struct CallerBudgets {
+    limits: CallerLimits,
+    callers: Mutex<HashMap<String, CallerState>>,
+}
+
+/// Callers remembered before idle, full entries are forgotten.
+const PRUNE_ABOVE: usize = 10_000;
+
+impl CallerBudgets {
+    /// Budgets with these limits.
+    pub fn new(limits: CallerLimits) -> Arc<CallerBudgets> {
+        Arc::new(CallerBudgets {
+            limits,
+            callers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> &CallerLimits {
+        &self.limits
+    }
+
+    /// Admits one call of `user`, or says why not. The ticket gives the slot back and charges
+    /// the call's wall time when dropped.
+    pub fn admit(self: &Arc<Self>, user: &str) -> Result<Ticket, Refusal> {
+        let now = Instant::now();
+        let calls_cap = self.limits.calls_per_minute as f64;
+        let time_cap = self.limits.plugin_seconds_per_minute as f64;
+        let mut callers = self.callers.lock().expect("caller budgets lock");
+        if callers.len() > PRUNE_ABOVE {
+            callers.retain(|_, s| {
+                s.in_flight > 0 || s.calls.level < calls_cap || s.time.level < time_cap
+            });
+        }
+        let state = callers
+            .entry(user.to_string())
+            .or_insert_with(|| CallerState {
+                in_flight: 0,
+                calls: Bucket::full(calls_cap, now),
+                time: Bucket::full(time_cap, now),
+            });
+        state.calls.refill(calls_cap, now);
+        state.time.refill(time_cap, now);
+        if state.in_flight >= self.limits.max_concurrent {
+            return Err(Refusal::Concurrent(self.limits.max_concurrent));
+        }
+        if state.calls.level < 1.0 {
+            return Err(Refusal::Rate(self.limits.calls_per_minute));
+        }
+        if state.time.level <= 0.0 {
+            return Err(Refusal::Time(self.limits.plugin_seconds_per_minute));
+        }
+        state.calls.level -= 1.0;
+        state.in_flight += 1;
+        Ok(Ticket {
+            budgets: self.clone(),
+            user: user.to_string(),
+            started: now,
+        })
+    }
+
+    fn release(&self, user: &str, spent: Duration) {
+        let mut callers = self.callers.lock().expect("caller budgets lock");
+        if let Some(state) = callers.get_mut(user) {
+            state.in_flight = state.in_flight.saturating_sub(1);
+            // The bucket may go below zero: a long call is paid for before the next one.
+            state.time.level -= spent.as_secs_f64();
+        }
+    }
+}
+
+/// An admitted call; dropping it ends the call.
+#[derive(Debug)]
+pub struct Ticket {
+    budgets: Arc<CallerBudgets>,
+    user: String,
+    started: Instant,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.budgets.release(&self.user, self.started.elapsed());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrency_is_per_caller() {
+        let b = CallerBudgets::new(CallerLimits {
+            max_concurrent: 2,
+            ..Default::default()
+        });
+        let t1 = b.admit("a").unwrap();
+        let _t2 = b.admit("a").unwrap();
+        assert_eq!(b.admit("a").unwrap_err(), Refusal::Concurrent(2));
+        let _other = b.admit("b").expect("another caller is not affected");
+        drop(t1);
+        assert!(b.admit("a").is_ok(), "a finished call frees its slot");
+    }
+
+    #[test]
+    fn calls_per_minute_run_out() {
+        let b = CallerBudgets::new(CallerLimits {
+            calls_per_minute: 3,
+            ..Default::default()
+        });
+        for _ in 0..3 {
+            drop(b.admit("a").unwrap());
+        }
+        assert_eq!(b.admit("a").unwrap_err(), Refusal::Rate(3));
+        assert!(b.admit("b").is_ok());
+    }
+
+    #[test]
+    fn plugin_time_is_charged_when_the_call_ends() {
+        let b = CallerBudgets::new(CallerLimits {
+            plugin_seconds_per_minute: 1,
+            ..Default::default()
+        });
+        let t = b.admit("a").unwrap();
+        // Pretend the call ran for two seconds.
+        b.release("a", Duration::from_secs(2));
+        std::mem::forget(t);
+        assert_eq!(b.admit("a").unwrap_err(), Refusal::Time(1));
+    }
+}
