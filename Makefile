@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR ?= $(CACHE)/target
 export PLUGIN_TARGET_DIR ?= $(CACHE)/plugins-target
 LOANHOST := $(CARGO_TARGET_DIR)/release/loanhost
 
-.PHONY: all deps plugins build run test lint unit e2e bench clean-dist
+.PHONY: all deps plugins build run test lint unit e2e bench attack fuzz clean-dist
 
 all: build
 
@@ -28,10 +28,11 @@ build: plugins
 run: build
 	@scripts/run.sh "$(LOANHOST)"
 
-## test: formatting, lints, unit and end-to-end tests
+## test: formatting, lints, unit and end-to-end tests (with a short attack suite and brief
+## fuzzing); stops at once with the script's own message when PostgreSQL cannot start
 test: deps lint
 	cd plugins && cargo test -p loanhost-guest --locked
-	TEST_POSTGRES_URL=$$(scripts/postgres.sh) cargo test --workspace --locked
+	url=$$(scripts/postgres.sh) && TEST_POSTGRES_URL="$$url" cargo test --workspace --locked
 
 lint:
 	cargo fmt --all -- --check
@@ -45,6 +46,17 @@ bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
 	cargo bench -p loanhost --bench http_reports --locked
+
+## attack: the attack suite at length (10 s per attack, release build); checks the legitimate
+## p99 ratio too and writes the table into docs/security.md
+attack: plugins
+	ATTACK_SECONDS=$${ATTACK_SECONDS:-10} ATTACK_STRICT=1 ATTACK_REPORT=$(CURDIR)/docs/security.md \
+		cargo test --release -p loanhost --test attack --locked -- --nocapture
+
+## fuzz: the property-based fuzzers (JSON-RPC framing, manifests, filter/query compilation,
+## import lines) at length: FUZZ_CASES cases each (default 100000)
+fuzz:
+	PROPTEST_CASES=$${FUZZ_CASES:-100000} cargo test --release -p loanhost --lib --locked fuzz_ -- --nocapture
 
 clean-dist:
 	rm -rf plugins/dist

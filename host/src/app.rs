@@ -68,6 +68,7 @@ impl Application {
             max_concurrent: limits.caller_max_concurrent,
             calls_per_minute: limits.caller_calls_per_minute,
             plugin_seconds_per_minute: limits.caller_plugin_seconds_per_minute,
+            result_mib_per_minute: limits.caller_result_mib_per_minute,
         };
         let plugins = Plugins::with_options(options)?;
         if !config.plugin_dir.is_dir() {

@@ -41,6 +41,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_CALLER_MAX_CONCURRENT", Some("4")),
     ("LOANHOST_CALLER_CALLS_PER_MINUTE", Some("600")),
     ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", Some("60")),
+    ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", Some("60")),
     ("LOANHOST_PLUGIN_MEMORY_MIB", Some("256")),
     ("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", Some("200")),
 ];
@@ -65,6 +66,8 @@ pub struct ServerLimits {
     pub caller_calls_per_minute: u32,
     /// Seconds of plugin time per caller per minute.
     pub caller_plugin_seconds_per_minute: u32,
+    /// MiB of tool results per caller per minute.
+    pub caller_result_mib_per_minute: u32,
     /// Linear memory of all plugin calls together, in MiB.
     pub plugin_memory_mib: u64,
     /// Plugin log lines written per second, host-wide.
@@ -327,6 +330,10 @@ impl Config {
             caller_plugin_seconds_per_minute: number(
                 "LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE",
                 100_000,
+            )? as u32,
+            caller_result_mib_per_minute: number(
+                "LOANHOST_CALLER_RESULT_MIB_PER_MINUTE",
+                1_000_000,
             )? as u32,
             plugin_memory_mib: number("LOANHOST_PLUGIN_MEMORY_MIB", 65_536)?,
             plugin_log_lines_per_second: number("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", 1_000_000)?

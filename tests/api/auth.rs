@@ -385,3 +385,93 @@ async fn agents_are_resolved_on_every_request() {
     assert_401(&app, before, "unknown email").await;
     assert_eq!(after.status(), 200, "resolved without a restart");
 }
+
+/// A JWKS endpoint that answers slowly and counts its fetches.
+async fn slow_jwks(
+    keys: jsonwebtoken::jwk::JwkSet,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let fetches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = fetches.clone();
+    let router = axum::Router::new().route(
+        "/jwks",
+        get(move || {
+            let keys = keys.clone();
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                axum::Json(keys)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (url, fetches)
+}
+
+#[tokio::test]
+async fn jwks_refreshes_are_single_flight_and_rate_limited() {
+    // Arrange: a slow IdP; 20 sign-ins arrive together on a cold cache, then 20 tokens with
+    // forged `kid`s.
+    use loanhost::auth::{jwks::Jwks, jwt};
+    let key = SigningKey::from_pem(signing_pem()).unwrap();
+    let (url, fetches) = slow_jwks(key.jwks()).await;
+    let validator = std::sync::Arc::new(jwt::TokenValidator::new(
+        "aud",
+        vec![jwt::Scheme {
+            name: "upstream",
+            issuer: "https://idp.test".into(),
+            jwks: std::sync::Arc::new(Jwks::from_url(url)),
+        }],
+    ));
+    let claims =
+        json!({"iss": "https://idp.test", "aud": "aud", "email": "a@b.c", "exp": now() + 300});
+    let good = key.sign(&claims).unwrap();
+    let forged = {
+        let mut parts: Vec<String> = good.split('.').map(str::to_string).collect();
+        parts[0] = b64(&json!({"alg": "RS256", "typ": "JWT", "kid": "forged"}));
+        parts.join(".")
+    };
+    let validate_all = |token: String| {
+        let validator = validator.clone();
+        async move {
+            let tasks: Vec<_> = (0..20)
+                .map(|_| {
+                    let (v, t) = (validator.clone(), token.clone());
+                    tokio::spawn(async move { v.validate(&t).await.map(|_| ()) })
+                })
+                .collect();
+            let mut results = Vec::new();
+            for t in tasks {
+                results.push(t.await.unwrap());
+            }
+            results
+        }
+    };
+
+    // Act
+    let cold = validate_all(good.clone()).await;
+    let after_cold = fetches.load(std::sync::atomic::Ordering::SeqCst);
+    let started = std::time::Instant::now();
+    let forged_results = validate_all(forged).await;
+    let forged_took = started.elapsed();
+    let warm = validate_all(good).await;
+
+    // Assert
+    assert!(cold.iter().all(Result::is_ok), "{cold:?}");
+    assert_eq!(after_cold, 1, "one fetch serves every waiting sign-in");
+    assert!(forged_results
+        .iter()
+        .all(|r| r.as_ref().unwrap_err() == "no signing key with kid \"forged\""));
+    assert_eq!(
+        fetches.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "forged kids within the refresh interval fetch nothing"
+    );
+    assert!(
+        forged_took < std::time::Duration::from_millis(250),
+        "forged kids waited for the IdP: {forged_took:?}"
+    );
+    assert!(warm.iter().all(Result::is_ok));
+}

@@ -323,6 +323,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
         ("LOANHOST_CALLER_MAX_CONCURRENT", "1000"),
         ("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000"),
         ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000"),
+        ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1000000"),
     ] {
         env.insert(k.to_string(), v.to_string());
     }

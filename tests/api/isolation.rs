@@ -430,7 +430,7 @@ async fn a_callers_concurrent_calls_are_capped_and_others_are_not_affected() {
 async fn a_callers_calls_per_minute_run_out() {
     // Arrange
     let app = spin_app(
-        vec![("LOANHOST_CALLER_CALLS_PER_MINUTE", "3".into())],
+        vec![("LOANHOST_CALLER_CALLS_PER_MINUTE", "18".into())],
         vec![],
     )
     .await;

@@ -12,6 +12,7 @@ mod differential;
 mod mcp_protocol;
 mod metadata;
 mod oauth;
+mod outage;
 mod real_clients;
 mod reload;
 mod report_loans;

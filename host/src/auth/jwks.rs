@@ -118,8 +118,13 @@ impl Jwks {
             }
             return Ok(k);
         }
-        if matches!(self.source, Source::Url { .. }) && cached.may_attempt(now) {
-            self.refresh_once(now).await;
+        if matches!(self.source, Source::Url { .. }) {
+            if cached.may_attempt(now) {
+                self.refresh_once(now).await;
+            } else if self.fetching.try_lock().is_err() {
+                // A fetch is in flight (a cold cache, a rotation): its answer is ours too.
+                drop(self.fetching.lock().await);
+            }
         }
         find(&self.snapshot().keys, kid).ok_or_else(|| match kid {
             Some(k) => format!("no signing key with kid {k:?}"),

@@ -41,6 +41,56 @@ pub struct Scheme {
 pub struct TokenValidator {
     schemes: Vec<Scheme>,
     audience: String,
+    cache: ValidationCache,
+}
+
+/// Results of recent validations, keyed by the token's SHA-256: a token presented again is
+/// not verified again (RSA verification is most of an authenticated request's CPU, and a
+/// flood of one forged token would otherwise cost a verification each time). A valid token
+/// is remembered until its `exp` (at most [`CACHE_VALID_FOR`]); a refused one for
+/// [`CACHE_INVALID_FOR`], except when its key was unknown (a rotation may bring the key).
+struct ValidationCache {
+    entries: std::sync::Mutex<std::collections::HashMap<[u8; 32], Cached>>,
+}
+
+#[derive(Clone)]
+enum Cached {
+    Valid(Arc<Map<String, Value>>, &'static str, std::time::Instant),
+    Invalid(String, std::time::Instant),
+}
+
+/// Longest a validated token is remembered.
+pub const CACHE_VALID_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+/// How long a refused token is remembered.
+pub const CACHE_INVALID_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+/// Tokens remembered at most (past this, expired entries go, then all).
+const CACHE_MAX: usize = 10_000;
+
+impl ValidationCache {
+    fn get(&self, key: &[u8; 32]) -> Option<Cached> {
+        let entries = self.entries.lock().expect("token cache lock");
+        let now = std::time::Instant::now();
+        entries
+            .get(key)
+            .filter(|c| match c {
+                Cached::Valid(_, _, until) | Cached::Invalid(_, until) => *until > now,
+            })
+            .cloned()
+    }
+
+    fn put(&self, key: [u8; 32], value: Cached) {
+        let mut entries = self.entries.lock().expect("token cache lock");
+        if entries.len() >= CACHE_MAX {
+            let now = std::time::Instant::now();
+            entries.retain(|_, c| match c {
+                Cached::Valid(_, _, until) | Cached::Invalid(_, until) => *until > now,
+            });
+            if entries.len() >= CACHE_MAX {
+                entries.clear();
+            }
+        }
+        entries.insert(key, value);
+    }
 }
 
 impl TokenValidator {
@@ -49,14 +99,62 @@ impl TokenValidator {
         TokenValidator {
             schemes,
             audience: audience.into(),
+            cache: ValidationCache {
+                entries: Default::default(),
+            },
         }
     }
 
-    /// Validates a compact JWS and returns its claims and the scheme that accepted it.
+    /// Validates a compact JWS and returns its claims and the scheme that accepted it,
+    /// answering from the cache for a token seen recently.
     pub async fn validate(
         &self,
         token: &str,
     ) -> Result<(Map<String, Value>, &'static str), String> {
+        use sha2::Digest as _;
+        let key: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        match self.cache.get(&key) {
+            Some(Cached::Valid(claims, scheme, _)) => return Ok(((*claims).clone(), scheme)),
+            Some(Cached::Invalid(reason, _)) => return Err(reason),
+            None => {}
+        }
+        let now = std::time::Instant::now();
+        let result = self.verify(token).await;
+        match &result {
+            Ok((claims, scheme)) => {
+                let epoch = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0);
+                let left = claims
+                    .get("exp")
+                    .and_then(Value::as_u64)
+                    .map(|exp| exp.saturating_sub(epoch))
+                    .unwrap_or(0);
+                let ttl = std::time::Duration::from_secs(left).min(CACHE_VALID_FOR);
+                if !ttl.is_zero() {
+                    self.cache.put(
+                        key,
+                        Cached::Valid(Arc::new(claims.clone()), scheme, now + ttl),
+                    );
+                }
+            }
+            Err(reason)
+                if !reason.starts_with("no signing key")
+                    && !reason.starts_with("the token has no kid") =>
+            {
+                self.cache.put(
+                    key,
+                    Cached::Invalid(reason.clone(), now + CACHE_INVALID_FOR),
+                );
+            }
+            Err(_) => {}
+        }
+        result
+    }
+
+    /// Verifies a token: algorithm, issuer → scheme → key, signature, claims.
+    async fn verify(&self, token: &str) -> Result<(Map<String, Value>, &'static str), String> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|e| format!("malformed header: {e}"))?;
         if !ACCEPTED.contains(&header.alg) {

@@ -734,4 +734,68 @@ mod tests {
             "a = $1 AND b IN ($2, $3)"
         );
     }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        const FILES: [&str; 5] = [
+            "agents.jsonl",
+            "loans.jsonl",
+            "los_status_history.jsonl",
+            "dw_loan_milestones.jsonl",
+            "dw_deals.jsonl",
+        ];
+
+        fn field_value() -> impl Strategy<Value = serde_json::Value> {
+            prop_oneof![
+                ".{0,10}".prop_map(serde_json::Value::String),
+                Just(serde_json::json!("00000000-0000-0000-0000-0000000000b2")),
+                Just(serde_json::json!("2026-03-01T10:00:00Z")),
+                Just(serde_json::json!("Closed")),
+                Just(serde_json::json!(["Agent"])),
+                any::<f64>().prop_map(|f| serde_json::json!(f)),
+                any::<i64>().prop_map(|i| serde_json::json!(i)),
+                any::<bool>().prop_map(|b| serde_json::json!(b)),
+                Just(serde_json::Value::Null),
+            ]
+        }
+
+        fn line() -> impl Strategy<Value = String> {
+            let key = prop::sample::select(vec![
+                "id",
+                "email",
+                "roles",
+                "managedAgentIds",
+                "active",
+                "status",
+                "statusDate",
+                "loanAmount",
+                "loanId",
+                "occurredAt",
+                "milestone",
+                "createdAt",
+                "stage",
+                "companyId",
+            ]);
+            prop::collection::vec((key, field_value()), 0..8).prop_map(|kv| {
+                serde_json::Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                    .to_string()
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn fuzz_import_lines_never_panic(file in prop::sample::select(FILES.to_vec()), l in line()) {
+                if let Err(e) = parse_line(file, &l) {
+                    prop_assert!(!e.is_empty());
+                }
+            }
+
+            #[test]
+            fn fuzz_import_of_arbitrary_text_never_panics(file in prop::sample::select(FILES.to_vec()), l in ".{0,200}") {
+                let _ = parse_line(file, &l);
+            }
+        }
+    }
 }

@@ -72,7 +72,7 @@ impl Db {
         let (max, acquire) = match (kind, url.starts_with("sqlite:")) {
             (PoolKind::General, true) => (8, Duration::from_secs(30)),
             (PoolKind::General, false) => (16, Duration::from_secs(10)),
-            (PoolKind::Identity, _) => (4, Duration::from_secs(3)),
+            (PoolKind::Identity, _) => (4, Duration::from_secs(2)),
             // Each SQLite connection runs its statements on a thread of its own: more than a
             // few at once only thrash a small machine.
             (PoolKind::Reports, true) => (6, Duration::from_secs(10)),

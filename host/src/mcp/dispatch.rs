@@ -85,9 +85,9 @@ impl Dispatcher {
                 "`arguments` must be an object",
             ));
         }
-        match self.plugins.call(&name, caller, &arguments).await {
-            Ok(result) => Ok(json!({
-                "content": [{"type": "text", "text": result.to_string()}],
+        match self.plugins.call_text(&name, caller, &arguments).await {
+            Ok((result, text)) => Ok(json!({
+                "content": [{"type": "text", "text": text}],
                 "structuredContent": result,
                 "isError": false,
             })),

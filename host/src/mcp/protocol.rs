@@ -181,4 +181,70 @@ mod tests {
         let (_, e) = classify(json!([1])).unwrap_err();
         assert_eq!(e.code, INVALID_REQUEST);
     }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Arbitrary JSON values, a few levels deep, with the keys JSON-RPC reads.
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(|i| json!(i)),
+                any::<f64>().prop_map(|f| json!(f)),
+                ".{0,12}".prop_map(Value::String),
+                Just(json!("2.0")),
+                Just(json!("tools/call")),
+            ];
+            leaf.prop_recursive(3, 24, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::vec(
+                        (
+                            prop_oneof![
+                                Just("jsonrpc".to_string()),
+                                Just("id".to_string()),
+                                Just("method".to_string()),
+                                Just("params".to_string()),
+                                Just("result".to_string()),
+                                Just("error".to_string()),
+                                "[a-z]{1,6}"
+                            ],
+                            inner
+                        ),
+                        0..6
+                    )
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn fuzz_framing_never_panics_and_keeps_valid_ids(v in json_value()) {
+                match classify(v.clone()) {
+                    Ok(Incoming::Request { id, method, .. }) => {
+                        prop_assert!(valid_id(&id));
+                        prop_assert_eq!(Some(&Value::String(method)), v.get("method"));
+                        prop_assert_eq!(v.get("jsonrpc"), Some(&json!("2.0")));
+                    }
+                    Ok(_) => {}
+                    Err((id, e)) => {
+                        prop_assert!(id.is_null() || valid_id(&id));
+                        prop_assert!(matches!(e.code, INVALID_REQUEST));
+                        let reply = failure(id, &e);
+                        prop_assert_eq!(&reply["jsonrpc"], &json!("2.0"));
+                    }
+                }
+            }
+
+            #[test]
+            fn fuzz_framing_of_raw_bytes_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+                if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+                    let _ = classify(v);
+                }
+            }
+        }
+    }
 }

@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 pub struct CallerLimits {
     /// Tool calls one caller may have in flight at once.
     pub max_concurrent: u32,
-    /// Tool calls per minute (a bucket of this size, refilled continuously).
+    /// Tool calls per minute (refilled continuously; bursts of ten seconds' worth).
     pub calls_per_minute: u32,
-    /// Seconds of plugin time per minute (a bucket of this size, refilled continuously).
+    /// Seconds of plugin time per minute (refilled continuously; bursts of ten seconds'
+    /// worth).
     pub plugin_seconds_per_minute: u32,
+    /// MiB of tool results per minute (refilled continuously; bursts of ten seconds' worth).
+    pub result_mib_per_minute: u32,
 }
 
 impl Default for CallerLimits {
@@ -24,6 +27,7 @@ impl Default for CallerLimits {
             max_concurrent: 4,
             calls_per_minute: 600,
             plugin_seconds_per_minute: 60,
+            result_mib_per_minute: 60,
         }
     }
 }
@@ -40,6 +44,9 @@ pub enum Refusal {
     /// The plugin-time budget is spent.
     #[error("the caller's budget of {0} s of plugin time per minute is spent")]
     Time(u32),
+    /// The result-bytes budget is spent.
+    #[error("the caller's budget of {0} MiB of results per minute is spent")]
+    Results(u32),
 }
 
 impl Refusal {
@@ -48,9 +55,14 @@ impl Refusal {
         match self {
             Refusal::Concurrent(_) => 1,
             Refusal::Rate(_) => (60 / limits.calls_per_minute.max(1) as u64).max(1),
-            Refusal::Time(_) => 5,
+            Refusal::Time(_) | Refusal::Results(_) => 5,
         }
     }
+}
+
+/// The bucket size for a budget of `per_minute`: ten seconds' worth, at least one.
+fn burst(per_minute: f64) -> f64 {
+    (per_minute / BURST_DIVISOR).max(1.0)
 }
 
 /// A token bucket counting in `f64` units per minute.
@@ -61,17 +73,18 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn full(capacity: f64, now: Instant) -> Bucket {
+    fn full(per_minute: f64, now: Instant) -> Bucket {
         Bucket {
-            level: capacity,
+            level: burst(per_minute),
             updated: now,
         }
     }
 
-    fn refill(&mut self, capacity: f64, now: Instant) {
-        let per_sec = capacity / 60.0;
+    /// Refills at `per_minute / 60` per second, up to a tenth-of-a-minute's burst.
+    fn refill(&mut self, per_minute: f64, now: Instant) {
+        let per_sec = per_minute / 60.0;
         let dt = now.saturating_duration_since(self.updated).as_secs_f64();
-        self.level = (self.level + dt * per_sec).min(capacity);
+        self.level = (self.level + dt * per_sec).min(burst(per_minute));
         self.updated = now;
     }
 }
@@ -81,6 +94,8 @@ struct CallerState {
     in_flight: u32,
     calls: Bucket,
     time: Bucket,
+    results: Bucket,
+    statements: Arc<tokio::sync::Semaphore>,
 }
 
 /// Callers' budgets, shared by every request.
@@ -92,6 +107,11 @@ pub struct CallerBudgets {
 
 /// Callers remembered before idle, full entries are forgotten.
 const PRUNE_ABOVE: usize = 10_000;
+/// Database statements one caller may have running at once, over all their calls: a caller
+/// whose plugin floods the database holds one connection and one core, not all of them.
+pub const STATEMENTS_PER_CALLER: usize = 1;
+/// The buckets hold a sixth of a minute's budget (ten seconds' worth): a burst is short.
+const BURST_DIVISOR: f64 = 6.0;
 
 impl CallerBudgets {
     /// Budgets with these limits.
@@ -113,10 +133,14 @@ impl CallerBudgets {
         let now = Instant::now();
         let calls_cap = self.limits.calls_per_minute as f64;
         let time_cap = self.limits.plugin_seconds_per_minute as f64;
+        let results_cap = self.limits.result_mib_per_minute as f64;
         let mut callers = self.callers.lock().expect("caller budgets lock");
         if callers.len() > PRUNE_ABOVE {
             callers.retain(|_, s| {
-                s.in_flight > 0 || s.calls.level < calls_cap || s.time.level < time_cap
+                s.in_flight > 0
+                    || s.calls.level < burst(calls_cap)
+                    || s.time.level < burst(time_cap)
+                    || s.results.level < burst(results_cap)
             });
         }
         let state = callers
@@ -125,9 +149,13 @@ impl CallerBudgets {
                 in_flight: 0,
                 calls: Bucket::full(calls_cap, now),
                 time: Bucket::full(time_cap, now),
+                results: Bucket::full(results_cap, now),
+                statements: Arc::new(tokio::sync::Semaphore::new(STATEMENTS_PER_CALLER)),
             });
         state.calls.refill(calls_cap, now);
         state.time.refill(time_cap, now);
+        state.results.refill(results_cap, now);
+        let statements = state.statements.clone();
         if state.in_flight >= self.limits.max_concurrent {
             return Err(Refusal::Concurrent(self.limits.max_concurrent));
         }
@@ -137,21 +165,28 @@ impl CallerBudgets {
         if state.time.level <= 0.0 {
             return Err(Refusal::Time(self.limits.plugin_seconds_per_minute));
         }
+        if state.results.level <= 0.0 {
+            return Err(Refusal::Results(self.limits.result_mib_per_minute));
+        }
         state.calls.level -= 1.0;
         state.in_flight += 1;
         Ok(Ticket {
             budgets: self.clone(),
             user: user.to_string(),
             started: now,
+            statements,
+            result_bytes: 0,
         })
     }
 
-    fn release(&self, user: &str, spent: Duration) {
+    fn release(&self, user: &str, spent: Duration, result_bytes: u64) {
         let mut callers = self.callers.lock().expect("caller budgets lock");
         if let Some(state) = callers.get_mut(user) {
             state.in_flight = state.in_flight.saturating_sub(1);
-            // The bucket may go below zero: a long call is paid for before the next one.
+            // The buckets may go below zero: a long call or a large result is paid for
+            // before the next call.
             state.time.level -= spent.as_secs_f64();
+            state.results.level -= result_bytes as f64 / (1024.0 * 1024.0);
         }
     }
 }
@@ -162,11 +197,22 @@ pub struct Ticket {
     budgets: Arc<CallerBudgets>,
     user: String,
     started: Instant,
+    /// The caller's statement slot (see [`STATEMENTS_PER_CALLER`]).
+    pub statements: Arc<tokio::sync::Semaphore>,
+    result_bytes: u64,
+}
+
+impl Ticket {
+    /// Charges a result of `bytes` to the caller.
+    pub fn charge_result(&mut self, bytes: u64) {
+        self.result_bytes += bytes;
+    }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        self.budgets.release(&self.user, self.started.elapsed());
+        self.budgets
+            .release(&self.user, self.started.elapsed(), self.result_bytes);
     }
 }
 
@@ -191,26 +237,26 @@ mod tests {
     #[test]
     fn calls_per_minute_run_out() {
         let b = CallerBudgets::new(CallerLimits {
-            calls_per_minute: 3,
+            calls_per_minute: 18,
             ..Default::default()
         });
         for _ in 0..3 {
             drop(b.admit("a").unwrap());
         }
-        assert_eq!(b.admit("a").unwrap_err(), Refusal::Rate(3));
+        assert_eq!(b.admit("a").unwrap_err(), Refusal::Rate(18));
         assert!(b.admit("b").is_ok());
     }
 
     #[test]
     fn plugin_time_is_charged_when_the_call_ends() {
         let b = CallerBudgets::new(CallerLimits {
-            plugin_seconds_per_minute: 1,
+            plugin_seconds_per_minute: 6,
             ..Default::default()
         });
         let t = b.admit("a").unwrap();
         // Pretend the call ran for two seconds.
-        b.release("a", Duration::from_secs(2));
+        b.release("a", Duration::from_secs(2), 0);
         std::mem::forget(t);
-        assert_eq!(b.admit("a").unwrap_err(), Refusal::Time(1));
+        assert_eq!(b.admit("a").unwrap_err(), Refusal::Time(6));
     }
 }

@@ -71,7 +71,9 @@ impl PluginEngine {
             .linear_memory_keep_resident(KEEP_RESIDENT)
             .table_keep_resident(KEEP_RESIDENT)
             .async_stack_keep_resident(STACK_KEEP_RESIDENT)
-            .decommit_batch_size(16);
+            // Decommit a finished instance's pages at once: batching them kept up to 16
+            // finished instances' memory resident (a memory bomb's 512 MiB each).
+            .decommit_batch_size(1);
 
         let mut config = Config::new();
         config

@@ -12,8 +12,9 @@ use crate::data::catalog::Dataset;
 pub const MAX_MEMORY_MIB: u32 = 512;
 /// Longest wall-clock deadline a manifest may set.
 pub const MAX_TIMEOUT_MS: u64 = 60_000;
-/// Largest result a manifest may allow.
-pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest result a manifest may allow (a tool result is read by a model: 4 MiB is far more
+/// than any context window takes).
+pub const MAX_OUTPUT_BYTES: u64 = 4 * 1024 * 1024;
 /// Default and largest number of `data` queries in one call.
 pub const DEFAULT_MAX_QUERIES: u32 = 16;
 /// Largest `max_queries` a manifest may set.
@@ -433,5 +434,88 @@ max_output_bytes = 100000
         assert_eq!(semver_triple("01.2.3"), None);
         assert_eq!(semver_triple("1.2"), None);
         assert_eq!(semver_triple("1.2.3.4"), None);
+    }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A line a manifest might hold, valid or not.
+        fn line() -> impl Strategy<Value = String> {
+            let key = prop_oneof![
+                Just("name"),
+                Just("wit_version"),
+                Just("roles"),
+                Just("datasets"),
+                Just("scope"),
+                Just("memory_mib"),
+                Just("timeout_ms"),
+                Just("max_output_bytes"),
+                Just("max_queries"),
+                Just("max_rows"),
+                Just("max_data_bytes"),
+                Just("db_time_ms"),
+                Just("[limits]"),
+                Just("colour"),
+            ];
+            let value = prop_oneof![
+                any::<i64>().prop_map(|i| i.to_string()),
+                Just("\"report_loans\"".to_string()),
+                Just("\"1.0.0\"".to_string()),
+                Just("[\"Admin\", \"Agent\"]".to_string()),
+                Just("[\"loans\", \"dw-deals\"]".to_string()),
+                Just("\"org-wide\"".to_string()),
+                Just("\"caller\"".to_string()),
+                ".{0,10}",
+            ];
+            (key, value).prop_map(|(k, v)| {
+                if k.starts_with('[') {
+                    k.to_string()
+                } else {
+                    format!("{k} = {v}")
+                }
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn fuzz_arbitrary_text_never_panics(text in ".{0,400}") {
+                let _ = Manifest::parse(&text, Some("report_loans"));
+            }
+
+            #[test]
+            fn fuzz_a_manifest_that_parses_keeps_every_rule(
+                lines in prop::collection::vec(line(), 0..14),
+                at in 0usize..12,
+            ) {
+                // A good manifest with lines inserted at a random place.
+                let mut all: Vec<String> = GOOD.lines().map(str::to_string).collect();
+                let at = at.min(all.len());
+                for l in lines.into_iter().rev() {
+                    all.insert(at, l);
+                }
+                match Manifest::parse(&all.join("\n"), Some("report_loans")) {
+                    Ok(m) => {
+                        prop_assert_eq!(m.name.as_str(), "report_loans");
+                        prop_assert!(!m.roles.is_empty());
+                        let l = m.limits;
+                        prop_assert!((1..=MAX_MEMORY_MIB).contains(&l.memory_mib));
+                        prop_assert!((1..=MAX_TIMEOUT_MS).contains(&l.timeout_ms));
+                        prop_assert!((1..=MAX_OUTPUT_BYTES).contains(&l.max_output_bytes));
+                        prop_assert!((1..=MAX_MAX_QUERIES).contains(&l.max_queries));
+                        prop_assert!((1..=MAX_MAX_ROWS).contains(&l.max_rows));
+                        prop_assert!((1..=MAX_MAX_DATA_BYTES).contains(&l.max_data_bytes));
+                        prop_assert!((1..=MAX_DB_TIME_MS).contains(&l.db_time_ms));
+                        if m.scope == Scope::OrgWide {
+                            prop_assert!(m.roles.iter().all(|r| ORG_WIDE_ROLES.contains(r)));
+                            prop_assert!(m.datasets.iter().all(|d| d.is_org_wide()));
+                        } else {
+                            prop_assert!(m.datasets.iter().all(|d| !d.is_org_wide()));
+                        }
+                    }
+                    Err(e) => prop_assert!(!e.is_empty()),
+                }
+            }
+        }
     }
 }

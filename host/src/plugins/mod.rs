@@ -224,11 +224,24 @@ impl Plugins {
         caller: &Identity,
         arguments: &Value,
     ) -> Result<Value, CallError> {
+        self.call_text(name, caller, arguments)
+            .await
+            .map(|(v, _)| v)
+    }
+
+    /// As [`Plugins::call`], with the result's JSON text as the plugin wrote it (so the MCP
+    /// layer does not serialize a large result again).
+    pub async fn call_text(
+        &self,
+        name: &str,
+        caller: &Identity,
+        arguments: &Value,
+    ) -> Result<(Value, String), CallError> {
         let plugin = self
             .registry
             .get(name)
             .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
-        let _ticket = match self.callers.admit(&caller.user_id) {
+        let mut ticket = match self.callers.admit(&caller.user_id) {
             Ok(t) => t,
             Err(refusal) => {
                 let retry = refusal.retry_after(self.callers.limits());
@@ -238,7 +251,19 @@ impl Plugins {
         };
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
-        let outcome = self.call_plugin(&plugin, caller, arguments, call_id).await;
+        let outcome = self
+            .call_plugin(
+                &plugin,
+                caller,
+                arguments,
+                call_id,
+                ticket.statements.clone(),
+            )
+            .await;
+        if let Ok((_, text)) = &outcome {
+            ticket.charge_result(text.len() as u64);
+        }
+        drop(ticket);
         let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
         tracing::info!(
             tool = name,
@@ -258,7 +283,8 @@ impl Plugins {
         caller: &Identity,
         arguments: &Value,
         call_id: u64,
-    ) -> Result<Value, ToolCallError> {
+        statements: Arc<Semaphore>,
+    ) -> Result<(Value, String), ToolCallError> {
         let manifest = &plugin.manifest;
         if !caller.has_any(&manifest.roles) {
             return Err(ToolCallError::Forbidden(format!(
@@ -280,6 +306,7 @@ impl Plugins {
         let call = CallContext {
             identity: caller.clone(),
             call_id,
+            statements,
         };
         let answer = self
             .runner
@@ -322,7 +349,7 @@ impl Plugins {
             )));
         }
         match serde_json::from_str::<Value>(&text) {
-            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(v @ Value::Object(_)) => Ok((v, text)),
             _ => {
                 tracing::error!(tool = %manifest.name, call_id, "plugin returned something other than a JSON object");
                 Err(ToolCallError::Internal(format!(

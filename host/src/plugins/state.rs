@@ -18,6 +18,8 @@ pub struct CallContext {
     pub identity: Identity,
     /// A per-process call number, for log correlation.
     pub call_id: u64,
+    /// The caller's statement slot: one statement at a time per caller.
+    pub statements: Arc<tokio::sync::Semaphore>,
 }
 
 /// Store data of one plugin instance.
@@ -69,11 +71,13 @@ pub struct LimitHit {
 }
 
 /// Linear memory of every live plugin store together, bounded host-wide, so that many calls
-/// each within their own limit cannot add up to more than the host can hold.
+/// each within their own limit cannot add up to more than the host can hold; and no one
+/// caller may hold more than half of it, so the other half is always there for everyone else.
 #[derive(Debug)]
 pub struct SharedMemoryBudget {
     in_use: AtomicU64,
     max: u64,
+    per_caller: std::sync::Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl SharedMemoryBudget {
@@ -82,6 +86,7 @@ impl SharedMemoryBudget {
         Arc::new(SharedMemoryBudget {
             in_use: AtomicU64::new(0),
             max: max_mib * 1024 * 1024,
+            per_caller: Default::default(),
         })
     }
 
@@ -90,15 +95,35 @@ impl SharedMemoryBudget {
         self.in_use.load(Ordering::Relaxed)
     }
 
-    fn try_take(&self, bytes: u64) -> bool {
-        self.in_use
+    fn try_take(&self, caller: &str, bytes: u64) -> bool {
+        let mut per_caller = self.per_caller.lock().expect("memory budget lock");
+        let held = per_caller.get(caller).copied().unwrap_or(0);
+        if held + bytes > self.max / 2 {
+            return false;
+        }
+        let took = self
+            .in_use
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
                 (cur + bytes <= self.max).then_some(cur + bytes)
             })
-            .is_ok()
+            .is_ok();
+        if took {
+            per_caller.insert(caller.to_string(), held + bytes);
+        }
+        took
     }
 
-    fn give_back(&self, bytes: u64) {
+    fn give_back(&self, caller: &str, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        let mut per_caller = self.per_caller.lock().expect("memory budget lock");
+        if let Some(held) = per_caller.get_mut(caller) {
+            *held = held.saturating_sub(bytes);
+            if *held == 0 {
+                per_caller.remove(caller);
+            }
+        }
         self.in_use.fetch_sub(bytes, Ordering::AcqRel);
     }
 }
@@ -111,6 +136,7 @@ pub struct CallLimiter {
     max_memory_bytes: u64,
     used: u64,
     shared: Arc<SharedMemoryBudget>,
+    caller: String,
     /// Set when a memory grow past the limit was refused.
     pub memory_exceeded: bool,
     /// Set when the host-wide budget refused a grow that the call's own limit allowed.
@@ -118,12 +144,14 @@ pub struct CallLimiter {
 }
 
 impl CallLimiter {
-    /// A limiter allowing `memory_mib` MiB of linear memory, drawn from `shared`.
-    pub fn new(memory_mib: u32, shared: Arc<SharedMemoryBudget>) -> Self {
+    /// A limiter allowing `memory_mib` MiB of linear memory, drawn from `shared` on behalf
+    /// of `caller` (empty while a plugin is loaded).
+    pub fn new(memory_mib: u32, shared: Arc<SharedMemoryBudget>, caller: String) -> Self {
         CallLimiter {
             max_memory_bytes: memory_mib as u64 * 1024 * 1024,
             used: 0,
             shared,
+            caller,
             memory_exceeded: false,
             host_memory_exhausted: false,
         }
@@ -132,7 +160,7 @@ impl CallLimiter {
 
 impl Drop for CallLimiter {
     fn drop(&mut self) {
-        self.shared.give_back(self.used);
+        self.shared.give_back(&self.caller, self.used);
     }
 }
 
@@ -157,7 +185,7 @@ impl ResourceLimiter for CallLimiter {
             self.memory_exceeded = true;
             return Err(wasmtime::Error::new(MemoryLimitExceeded));
         }
-        if !self.shared.try_take(delta) {
+        if !self.shared.try_take(&self.caller, delta) {
             self.host_memory_exhausted = true;
             return Err(wasmtime::Error::new(MemoryLimitExceeded));
         }

@@ -41,6 +41,19 @@ impl Host for PluginState {
             ))));
         };
         let identity = call.identity.clone();
+        // One statement at a time per caller, over all their calls; the wait counts against
+        // this call's deadline.
+        let slot = call.statements.clone();
+        let wait = self.deadline.saturating_duration_since(Instant::now());
+        let _statement = match tokio::time::timeout(wait, slot.acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            _ => {
+                return Err(wasmtime::Error::new(LimitHit {
+                    timeout: true,
+                    message: "waited past its deadline for the caller's other statements".into(),
+                }))
+            }
+        };
         let allowance = self.next_allowance()?;
         let started = Instant::now();
         let outcome = async {

@@ -1,0 +1,786 @@
+//! The attack suite: hostile plugins and hostile callers, each at full tilt for a while,
+//! while legitimate callers (an Agent and an Admin) keep calling `report_loans`. The server
+//! runs as a process of its own (the `loanhost` binary), so its peak RSS is its own.
+//!
+//! Per attack it reports what the attacker got, how many legitimate requests failed
+//! (expected 0), the legitimate p99 under attack against the p99 without attack measured in
+//! the same run, and the server's peak RSS. `make test` runs a short version (2 s per attack)
+//! and checks failures, the attacker's outcome and RSS; `make attack` runs 10 s per attack
+//! in release mode, also checks the p99 ratio, and writes the table into `docs/security.md`.
+//!
+//! Every request goes to the loopback address of the server this test started; every loop
+//! is bounded in time and stops by itself.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use loanhost::devidp::SigningKey;
+use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt as _;
+
+const TODAY: &str = "2026-03-15";
+const LOANS: u64 = 5000;
+const AGENT: &str = "agent@demo.loanhost.local";
+const ADMIN: &str = "admin@demo.loanhost.local";
+/// Each attack signs in as an attacker of its own (a ConciergeKey), so each starts with a
+/// fresh per-caller budget and shows what the in-call defences do before the budget does.
+fn attacker(attack: &str) -> String {
+    format!("attacker-{}@example.com", attack.replace(' ', "-"))
+}
+
+/// Seconds each phase runs (`ATTACK_SECONDS`, default 2).
+fn phase() -> Duration {
+    let secs = std::env::var("ATTACK_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(2);
+    Duration::from_secs(secs.clamp(1, 120))
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Builds the plugins (the script `make plugins` uses) into `dist`; returns the fixtures'
+/// output directory.
+fn build_plugins(dist: &Path) -> PathBuf {
+    let output = Command::new(root().join("scripts/build-plugins.sh"))
+        .arg(dist)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("running scripts/build-plugins.sh");
+    assert!(output.status.success(), "building the plugins failed");
+    PathBuf::from(
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .trim(),
+    )
+}
+
+/// The most a manifest may grant: the hostile plugin takes all of it.
+const HOSTILE_MANIFEST: &str = r#"name = "misbehave"
+wit_version = "1.0.0"
+roles = ["Admin", "Processor", "DualLicensedAgent", "ConciergeKey", "Agent"]
+datasets = ["loans"]
+scope = "caller"
+
+[limits]
+memory_mib = 512
+timeout_ms = 10000
+max_output_bytes = 4194304
+max_queries = 256
+max_rows = 1000000
+max_data_bytes = 67108864
+db_time_ms = 60000
+"#;
+
+/// The server under attack.
+struct Server {
+    child: Child,
+    base: String,
+    key: SigningKey,
+    plugin_dir: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    async fn start() -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin_dir = dir.path().join("plugins");
+        let fixtures = build_plugins(&plugin_dir);
+        // The shipped tools stay; the hostile fixture joins them with the widest manifest.
+        std::fs::copy(
+            fixtures.join("fixture_misbehave.wasm"),
+            plugin_dir.join("misbehave.wasm"),
+        )
+        .unwrap();
+        std::fs::write(plugin_dir.join("misbehave.toml"), HOSTILE_MANIFEST).unwrap();
+        let cache = dir.path().join("cache");
+        std::fs::create_dir_all(&cache).unwrap();
+        let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
+        let db_url = format!("sqlite://{}", dir.path().join("loanhost.db").display());
+
+        // Seed the demo data set through the importer.
+        let db = loanhost::data::Db::open(&db_url).await.unwrap();
+        let seed_dir = dir.path().join("seed");
+        let today = loanhost::config::parse_date(TODAY).unwrap();
+        loanhost::data::seed::write_dir(
+            loanhost::data::seed::SeedSpec {
+                loans: LOANS,
+                seed: 1,
+                today,
+            },
+            &seed_dir,
+        )
+        .unwrap();
+        loanhost::data::import::import_dir(&db, &seed_dir, |_, _| {})
+            .await
+            .unwrap();
+        for (i, (name, _)) in ATTACKS.iter().enumerate() {
+            db.upsert_agent(&loanhost::data::NewAgent {
+                id: format!("00000000-0000-0000-0000-0000000a{i:04}"),
+                email: attacker(name),
+                roles: vec!["ConciergeKey".into()],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        }
+        drop(db);
+
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = probe.local_addr().unwrap().port();
+        drop(probe);
+        let base = format!("http://127.0.0.1:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
+            .arg("serve")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("RUST_LOG", "warn")
+            .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+            .env("LOANHOST_BASE_URL", &base)
+            .env("LOANHOST_DATABASE_URL", &db_url)
+            .env("LOANHOST_PLUGIN_DIR", &plugin_dir)
+            .env("LOANHOST_CACHE_DIR", &cache)
+            .env("LOANHOST_DEV_IDP", "true")
+            .env("LOANHOST_TODAY", TODAY)
+            // Production defaults for every limit but this one: 1 s instead of 10 s, so that
+            // a short phase sees slow-header connections closed.
+            .env("LOANHOST_HEADER_TIMEOUT_SECS", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(dir.path().join("server.log")).unwrap(),
+            ))
+            .spawn()
+            .expect("starting the loanhost binary");
+        let server = Server {
+            child,
+            base,
+            key,
+            plugin_dir,
+            _dir: dir,
+        };
+        let client = reqwest::Client::new();
+        for _ in 0..600 {
+            if let Ok(r) = client.get(format!("{}/ready", server.base)).send().await {
+                if r.status() == 200 {
+                    return server;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the server did not become ready");
+    }
+
+    fn token(&self, email: &str, ttl: i64) -> String {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        self.key
+            .sign(&json!({
+                "iss": format!("{}/dev-idp", self.base),
+                "aud": "https://loanhost.local/mcp",
+                "email": email,
+                "iat": now,
+                "exp": now + ttl,
+            }))
+            .unwrap()
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resets the kernel's peak-RSS counter of the server.
+    fn reset_peak_rss(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5");
+    }
+
+    /// The server's peak RSS since the last reset, in MiB.
+    fn peak_rss_mib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0);
+        kib / 1024
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+}
+
+/// One request's outcome, in a few words: the HTTP status, then the tool error code or the
+/// JSON-RPC error code.
+async fn outcome(resp: Result<reqwest::Response, reqwest::Error>) -> String {
+    let resp = match resp {
+        Ok(r) => r,
+        Err(e) if e.is_timeout() => return "client timeout".into(),
+        Err(_) => return "connection error".into(),
+    };
+    let status = resp.status().as_u16();
+    let bytes = resp.bytes().await.unwrap_or_default();
+    if bytes.len() > 65536 {
+        // A large result: the attacker's own client does not parse it (that would be the
+        // attacker's CPU, on the cores the server shares with this test).
+        // Tool errors and JSON-RPC errors are small: a large body is a result.
+        let head = &bytes[..256];
+        let ok = head.windows(8).any(|w| w == b"\"result\"");
+        return format!(
+            "{status} {} ({} KiB)",
+            if ok { "ok" } else { "?" },
+            bytes.len() / 1024
+        );
+    }
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let detail = |v: &Value| -> String {
+        if let Some(code) = v["error"]["code"].as_i64() {
+            return format!("rpc {code}");
+        }
+        if v["result"]["isError"] == true {
+            let text = v["result"]["content"][0]["text"].as_str().unwrap_or("");
+            return text.split(':').next().unwrap_or("").to_string() + ":";
+        }
+        if v["result"].is_object() {
+            return "ok".into();
+        }
+        String::new()
+    };
+    match &body {
+        Value::Array(items) => format!(
+            "{status} batch of {} ({})",
+            items.len(),
+            items.first().map(detail).unwrap_or_default()
+        ),
+        v => format!("{status} {}", detail(v)).trim().to_string(),
+    }
+}
+
+/// Legitimate traffic: an Agent and an Admin call `report_loans` at a steady pace
+/// (each every 100 ms, within the default per-caller budget).
+async fn legit(server: &Server, until: Instant) -> (Vec<Duration>, Vec<String>) {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let mut tasks = Vec::new();
+    for (email, args) in [
+        (AGENT, json!({"groupBy": "Status"})),
+        (ADMIN, json!({"groupBy": "Status"})),
+    ] {
+        let (client, base, token) = (
+            client.clone(),
+            server.base.clone(),
+            server.token(email, 600),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut failures = Vec::new();
+            let body = call("report_loans", args);
+            let mut next = Instant::now();
+            while Instant::now() < until {
+                let started = Instant::now();
+                let r = client
+                    .post(format!("{base}/mcp"))
+                    .bearer_auth(&token)
+                    .json(&body)
+                    .send()
+                    .await;
+                let o = outcome(r).await;
+                latencies.push(started.elapsed());
+                if std::env::var_os("ATTACK_DEBUG").is_some()
+                    && started.elapsed() > Duration::from_millis(200)
+                {
+                    eprintln!("slow legit call: {:?} {o}", started.elapsed());
+                }
+                if o != "200 ok" {
+                    failures.push(o);
+                }
+                next += Duration::from_millis(100);
+                tokio::time::sleep_until(next.into()).await;
+            }
+            (latencies, failures)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut failures = Vec::new();
+    for t in tasks {
+        let (l, f) = t.await.unwrap();
+        latencies.extend(l);
+        failures.extend(f);
+    }
+    (latencies, failures)
+}
+
+fn p99(latencies: &mut [Duration]) -> Duration {
+    latencies.sort();
+    if latencies.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((latencies.len() as f64) * 0.99).ceil() as usize;
+    latencies[i.clamp(1, latencies.len()) - 1]
+}
+
+/// The attacks: (name, what it does).
+const ATTACKS: &[(&str, &str)] = &[
+    (
+        "query flood",
+        "8 loops of a plugin that runs its heaviest query again and again",
+    ),
+    (
+        "huge labels",
+        "8 loops grouping every loan by a mapped label of 1 MiB",
+    ),
+    (
+        "many memories",
+        "a component with 120 memories, rewritten every 50 ms",
+    ),
+    ("spin", "8 loops of a plugin that never returns"),
+    (
+        "memory bomb",
+        "8 loops growing memory to the 512 MiB manifest limit",
+    ),
+    (
+        "output bomb",
+        "8 loops returning 4 MiB results (the most a manifest may allow)",
+    ),
+    (
+        "log flood",
+        "8 loops writing 100,000 log lines with forged line breaks",
+    ),
+    (
+        "searchText bomb",
+        "8 loops of report_loans with 7,000-word searchText",
+    ),
+    (
+        "batch flood",
+        "8 loops of 16-call batches, and 1,000-call batches",
+    ),
+    (
+        "slow headers",
+        "400 connections trickling a header byte every 500 ms",
+    ),
+    (
+        "oversized bodies",
+        "8 loops announcing 100 MiB bodies, with and without a token",
+    ),
+    (
+        "token flood",
+        "8 loops of expired, forged and unknown-kid tokens",
+    ),
+];
+
+/// Runs one attack until `until`; returns the attacker's outcomes with their counts.
+async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String, usize> {
+    let outcomes: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let token = server.token(&attacker(name), 600);
+    let base = server.base.clone();
+    let count = {
+        let outcomes = outcomes.clone();
+        move |o: String| *outcomes.lock().unwrap().entry(o).or_default() += 1
+    };
+    let mut tasks: Vec<tokio::task::JoinHandle<()>> = Vec::new();
+    let loops = |body: Value, headers: Vec<(&'static str, String)>| {
+        let mut v = Vec::new();
+        for _ in 0..8 {
+            let (client, base, body, headers, count, token) = (
+                client.clone(),
+                base.clone(),
+                body.clone(),
+                headers.clone(),
+                count.clone(),
+                token.clone(),
+            );
+            v.push(tokio::spawn(async move {
+                while Instant::now() < until {
+                    let mut req = client
+                        .post(format!("{base}/mcp"))
+                        .bearer_auth(&token)
+                        .json(&body);
+                    for (k, val) in &headers {
+                        req = req.header(*k, val);
+                    }
+                    count(outcome(req.send().await).await);
+                }
+            }));
+        }
+        v
+    };
+    match name {
+        "query flood" => tasks.extend(loops(call("misbehave", json!({"action": "flood"})), vec![])),
+        "huge labels" => tasks.extend(loops(
+            call(
+                "misbehave",
+                json!({"action": "hugeLabel", "bytes": 1 << 20}),
+            ),
+            vec![],
+        )),
+        "spin" => tasks.extend(loops(call("misbehave", json!({"action": "loop"})), vec![])),
+        "memory bomb" => tasks.extend(loops(call("misbehave", json!({"action": "grow"})), vec![])),
+        "output bomb" => tasks.extend(loops(
+            call(
+                "misbehave",
+                json!({"action": "big", "bytes": 4 * 1024 * 1024 - 100}),
+            ),
+            vec![],
+        )),
+        "log flood" => tasks.extend(loops(
+            call("misbehave", json!({"action": "logFlood", "bytes": 100_000})),
+            vec![],
+        )),
+        "searchText bomb" => tasks.extend(loops(
+            call(
+                "report_loans",
+                json!({"groupBy": "Status", "filter": {"searchText": "@ ".repeat(7000)}}),
+            ),
+            vec![],
+        )),
+        "batch flood" => {
+            let one = call("get_loan_reporting_metadata", json!({}));
+            tasks.extend(loops(
+                Value::Array(vec![one.clone(); 16]),
+                vec![("mcp-protocol-version", "2025-03-26".into())],
+            ));
+            tasks.extend(loops(
+                Value::Array(vec![one; 1000]),
+                vec![("mcp-protocol-version", "2025-03-26".into())],
+            ));
+        }
+        "many memories" => {
+            let mut text = String::from("(component (core module $m (memory 1))");
+            for i in 0..120 {
+                text.push_str(&format!(" (core instance $i{i} (instantiate $m))"));
+            }
+            text.push(')');
+            let wasm = wat::parse_str(&text).unwrap();
+            let dir = server.plugin_dir.clone();
+            let written = count.clone();
+            tasks.push(tokio::spawn(async move {
+                std::fs::write(
+                    dir.join("hoard.toml"),
+                    HOSTILE_MANIFEST.replace("\"misbehave\"", "\"hoard\""),
+                )
+                .unwrap();
+                let mut n = 0u64;
+                while Instant::now() < until {
+                    // A new file each time (another byte at the end), so each one is loaded.
+                    let mut bytes = wasm.clone();
+                    n += 1;
+                    bytes.extend_from_slice(&[0, 1, b'x', (n % 250) as u8]);
+                    let tmp = dir.join(".hoard.wasm.tmp");
+                    std::fs::write(&tmp, &bytes).unwrap();
+                    std::fs::rename(&tmp, dir.join("hoard.wasm")).unwrap();
+                    written("written".into());
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }));
+            let (client, base, count, token) =
+                (client.clone(), base.clone(), count.clone(), token.clone());
+            tasks.push(tokio::spawn(async move {
+                while Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let list: Value = client
+                        .post(format!("{base}/mcp"))
+                        .bearer_auth(&token)
+                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                        .send()
+                        .await
+                        .unwrap()
+                        .json()
+                        .await
+                        .unwrap();
+                    let listed = list["result"]["tools"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|t| t["name"] == "hoard");
+                    count(if listed { "LISTED" } else { "not loaded" }.into());
+                }
+            }));
+        }
+        "slow headers" => {
+            let addr = base.trim_start_matches("http://").to_string();
+            for _ in 0..400 {
+                let (addr, count) = (addr.clone(), count.clone());
+                tasks.push(tokio::spawn(async move {
+                    while Instant::now() < until {
+                        let Ok(mut s) = tokio::net::TcpStream::connect(&addr).await else {
+                            count("connect refused".into());
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            continue;
+                        };
+                        let _ = s.write_all(b"POST /mcp HTTP/1.1\r\n").await;
+                        let opened = Instant::now();
+                        loop {
+                            tokio::time::sleep(Duration::from_millis(500)).await;
+                            if Instant::now() >= until {
+                                count("held until the end".into());
+                                return;
+                            }
+                            if s.write_all(b"X").await.is_err() {
+                                count(format!(
+                                    "closed by the server after {} s",
+                                    opened.elapsed().as_secs()
+                                ));
+                                break;
+                            }
+                        }
+                    }
+                }));
+            }
+        }
+        "oversized bodies" => {
+            let addr = base.trim_start_matches("http://").to_string();
+            for i in 0..8 {
+                let (addr, count, token) = (addr.clone(), count.clone(), token.clone());
+                tasks.push(tokio::spawn(async move {
+                    while Instant::now() < until {
+                        let auth = if i % 2 == 0 {
+                            format!("Authorization: Bearer {token}\r\n")
+                        } else {
+                            String::new()
+                        };
+                        let Ok(mut s) = tokio::net::TcpStream::connect(&addr).await else {
+                            count("connect refused".into());
+                            continue;
+                        };
+                        let head = format!(
+                            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{auth}Content-Length: 104857600\r\n\r\n"
+                        );
+                        let _ = s.write_all(head.as_bytes()).await;
+                        let _ = s.write_all(&[b' '; 65536]).await;
+                        let mut buf = [0u8; 64];
+                        let n = tokio::io::AsyncReadExt::read(&mut s, &mut buf)
+                            .await
+                            .unwrap_or(0);
+                        let line = String::from_utf8_lossy(&buf[..n]);
+                        count(line.lines().next().unwrap_or("closed").to_string());
+                    }
+                }));
+            }
+        }
+        "token flood" => {
+            let expired = server.token(ADMIN, -3600);
+            let forged = {
+                let other =
+                    SigningKey::load_or_create(&tempfile::tempdir().unwrap().path().join("k.pem"))
+                        .unwrap();
+                other
+                    .sign(&json!({"iss": format!("{base}/dev-idp"), "aud": "https://loanhost.local/mcp", "email": ADMIN, "exp": 4_000_000_000u64}))
+                    .unwrap()
+            };
+            let unknown_kid = {
+                let mut parts: Vec<String> = forged.split('.').map(str::to_string).collect();
+                use base64::Engine as _;
+                parts[0] = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(br#"{"alg":"RS256","typ":"JWT","kid":"forged"}"#);
+                parts.join(".")
+            };
+            for (i, bad) in [expired, forged, unknown_kid]
+                .into_iter()
+                .cycle()
+                .take(8)
+                .enumerate()
+            {
+                let (client, base, count) = (client.clone(), base.clone(), count.clone());
+                tasks.push(tokio::spawn(async move {
+                    let _ = i;
+                    while Instant::now() < until {
+                        let r = client
+                            .post(format!("{base}/mcp"))
+                            .bearer_auth(&bad)
+                            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                            .send()
+                            .await;
+                        count(outcome(r).await);
+                    }
+                }));
+            }
+        }
+        other => panic!("unknown attack {other}"),
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let out = outcomes.lock().unwrap().clone();
+    out
+}
+
+/// "429 ×1,234; 200 timeout: ×8" — the attacker's outcomes, most frequent first.
+fn summary(outcomes: &BTreeMap<String, usize>) -> String {
+    let mut v: Vec<(&String, &usize)> = outcomes.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1));
+    v.iter()
+        .take(4)
+        .map(|(o, n)| format!("{o} ×{n}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What the attacker must never get: for each attack, outcomes that would mean a defence
+/// failed.
+fn assert_contained(name: &str, outcomes: &BTreeMap<String, usize>) {
+    let total: usize = outcomes.values().sum();
+    assert!(total > 0, "{name}: the attack sent nothing");
+    let got = |o: &str| outcomes.keys().any(|k| k.contains(o));
+    match name {
+        "query flood" => assert!(!got("200 ok"), "{name}: the flood finished: {outcomes:?}"),
+        "huge labels" => assert!(
+            outcomes
+                .keys()
+                .all(|k| k.contains("invalid_params:") || k.starts_with("429")),
+            "{name}: {outcomes:?}"
+        ),
+        "spin" | "memory bomb" => assert!(!got("200 ok"), "{name}: {outcomes:?}"),
+        // Results up to the manifest's cap are allowed; nothing larger gets through.
+        "output bomb" => assert!(
+            outcomes.keys().all(|k| k.starts_with("429")
+                || k.starts_with("200 ok (")
+                || k.contains("internal:")),
+            "{name}: {outcomes:?}"
+        ),
+        "searchText bomb" => assert!(
+            outcomes
+                .keys()
+                .all(|k| k.contains("invalid_params:") || k.starts_with("429")),
+            "{name}: {outcomes:?}"
+        ),
+        "batch flood" => assert!(
+            got("400 rpc -32600") && !got("batch of 1000"),
+            "{name}: {outcomes:?}"
+        ),
+        "slow headers" => assert!(got("closed by the server"), "{name}: {outcomes:?}"),
+        "many memories" => assert!(got("not loaded") && !got("LISTED"), "{name}: {outcomes:?}"),
+        "oversized bodies" => assert!(
+            outcomes.keys().all(|k| k.starts_with("HTTP/1.1 401")
+                || k.starts_with("HTTP/1.1 413")
+                || k.starts_with("HTTP/1.1 503")
+                || k == "closed"),
+            "{name}: {outcomes:?}"
+        ),
+        "token flood" => assert!(
+            outcomes
+                .keys()
+                .all(|k| k.starts_with("401") || k.starts_with("503")),
+            "{name}: {outcomes:?}"
+        ),
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attacks_leave_legitimate_callers_served() {
+    // Arrange
+    let server = Server::start().await;
+    let phase = phase();
+    let strict = std::env::var_os("ATTACK_STRICT").is_some();
+    // Warm up (compile caches, page cache), then the baseline without attack.
+    let _ = legit(&server, Instant::now() + Duration::from_secs(1)).await;
+    server.reset_peak_rss();
+    let (mut base_lat, base_fail) = legit(&server, Instant::now() + phase).await;
+    let base_p99 = p99(&mut base_lat);
+    let base_rss = server.peak_rss_mib();
+    assert!(base_fail.is_empty(), "baseline failures: {base_fail:?}");
+    let mut rows = vec![format!(
+        "| (none: baseline) | | 0 of {} | {:.1} ms | 1.0× | {base_rss} MiB |",
+        base_lat.len(),
+        base_p99.as_secs_f64() * 1000.0
+    )];
+    let mut problems = Vec::new();
+
+    // Act
+    let only = std::env::var("ATTACK_ONLY").ok();
+    for (name, what) in ATTACKS {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|x| x == *name))
+        {
+            continue;
+        }
+        server.reset_peak_rss();
+        let until = Instant::now() + phase;
+        let (attacker, (mut lat, fails)) =
+            tokio::join!(attack(&server, name, until), legit(&server, until));
+        // Let the attack's last calls drain before the next phase.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let rss = server.peak_rss_mib();
+        let p = p99(&mut lat);
+        let ratio = p.as_secs_f64() / base_p99.as_secs_f64().max(1e-6);
+        eprintln!(
+            "attack {name}: attacker got [{}]; legit failed {} of {}; p99 {:.1} ms ({ratio:.2}×); peak RSS {rss} MiB",
+            summary(&attacker),
+            fails.len(),
+            lat.len(),
+            p.as_secs_f64() * 1000.0
+        );
+        rows.push(format!(
+            "| {name}: {what} | {} | {} of {} | {:.1} ms | {ratio:.2}× | {rss} MiB |",
+            summary(&attacker),
+            fails.len(),
+            lat.len(),
+            p.as_secs_f64() * 1000.0
+        ));
+
+        // Assert (per attack)
+        assert_contained(name, &attacker);
+        if !fails.is_empty() {
+            problems.push(format!("{name}: legitimate requests failed: {fails:?}"));
+        }
+        if rss > 512 {
+            problems.push(format!("{name}: peak RSS {rss} MiB > 512 MiB"));
+        }
+        if strict && ratio > 2.0 {
+            problems.push(format!("{name}: legitimate p99 {ratio:.2}× the baseline"));
+        }
+    }
+
+    // Report
+    let table = format!(
+        "| attack | what the attacker got (outcome ×count) | legitimate requests failed | legitimate p99 | ÷ baseline p99 | server peak RSS |\n|---|---|---|---|---|---|\n{}\n",
+        rows.join("\n")
+    );
+    eprintln!("{table}");
+    if let Ok(path) = std::env::var("ATTACK_REPORT") {
+        write_report(Path::new(&path), &table, phase);
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// Replaces the generated section of `docs/security.md` with this run's table.
+fn write_report(path: &Path, table: &str, phase: Duration) {
+    const BEGIN: &str = "<!-- attack table: generated by `make attack` -->";
+    const END: &str = "<!-- end of attack table -->";
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let section = format!(
+        "{BEGIN}\nOne run of `make attack` ({} s per phase, release build, {LOANS} seeded loans, SQLite, on this 2-core machine; the attacker's and the legitimate callers' client share the cores).\n\n{table}{END}",
+        phase.as_secs()
+    );
+    let new = match (text.find(BEGIN), text.find(END)) {
+        (Some(b), Some(e)) => format!("{}{section}{}", &text[..b], &text[e + END.len()..]),
+        _ => format!("{text}\n{section}\n"),
+    };
+    std::fs::write(path, new).unwrap();
+}
