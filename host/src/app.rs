@@ -86,6 +86,7 @@ impl Application {
             .await
             .with_context(|| format!("LOANHOST_LISTEN: cannot bind {}", config.listen))?;
         let state = AppState {
+            penalty: Default::default(),
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 limits.max_concurrent_requests as usize,
             )),

@@ -25,6 +25,8 @@ const TODAY: &str = "2026-03-15";
 const LOANS: u64 = 5000;
 const AGENT: &str = "agent@demo.loanhost.local";
 const ADMIN: &str = "admin@demo.loanhost.local";
+const PROCESSOR: &str = "processor@demo.loanhost.local";
+const PRELICENSED: &str = "prelicensed@demo.loanhost.local";
 /// Each attack signs in as an attacker of its own (a ConciergeKey), so each starts with a
 /// fresh per-caller budget and shows what the in-call defences do before the budget does.
 fn attacker(attack: &str) -> String {
@@ -275,8 +277,8 @@ async fn outcome(resp: Result<reqwest::Response, reqwest::Error>) -> String {
     }
 }
 
-/// Legitimate traffic: an Agent and an Admin call `report_loans` at a steady pace
-/// (each every 100 ms, within the default per-caller budget).
+/// Legitimate traffic: an Agent, an Admin, a Processor and a PreLicensed agent call
+/// `report_loans` at a steady pace (each every 100 ms, within the default per-caller budget).
 async fn legit(server: &Server, until: Instant) -> (Vec<Duration>, Vec<String>) {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
@@ -286,6 +288,8 @@ async fn legit(server: &Server, until: Instant) -> (Vec<Duration>, Vec<String>) 
     for (email, args) in [
         (AGENT, json!({"groupBy": "Status"})),
         (ADMIN, json!({"groupBy": "Status"})),
+        (PROCESSOR, json!({"groupBy": "LoanType"})),
+        (PRELICENSED, json!({"groupBy": "Status"})),
     ] {
         let (client, base, token) = (
             client.clone(),
@@ -654,7 +658,7 @@ fn assert_contained(name: &str, outcomes: &BTreeMap<String, usize>) {
                 .all(|k| k.contains("invalid_params:") || k.starts_with("429")),
             "{name}: {outcomes:?}"
         ),
-        "spin" | "memory bomb" => assert!(!got("200 ok"), "{name}: {outcomes:?}"),
+        "spin" | "memory bomb" | "log flood" => assert!(!got("200 ok"), "{name}: {outcomes:?}"),
         // Results up to the manifest's cap are allowed; nothing larger gets through.
         "output bomb" => assert!(
             outcomes.keys().all(|k| k.starts_with("429")

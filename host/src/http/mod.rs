@@ -1,6 +1,7 @@
 //! HTTP: the router, shared state, request limits and tracing, and the error responses
 //! that must be exact (the `401` challenge).
 
+pub mod penalty;
 mod router;
 mod serve;
 
@@ -39,6 +40,24 @@ pub struct AppState {
     pub dev_idp: Option<Arc<crate::devidp::DevIdp>>,
     /// Requests being handled (the cap answers `503`).
     pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// Tokens refused for their caller's budget, until their `Retry-After`.
+    pub penalty: Arc<penalty::PenaltyBox>,
+}
+
+/// `429` with `Retry-After` and JSON-RPC error `-32050`: the caller is over a budget.
+pub fn too_many_requests(reply: serde_json::Value, retry_after_secs: u64) -> Response {
+    (
+        StatusCode::TOO_MANY_REQUESTS,
+        [
+            (header::RETRY_AFTER, HeaderValue::from(retry_after_secs)),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+        ],
+        reply.to_string(),
+    )
+        .into_response()
 }
 
 /// `503` with `Retry-After` and a JSON-RPC error body: the server (or the database behind it)

@@ -59,9 +59,35 @@ pub fn router(state: AppState) -> Router {
 
 /// Caps the requests handled at once: past the cap, `503` with `Retry-After` at once, rather
 /// than a queue that grows until every caller times out. Probes are always answered.
+///
+/// A token in the penalty box (just refused for its caller's budget) is answered `429` again
+/// without any other work, after its remaining wait (at most [`TARPIT`]) and without holding
+/// a request slot: a client that ignores `Retry-After` gets one answer per connection per
+/// wait, not thousands a second. A token refused as not valid in the last minute waits
+/// [`TARPIT`] (without a slot) before it is handled again.
 async fn admit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if matches!(request.uri().path(), "/health" | "/ready") {
         return next.run(request).await;
+    }
+    if request.uri().path() == "/mcp" {
+        let key = crate::auth::bearer_token(request.headers())
+            .ok()
+            .map(super::penalty::token_key);
+        if let Some(left) = key.and_then(|k| state.penalty.remaining(&k)) {
+            tokio::time::sleep(Duration::from_secs(left).min(TARPIT)).await;
+            let left = key.and_then(|k| state.penalty.remaining(&k)).unwrap_or(1);
+            let reply = json!({"jsonrpc": "2.0", "id": null, "error": {
+                "code": crate::mcp::RATE_LIMITED,
+                "message": format!("the caller is over a budget; retry after {left} s"),
+                "data": {"retryAfterSeconds": left},
+            }});
+            return super::too_many_requests(reply, left);
+        }
+        // A token refused as not valid, presented again (a client looping on it, or a
+        // flood), waits before it is answered (its `401`, from the validation cache).
+        if key.is_some_and(|k| state.penalty.refused_recently(&k)) {
+            tokio::time::sleep(TARPIT).await;
+        }
     }
     match state.in_flight.clone().try_acquire_owned() {
         Ok(_permit) => next.run(request).await,
@@ -71,6 +97,9 @@ async fn admit(State(state): State<AppState>, request: Request, next: Next) -> R
         }
     }
 }
+
+/// Longest a request from a token in the penalty box is held before its `429`.
+const TARPIT: Duration = Duration::from_millis(500);
 
 /// `GET /ready`: readiness (unauthenticated). `200` when the database answers and at least
 /// one plugin is loaded; `503` naming what is not ready otherwise.

@@ -12,7 +12,8 @@ use super::protocol::{
     INVALID_REQUEST, PARSE_ERROR, RATE_LIMITED, SUPPORTED_VERSIONS,
 };
 use crate::auth::{AuthError, Identity};
-use crate::http::{unauthorized, unavailable, AppState, MAX_BODY_BYTES};
+use crate::http::penalty::token_key;
+use crate::http::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 
 /// The protocol-version header.
 pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -25,6 +26,13 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
     if let Some(resp) = check_origin(&state, headers) {
         return resp;
     }
+    // (A token in the penalty box was answered by the admission layer already.)
+    let penalty_key = crate::auth::bearer_token(headers).ok().map(token_key);
+    let hold = |secs: u64| {
+        if let Some(k) = penalty_key {
+            state.penalty.hold(k, secs);
+        }
+    };
     let identity = match state.authenticator.authenticate(headers).await {
         Ok(id) => id,
         Err(AuthError::Unavailable(reason)) => {
@@ -36,6 +44,10 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
         Err(e) => {
             tracing::info!(reason = ?e.to_string(), "unauthenticated /mcp request");
+            // Presented again, this token waits in the admission layer before its 401.
+            if let Some(k) = penalty_key {
+                state.penalty.mark_refused(k);
+            }
             return unauthorized(&state.config.base_url);
         }
     };
@@ -125,6 +137,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             }
             let max = state.config.limits.max_batch as usize;
             if batch.len() > max {
+                hold(1);
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
                     RpcError::new(
@@ -142,6 +155,14 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
                     replies.push(r);
                 }
             }
+            if let Some(retry) = replies
+                .iter()
+                .filter(|r| r["error"]["code"] == RATE_LIMITED)
+                .filter_map(|r| r["error"]["data"]["retryAfterSeconds"].as_u64())
+                .max()
+            {
+                hold(retry);
+            }
             if replies.is_empty() {
                 StatusCode::ACCEPTED.into_response()
             } else {
@@ -153,10 +174,8 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
                 let retry = reply["error"]["data"]["retryAfterSeconds"]
                     .as_u64()
                     .unwrap_or(1);
-                let mut resp = json(StatusCode::TOO_MANY_REQUESTS, reply);
-                resp.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(retry));
-                resp
+                hold(retry);
+                too_many_requests(reply, retry)
             }
             Some(reply) => json(StatusCode::OK, reply),
             None => StatusCode::ACCEPTED.into_response(),

@@ -27,7 +27,7 @@ impl Default for CallerLimits {
             max_concurrent: 4,
             calls_per_minute: 600,
             plugin_seconds_per_minute: 60,
-            result_mib_per_minute: 60,
+            result_mib_per_minute: 24,
         }
     }
 }
@@ -176,16 +176,17 @@ impl CallerBudgets {
             started: now,
             statements,
             result_bytes: 0,
+            memory_bytes: 0,
         })
     }
 
-    fn release(&self, user: &str, spent: Duration, result_bytes: u64) {
+    fn release(&self, user: &str, spent: Duration, result_bytes: u64, memory_bytes: u64) {
         let mut callers = self.callers.lock().expect("caller budgets lock");
         if let Some(state) = callers.get_mut(user) {
             state.in_flight = state.in_flight.saturating_sub(1);
             // The buckets may go below zero: a long call or a large result is paid for
             // before the next call.
-            state.time.level -= spent.as_secs_f64();
+            state.time.level -= spent.as_secs_f64() + memory_cost(memory_bytes).as_secs_f64();
             state.results.level -= result_bytes as f64 / (1024.0 * 1024.0);
         }
     }
@@ -200,6 +201,7 @@ pub struct Ticket {
     /// The caller's statement slot (see [`STATEMENTS_PER_CALLER`]).
     pub statements: Arc<tokio::sync::Semaphore>,
     result_bytes: u64,
+    memory_bytes: u64,
 }
 
 impl Ticket {
@@ -207,18 +209,46 @@ impl Ticket {
     pub fn charge_result(&mut self, bytes: u64) {
         self.result_bytes += bytes;
     }
+
+    /// Charges `bytes` of linear memory the call was given (see [`memory_cost`]).
+    pub fn charge_memory(&mut self, bytes: u64) {
+        self.memory_bytes += bytes;
+    }
+}
+
+/// Plugin time charged for linear memory a call was given: 20 ms per MiB (a 64 MiB call costs
+/// as much as 1.28 s of running; a report's 2 MiB, 40 ms).
+pub fn memory_cost(bytes: u64) -> Duration {
+    Duration::from_micros(bytes * 20_000 / (1024 * 1024))
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        self.budgets
-            .release(&self.user, self.started.elapsed(), self.result_bytes);
+        self.budgets.release(
+            &self.user,
+            self.started.elapsed(),
+            self.result_bytes,
+            self.memory_bytes,
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_is_charged_as_time() {
+        assert_eq!(memory_cost(64 * 1024 * 1024), Duration::from_millis(1280));
+        let b = CallerBudgets::new(CallerLimits {
+            plugin_seconds_per_minute: 6,
+            ..Default::default()
+        });
+        let mut t = b.admit("a").unwrap();
+        t.charge_memory(100 * 1024 * 1024);
+        drop(t);
+        assert_eq!(b.admit("a").unwrap_err(), Refusal::Time(6));
+    }
 
     #[test]
     fn concurrency_is_per_caller() {
@@ -255,7 +285,7 @@ mod tests {
         });
         let t = b.admit("a").unwrap();
         // Pretend the call ran for two seconds.
-        b.release("a", Duration::from_secs(2), 0);
+        b.release("a", Duration::from_secs(2), 0, 0);
         std::mem::forget(t);
         assert_eq!(b.admit("a").unwrap_err(), Refusal::Time(6));
     }

@@ -263,6 +263,7 @@ impl Plugins {
         if let Ok((_, text)) = &outcome {
             ticket.charge_result(text.len() as u64);
         }
+        ticket.charge_memory(self.runner.memory.take_grown(&caller.user_id));
         drop(ticket);
         let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
         tracing::info!(

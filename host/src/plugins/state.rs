@@ -72,13 +72,19 @@ pub struct LimitHit {
 
 /// Linear memory of every live plugin store together, bounded host-wide, so that many calls
 /// each within their own limit cannot add up to more than the host can hold; and no one
-/// caller may hold more than half of it, so the other half is always there for everyone else.
+/// caller may hold more than a quarter of it, so the rest is always there for everyone else
+/// (and one caller's calls cannot make the kernel hand out and take back more than that
+/// much memory at once).
 #[derive(Debug)]
 pub struct SharedMemoryBudget {
     in_use: AtomicU64,
     max: u64,
     per_caller: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    grown: std::sync::Mutex<std::collections::HashMap<String, u64>>,
 }
+
+/// One caller may hold at most this fraction of the host-wide budget.
+pub const CALLER_SHARE: u64 = 4;
 
 impl SharedMemoryBudget {
     /// A budget of `max_mib` MiB for all plugin stores together.
@@ -87,6 +93,7 @@ impl SharedMemoryBudget {
             in_use: AtomicU64::new(0),
             max: max_mib * 1024 * 1024,
             per_caller: Default::default(),
+            grown: Default::default(),
         })
     }
 
@@ -98,7 +105,7 @@ impl SharedMemoryBudget {
     fn try_take(&self, caller: &str, bytes: u64) -> bool {
         let mut per_caller = self.per_caller.lock().expect("memory budget lock");
         let held = per_caller.get(caller).copied().unwrap_or(0);
-        if held + bytes > self.max / 2 {
+        if held + bytes > self.max / CALLER_SHARE {
             return false;
         }
         let took = self
@@ -109,8 +116,25 @@ impl SharedMemoryBudget {
             .is_ok();
         if took {
             per_caller.insert(caller.to_string(), held + bytes);
+            *self
+                .grown
+                .lock()
+                .expect("memory budget lock")
+                .entry(caller.to_string())
+                .or_default() += bytes;
         }
         took
+    }
+
+    /// Bytes of memory the caller's calls were given since the last time this was asked
+    /// (charged to the caller's plugin-time budget: the kernel's work of handing out and
+    /// taking back pages is CPU too).
+    pub fn take_grown(&self, caller: &str) -> u64 {
+        self.grown
+            .lock()
+            .expect("memory budget lock")
+            .remove(caller)
+            .unwrap_or(0)
     }
 
     fn give_back(&self, caller: &str, bytes: u64) {

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::plugins::bindings::log::{Host, Level};
-use crate::plugins::state::PluginState;
+use crate::plugins::state::{LimitHit, PluginState};
 
 /// Plugin log lines per second for the whole host (a bucket of one second's worth): many
 /// cheap calls that each log their 100 lines cannot flood the log.
@@ -45,10 +45,22 @@ impl LogBudget {
 pub const MAX_LINES_PER_CALL: u32 = 100;
 /// Longest line kept, in bytes; longer lines are cut.
 pub const MAX_LINE_BYTES: usize = 2048;
+/// A call that writes more lines than this is stopped (a trap).
+pub const TRAP_AFTER_LINES: u32 = 10 * MAX_LINES_PER_CALL;
 
 impl Host for PluginState {
     async fn write(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
         self.log_lines += 1;
+        if self.log_lines > TRAP_AFTER_LINES {
+            // Each line crosses the boundary as a copy: a guest that keeps writing after its
+            // lines are dropped is burning the host's CPU, so it is stopped.
+            return Err(wasmtime::Error::new(LimitHit {
+                timeout: false,
+                message: format!(
+                    "wrote more than {TRAP_AFTER_LINES} log lines (only the first {MAX_LINES_PER_CALL} are kept)"
+                ),
+            }));
+        }
         let plugin = self.manifest.name.as_str();
         let call_id = self.call.as_ref().map(|c| c.call_id).unwrap_or(0);
         if self.log_lines > MAX_LINES_PER_CALL {
