@@ -369,7 +369,7 @@ const ATTACKS: &[(&str, &str)] = &[
     ),
     (
         "log flood",
-        "8 loops writing 100,000 log lines with forged line breaks",
+        "8 loops writing 100,000 log lines of 4 KiB with forged line breaks",
     ),
     (
         "searchText bomb",

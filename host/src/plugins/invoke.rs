@@ -102,6 +102,7 @@ impl Runner {
                 timed_out: false,
                 log_lines: 0,
                 usage: DataUsage::default(),
+                guest_ticks: 0,
                 log_budget: self.log_budget.clone(),
             },
         );
@@ -109,16 +110,17 @@ impl Runner {
         // Check the deadline at every epoch tick, yielding to the executor in between so a
         // spinning guest never holds a worker thread for its whole deadline.
         store.set_epoch_deadline(1);
-        // A guest that keeps the CPU long is paced: after NICE_AFTER it runs one tick, then
+        // A guest that keeps the CPU long is paced: after NICE_AFTER of running (epoch ticks
+        // seen while in wasm, not time spent waiting on the database) it runs one tick, then
         // pauses, so a spinning plugin cannot take a worker thread from short calls.
-        let started = Instant::now();
         store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();
             if Instant::now() >= state.deadline {
                 state.timed_out = true;
                 return Err(wasmtime::format_err!("deadline exceeded"));
             }
-            let pause = pause_after(started.elapsed());
+            state.guest_ticks += 1;
+            let pause = pause_after(EPOCH_TICK * state.guest_ticks);
             Ok(UpdateDeadline::YieldCustom(
                 1,
                 match pause {
@@ -163,16 +165,19 @@ impl Runner {
 /// Guests that have run this long are paced (see [`pause_after`]).
 pub(crate) const NICE_AFTER: Duration = Duration::from_millis(50);
 
-/// How long a guest that has run for `ran` pauses at an epoch tick: nothing at first, then
-/// one tick's worth (half the CPU), then seven (an eighth) after half a second. Reports spend
-/// their time in the database, not in the guest, so only runaway guests are slowed.
+/// How long a guest that has run for `ran` pauses at an epoch tick: nothing for the first
+/// [`NICE_AFTER`], then three ticks' worth (a quarter of a core), seven (an eighth) after
+/// 200 ms, fifteen after a second. Reports spend their time in the database, not in the
+/// guest, so only runaway guests are slowed.
 fn pause_after(ran: Duration) -> Option<Duration> {
     if ran < NICE_AFTER {
         None
-    } else if ran < Duration::from_millis(500) {
-        Some(EPOCH_TICK)
-    } else {
+    } else if ran < Duration::from_millis(200) {
+        Some(EPOCH_TICK * 3)
+    } else if ran < Duration::from_secs(1) {
         Some(EPOCH_TICK * 7)
+    } else {
+        Some(EPOCH_TICK * 15)
     }
 }
 

@@ -44,6 +44,8 @@ pub struct PluginState {
     pub usage: DataUsage,
     /// Plugin log lines, host-wide.
     pub log_budget: Arc<super::capabilities::LogBudget>,
+    /// Epoch ticks seen while the guest ran (its CPU time, roughly, in ticks).
+    pub guest_ticks: u32,
 }
 
 /// What one call's `data` queries have spent, against the manifest's `[limits]`.
