@@ -44,32 +44,27 @@ pub struct AppState {
     pub penalty: Arc<penalty::PenaltyBox>,
 }
 
-/// `429` with `Retry-After` and JSON-RPC error `-32050`: the caller is over a budget.
+/// `429` with `Retry-After`: the caller is over a budget; `reply` is the JSON-RPC error
+/// (`-32050`).
 pub fn too_many_requests(reply: serde_json::Value, retry_after_secs: u64) -> Response {
-    (
-        StatusCode::TOO_MANY_REQUESTS,
-        [
-            (header::RETRY_AFTER, HeaderValue::from(retry_after_secs)),
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-        ],
-        reply.to_string(),
-    )
-        .into_response()
+    retry_later(StatusCode::TOO_MANY_REQUESTS, reply, retry_after_secs)
 }
 
-/// `503` with `Retry-After` and a JSON-RPC error body: the server (or the database behind it)
-/// cannot take the request now; nothing is wrong with the caller's credentials.
+/// `503` with `Retry-After` and a JSON-RPC error body (`-32051`): the server (or the database
+/// behind it) cannot take the request now; nothing is wrong with the caller's credentials.
 pub fn unavailable(retry_after_secs: u64, message: &str) -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
         "error": {"code": crate::mcp::SERVER_UNAVAILABLE, "message": message, "data": {"retryAfterSeconds": retry_after_secs}},
     });
+    retry_later(StatusCode::SERVICE_UNAVAILABLE, body, retry_after_secs)
+}
+
+/// A JSON body with `status` and `Retry-After`.
+fn retry_later(status: StatusCode, body: serde_json::Value, retry_after_secs: u64) -> Response {
     (
-        StatusCode::SERVICE_UNAVAILABLE,
+        status,
         [
             (header::RETRY_AFTER, HeaderValue::from(retry_after_secs)),
             (
