@@ -54,6 +54,12 @@ fn bench(c: &mut Criterion) {
         ),
         ("LOANHOST_DEV_IDP", "true".into()),
         ("LOANHOST_TODAY", today.into()),
+        // One caller calls as fast as it can here: the per-caller budgets would refuse it
+        // (they are measured by the attack suite, not here).
+        ("LOANHOST_CALLER_MAX_CONCURRENT", "1000".into()),
+        ("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000".into()),
+        ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000".into()),
+        ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1000000".into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

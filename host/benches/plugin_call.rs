@@ -7,7 +7,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, Criterion};
 use loanhost::auth::{Identity, RoleCode};
 use loanhost::clock::Clock;
-use loanhost::plugins::{PluginFiles, Plugins, SignaturePolicy};
+use loanhost::plugins::{CallerLimits, HostOptions, PluginFiles, Plugins, SignaturePolicy};
 use serde_json::json;
 
 fn plugin_dir() -> PathBuf {
@@ -32,7 +32,16 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let plugins = Plugins::new(None, SignaturePolicy::default(), Clock::system()).unwrap();
+    // One caller calls as fast as it can here: lift the per-caller budgets (the attack
+    // suite measures them).
+    let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
+    options.callers = CallerLimits {
+        max_concurrent: 1000,
+        calls_per_minute: 100_000_000,
+        plugin_seconds_per_minute: 100_000,
+        result_mib_per_minute: 1_000_000,
+    };
+    let plugins = Plugins::with_options(options).unwrap();
 
     // The shipped metadata tool (no host imports).
     let dir = plugin_dir();
