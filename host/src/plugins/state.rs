@@ -228,3 +228,40 @@ impl ResourceLimiter for CallLimiter {
         Ok(desired <= MAX_TABLE_ELEMENTS)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1024 * 1024;
+
+    #[test]
+    fn every_memory_of_a_store_counts_against_its_limit() {
+        let shared = SharedMemoryBudget::new(256);
+        let mut limiter = CallLimiter::new(16, shared.clone(), "a".into());
+        // A first memory of 10 MiB, then a second one of 10 MiB: each alone is within 16.
+        assert!(limiter.memory_growing(0, 10 * MIB, None).unwrap());
+        assert!(limiter.memory_growing(0, 10 * MIB, None).is_err());
+        assert!(limiter.memory_exceeded);
+        assert_eq!(shared.in_use(), 10 * MIB as u64);
+        drop(limiter);
+        assert_eq!(shared.in_use(), 0, "a dropped store gives its memory back");
+    }
+
+    #[test]
+    fn one_caller_holds_at_most_a_quarter_of_the_host_budget() {
+        let shared = SharedMemoryBudget::new(64);
+        let mut a1 = CallLimiter::new(512, shared.clone(), "a".into());
+        let mut a2 = CallLimiter::new(512, shared.clone(), "a".into());
+        let mut b = CallLimiter::new(512, shared.clone(), "b".into());
+        assert!(a1.memory_growing(0, 10 * MIB, None).unwrap());
+        assert!(
+            a2.memory_growing(0, 7 * MIB, None).is_err(),
+            "17 MiB > 64 / 4"
+        );
+        assert!(a2.host_memory_exhausted);
+        assert!(b.memory_growing(0, 16 * MIB, None).unwrap());
+        assert_eq!(shared.take_grown("a"), 10 * MIB as u64);
+        assert_eq!(shared.take_grown("a"), 0);
+    }
+}
