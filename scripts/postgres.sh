@@ -35,8 +35,13 @@ if ! as_postgres "psql -p $port -tAc \"select 1 from pg_roles where rolname = 'l
     log "creating role loanhost"
     as_postgres "psql -p $port -qc \"create role loanhost login createdb password 'loanhost'\"" >&2
 fi
-# Databases of earlier test runs.
+# Databases of earlier test runs (`loanhost_test_<pid>_…`): only those whose test process is
+# gone, so that two runs on one cluster do not drop each other's databases.
 for db in $(as_postgres "psql -p $port -tAc \"select datname from pg_database where datname like 'loanhost_test_%'\""); do
+    pid=$(echo "$db" | cut -d_ -f3)
+    if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
+        continue
+    fi
     as_postgres "psql -p $port -qc 'drop database if exists $db'" >/dev/null 2>&1 || true
 done
 echo "postgres://loanhost:loanhost@127.0.0.1:$port/postgres"

@@ -388,3 +388,38 @@ async fn a_core_module_or_garbage_is_refused_precisely() {
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn a_component_importing_wasi_or_anything_foreign_is_refused() {
+    // Arrange: components built here from text, importing a WASI interface and an interface
+    // of some other package (no tool export needed: imports are checked first).
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = Plugins::new(None, SignaturePolicy::default(), Clock::system()).unwrap();
+    let load = |import: &str| {
+        let wasm = wat::parse_str(format!("(component (import \"{import}\" (instance)))")).unwrap();
+        std::fs::write(dir.path().join("sneaky.wasm"), wasm).unwrap();
+        std::fs::write(
+            dir.path().join("sneaky.toml"),
+            manifest("sneaky", DEFAULT_ROLES, &[], 16, 1000, 1000),
+        )
+        .unwrap();
+        let plugins = plugins.clone();
+        let files = PluginFiles::in_dir(dir.path(), "sneaky");
+        async move { plugins.load(&files).await.unwrap_err().to_string() }
+    };
+
+    // Act
+    let wasi = load("wasi:filesystem/types@0.2.0").await;
+    let foreign = load("loan:reporting/network@1.0.0").await;
+
+    // Assert
+    assert!(
+        wasi.ends_with("sneaky.wasm: imports `wasi:filesystem/types@0.2.0`, which this host does not provide: plugins may import only the loan:reporting interfaces (types, caller, clock, log, data); WASI is not offered to plugins"),
+        "{wasi}"
+    );
+    assert!(
+        foreign
+            .contains("imports `loan:reporting/network@1.0.0`, which this host does not provide"),
+        "{foreign}"
+    );
+}

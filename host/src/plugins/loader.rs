@@ -272,9 +272,25 @@ fn check_signature(
         .map_err(|e| LoadError::new(&target, e.to_string()))
 }
 
-/// Finds the WIT version of the exported tool interface and checks every import.
+/// Checks every import (first: a component that asks for anything outside `loan:reporting`,
+/// WASI included, is refused whatever it exports), then finds the WIT version of the exported
+/// tool interface, which every import must share.
 fn check_interfaces(engine: &wasmtime::Engine, component: &Component) -> Result<String, String> {
     let ty = component.component_type();
+    let import_prefix = format!("{WIT_PACKAGE}/");
+    for (name, _) in ty.imports(engine) {
+        let ours = name
+            .strip_prefix(&import_prefix)
+            .and_then(|rest| rest.split_once('@'))
+            .is_some_and(|(interface, _)| IMPORTABLE.contains(&interface));
+        if !ours {
+            return Err(format!(
+                "imports `{name}`, which this host does not provide: plugins may import only the \
+                 {WIT_PACKAGE} interfaces ({}); WASI is not offered to plugins",
+                IMPORTABLE.join(", ")
+            ));
+        }
+    }
     let export_prefix = format!("{WIT_PACKAGE}/tool@");
     let found = ty
         .exports(engine)
@@ -303,17 +319,12 @@ fn check_interfaces(engine: &wasmtime::Engine, component: &Component) -> Result<
                 .join(", ")
         ));
     }
-    for (name, _) in ty.imports(engine) {
-        let allowed = IMPORTABLE
-            .iter()
-            .any(|i| name == format!("{WIT_PACKAGE}/{i}@{found}"));
-        if !allowed {
-            return Err(format!(
-                "imports `{name}`, which this host does not provide: plugins may import only the \
-                 {WIT_PACKAGE}@{found} interfaces ({}); WASI is not offered to plugins",
-                IMPORTABLE.join(", ")
-            ));
-        }
+    let suffix = format!("@{found}");
+    if let Some((name, _)) = ty.imports(engine).find(|(n, _)| !n.ends_with(&suffix)) {
+        return Err(format!(
+            "imports `{name}` but exports `{WIT_PACKAGE}/tool{suffix}`: a plugin is built \
+             against one version of {WIT_PACKAGE}"
+        ));
     }
     Ok(found)
 }
