@@ -644,3 +644,59 @@ async fn filter_input_caps_are_invalid_params_naming_the_limit() {
         "invalid_params: filter: `propertyState`: a value of 300 bytes is longer than the 256 allowed"
     );
 }
+
+#[tokio::test]
+async fn rows_bytes_and_log_lines_per_call_are_budgeted() {
+    // Arrange: one server allows 100 rows per call, the other 4,000 bytes of results.
+    let budgeted = |limit: &str| {
+        spawn_app_with(
+            AppOptions::default().plugin(
+                "misbehave",
+                fixture_wasm("misbehave"),
+                manifest("misbehave", DEFAULT_ROLES, &["loans"], 16, 5000, 65536)
+                    .replace("[limits]\n", &format!("[limits]\n{limit}\n")),
+            ),
+        )
+    };
+    let by_rows = budgeted("max_rows = 100").await;
+    let by_bytes = budgeted("max_data_bytes = 4000").await;
+    seed_app(&by_rows, 5, 300).await;
+    seed_app(&by_bytes, 5, 300).await;
+
+    // Act: one row per loan (300 rows of about 60 bytes), then 2,000 and 1,000 log lines.
+    let rows = by_rows
+        .call_err("admin-token", "misbehave", json!({"action": "flood"}))
+        .await;
+    let bytes = by_bytes
+        .call_err("admin-token", "misbehave", json!({"action": "flood"}))
+        .await;
+    let logs = by_rows
+        .call_err(
+            "admin-token",
+            "misbehave",
+            json!({"action": "logFlood", "bytes": 2000}),
+        )
+        .await;
+    let within = by_rows
+        .call_ok(
+            "admin-token",
+            "misbehave",
+            json!({"action": "logFlood", "bytes": 1000}),
+        )
+        .await;
+
+    // Assert
+    assert_eq!(
+        rows,
+        "internal: `misbehave` exceeded its per-call data budget: the query returned more than the 100 rows left in this call's budget"
+    );
+    assert_eq!(
+        bytes,
+        "internal: `misbehave` exceeded its per-call data budget: the query returned more than the 4000 bytes left in this call's budget"
+    );
+    assert_eq!(
+        logs,
+        "internal: `misbehave` wrote more than 1000 log lines (only the first 100 are kept)"
+    );
+    assert_eq!(within["logged"], 1000);
+}
