@@ -10,6 +10,7 @@ pub mod clock;
 pub mod config;
 pub mod data;
 pub mod devidp;
+pub mod expiring;
 pub mod http;
 pub mod mcp;
 pub mod plugins;

@@ -10,6 +10,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
 use super::jwks::Jwks;
+use crate::expiring::ExpiringMap;
 
 /// Clock skew tolerated on `exp` and `nbf`, in seconds.
 pub const LEEWAY_SECS: u64 = 30;
@@ -44,19 +45,17 @@ pub struct TokenValidator {
     cache: ValidationCache,
 }
 
-/// Results of recent validations, keyed by the token's SHA-256: a token presented again is
+/// Results of recent validations, keyed by [`super::token_key`]: a token presented again is
 /// not verified again (RSA verification is most of an authenticated request's CPU, and a
 /// flood of one forged token would otherwise cost a verification each time). A valid token
 /// is remembered until its `exp` (at most [`CACHE_VALID_FOR`]); a refused one for
 /// [`CACHE_INVALID_FOR`], except when its key was unknown (a rotation may bring the key).
-struct ValidationCache {
-    entries: std::sync::Mutex<std::collections::HashMap<[u8; 32], Cached>>,
-}
+type ValidationCache = ExpiringMap<[u8; 32], Cached>;
 
 #[derive(Clone)]
 enum Cached {
-    Valid(Arc<Map<String, Value>>, &'static str, std::time::Instant),
-    Invalid(String, std::time::Instant),
+    Valid(Arc<Map<String, Value>>, &'static str),
+    Invalid(String),
 }
 
 /// Longest a validated token is remembered.
@@ -66,42 +65,13 @@ pub const CACHE_INVALID_FOR: std::time::Duration = std::time::Duration::from_sec
 /// Tokens remembered at most (past this, expired entries go, then all).
 const CACHE_MAX: usize = 10_000;
 
-impl ValidationCache {
-    fn get(&self, key: &[u8; 32]) -> Option<Cached> {
-        let entries = self.entries.lock().expect("token cache lock");
-        let now = std::time::Instant::now();
-        entries
-            .get(key)
-            .filter(|c| match c {
-                Cached::Valid(_, _, until) | Cached::Invalid(_, until) => *until > now,
-            })
-            .cloned()
-    }
-
-    fn put(&self, key: [u8; 32], value: Cached) {
-        let mut entries = self.entries.lock().expect("token cache lock");
-        if entries.len() >= CACHE_MAX {
-            let now = std::time::Instant::now();
-            entries.retain(|_, c| match c {
-                Cached::Valid(_, _, until) | Cached::Invalid(_, until) => *until > now,
-            });
-            if entries.len() >= CACHE_MAX {
-                entries.clear();
-            }
-        }
-        entries.insert(key, value);
-    }
-}
-
 impl TokenValidator {
     /// A validator for `audience` over `schemes`.
     pub fn new(audience: impl Into<String>, schemes: Vec<Scheme>) -> Self {
         TokenValidator {
             schemes,
             audience: audience.into(),
-            cache: ValidationCache {
-                entries: Default::default(),
-            },
+            cache: ValidationCache::new(CACHE_MAX),
         }
     }
 
@@ -111,14 +81,12 @@ impl TokenValidator {
         &self,
         token: &str,
     ) -> Result<(Map<String, Value>, &'static str), String> {
-        use sha2::Digest as _;
-        let key: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let key = super::token_key(token);
         match self.cache.get(&key) {
-            Some(Cached::Valid(claims, scheme, _)) => return Ok(((*claims).clone(), scheme)),
-            Some(Cached::Invalid(reason, _)) => return Err(reason),
+            Some((Cached::Valid(claims, scheme), _)) => return Ok(((*claims).clone(), scheme)),
+            Some((Cached::Invalid(reason), _)) => return Err(reason),
             None => {}
         }
-        let now = std::time::Instant::now();
         let result = self.verify(token).await;
         match &result {
             Ok((claims, scheme)) => {
@@ -133,20 +101,16 @@ impl TokenValidator {
                     .unwrap_or(0);
                 let ttl = std::time::Duration::from_secs(left).min(CACHE_VALID_FOR);
                 if !ttl.is_zero() {
-                    self.cache.put(
-                        key,
-                        Cached::Valid(Arc::new(claims.clone()), scheme, now + ttl),
-                    );
+                    let valid = Cached::Valid(Arc::new(claims.clone()), scheme);
+                    self.cache.insert(key, valid, ttl);
                 }
             }
             Err(reason)
                 if !reason.starts_with("no signing key")
                     && !reason.starts_with("the token has no kid") =>
             {
-                self.cache.put(
-                    key,
-                    Cached::Invalid(reason.clone(), now + CACHE_INVALID_FOR),
-                );
+                let invalid = Cached::Invalid(reason.clone());
+                self.cache.insert(key, invalid, CACHE_INVALID_FOR);
             }
             Err(_) => {}
         }

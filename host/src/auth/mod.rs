@@ -46,6 +46,12 @@ pub trait Authenticator: Send + Sync {
     ) -> BoxFuture<'a, Result<Identity, AuthError>>;
 }
 
+/// The key a token is remembered by (its SHA-256): in the validation cache and the penalty box.
+pub fn token_key(token: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token.as_bytes()).into()
+}
+
 /// Extracts the token of an `Authorization: Bearer <token>` header.
 pub fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthError> {
     let mut values = headers.get_all(axum::http::header::AUTHORIZATION).iter();

@@ -53,12 +53,16 @@ pub fn too_many_requests(reply: serde_json::Value, retry_after_secs: u64) -> Res
 /// `503` with `Retry-After` and a JSON-RPC error body (`-32051`): the server (or the database
 /// behind it) cannot take the request now; nothing is wrong with the caller's credentials.
 pub fn unavailable(retry_after_secs: u64, message: &str) -> Response {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": crate::mcp::SERVER_UNAVAILABLE, "message": message, "data": {"retryAfterSeconds": retry_after_secs}},
-    });
-    retry_later(StatusCode::SERVICE_UNAVAILABLE, body, retry_after_secs)
+    let e = crate::mcp::RpcError::retry_later(
+        crate::mcp::SERVER_UNAVAILABLE,
+        message,
+        retry_after_secs,
+    );
+    retry_later(
+        StatusCode::SERVICE_UNAVAILABLE,
+        crate::mcp::failure(serde_json::Value::Null, &e),
+        retry_after_secs,
+    )
 }
 
 /// A JSON body with `status` and `Retry-After`.

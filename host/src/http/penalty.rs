@@ -3,74 +3,60 @@
 //! token validation, no agent lookup, no body read). A flood of refused requests then costs
 //! a hash and a map lookup each, not a request's work.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
+use crate::expiring::ExpiringMap;
 
 /// Tokens remembered at most (expired entries go first, then all).
 const MAX_ENTRIES: usize = 10_000;
 /// How long a token refused as not valid is remembered.
 pub const REFUSED_FOR: Duration = Duration::from_secs(60);
 
-fn insert(map: &Mutex<HashMap<[u8; 32], Instant>>, key: [u8; 32], for_: Duration) {
-    let mut map = map.lock().expect("penalty box lock");
-    if map.len() >= MAX_ENTRIES {
-        let now = Instant::now();
-        map.retain(|_, t| *t > now);
-        if map.len() >= MAX_ENTRIES {
-            map.clear();
+/// Recently refused tokens, by [`crate::auth::token_key`]: over their caller's budget (`429`), or not
+/// valid at all (`401`, when presented again).
+#[derive(Debug)]
+pub struct PenaltyBox {
+    held: ExpiringMap<[u8; 32], ()>,
+    refused: ExpiringMap<[u8; 32], ()>,
+}
+
+impl Default for PenaltyBox {
+    fn default() -> Self {
+        PenaltyBox {
+            held: ExpiringMap::new(MAX_ENTRIES),
+            refused: ExpiringMap::new(MAX_ENTRIES),
         }
     }
-    map.insert(key, Instant::now() + for_);
-}
-
-/// Recently refused tokens, by SHA-256: over their caller's budget (`429`), or not valid at
-/// all (`401`, when presented again).
-#[derive(Debug, Default)]
-pub struct PenaltyBox {
-    until: Mutex<HashMap<[u8; 32], Instant>>,
-    refused: Mutex<HashMap<[u8; 32], Instant>>,
-}
-
-/// The key of a bearer token.
-pub fn token_key(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
 }
 
 impl PenaltyBox {
     /// Seconds (at least 1) until `key` may be served again, if it is in the box.
     pub fn remaining(&self, key: &[u8; 32]) -> Option<u64> {
-        let until = *self.until.lock().expect("penalty box lock").get(key)?;
+        let (_, until) = self.held.get(key)?;
         let left = until.checked_duration_since(Instant::now())?;
         Some(left.as_secs_f64().ceil().max(1.0) as u64)
     }
 
     /// Refuses `key` for `secs` seconds.
     pub fn hold(&self, key: [u8; 32], secs: u64) {
-        insert(&self.until, key, Duration::from_secs(secs));
+        self.held.insert(key, (), Duration::from_secs(secs));
     }
 
     /// Remembers that `key` was refused as not valid, for [`REFUSED_FOR`].
     pub fn mark_refused(&self, key: [u8; 32]) {
-        insert(&self.refused, key, REFUSED_FOR);
+        self.refused.insert(key, (), REFUSED_FOR);
     }
 
     /// Whether `key` was refused as not valid recently (a client presenting it again).
     pub fn refused_recently(&self, key: &[u8; 32]) -> bool {
-        let now = Instant::now();
-        self.refused
-            .lock()
-            .expect("penalty box lock")
-            .get(key)
-            .is_some_and(|t| *t > now)
+        self.refused.get(key).is_some()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::token_key;
 
     #[test]
     fn a_held_token_is_refused_until_its_time_passes() {

@@ -16,6 +16,7 @@ use tower_http::trace::TraceLayer;
 use super::{AppState, MAX_BODY_BYTES};
 use crate::auth::facade;
 use crate::mcp::transport;
+use crate::mcp::{failure, RpcError, RATE_LIMITED};
 
 /// The application's router.
 pub fn router(state: AppState) -> Router {
@@ -72,16 +73,16 @@ async fn admit(State(state): State<AppState>, request: Request, next: Next) -> R
     if request.uri().path() == "/mcp" {
         let key = crate::auth::bearer_token(request.headers())
             .ok()
-            .map(super::penalty::token_key);
+            .map(crate::auth::token_key);
         if let Some(left) = key.and_then(|k| state.penalty.remaining(&k)) {
             tokio::time::sleep(Duration::from_secs(left).min(TARPIT)).await;
             let left = key.and_then(|k| state.penalty.remaining(&k)).unwrap_or(1);
-            let reply = json!({"jsonrpc": "2.0", "id": null, "error": {
-                "code": crate::mcp::RATE_LIMITED,
-                "message": format!("the caller is over a budget; retry after {left} s"),
-                "data": {"retryAfterSeconds": left},
-            }});
-            return super::too_many_requests(reply, left);
+            let e = RpcError::retry_later(
+                RATE_LIMITED,
+                format!("the caller is over a budget; retry after {left} s"),
+                left,
+            );
+            return super::too_many_requests(failure(Value::Null, &e), left);
         }
         // A token refused as not valid, presented again (a client looping on it, or a
         // flood), waits before it is answered (its `401`, from the validation cache).

@@ -94,11 +94,11 @@ impl Dispatcher {
             Err(CallError::UnknownTool(n)) => {
                 Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}")))
             }
-            Err(CallError::Throttled(refusal, retry)) => Err(RpcError::new(
+            Err(CallError::Throttled(refusal, retry)) => Err(RpcError::retry_later(
                 RATE_LIMITED,
                 format!("{refusal}; retry after {retry} s"),
-            )
-            .with_data(json!({"retryAfterSeconds": retry}))),
+                retry,
+            )),
             Err(CallError::Tool(e)) => Ok(json!({
                 "content": [{"type": "text", "text": e.to_string()}],
                 "isError": true,

@@ -6,4 +6,4 @@ pub mod protocol;
 pub mod transport;
 
 pub use dispatch::Dispatcher;
-pub use protocol::{RATE_LIMITED, SERVER_UNAVAILABLE};
+pub use protocol::{failure, RpcError, RATE_LIMITED, SERVER_UNAVAILABLE};

@@ -52,6 +52,17 @@ impl RpcError {
         self.data = Some(data);
         self
     }
+
+    /// An error that asks the client to come back (`RATE_LIMITED`, `SERVER_UNAVAILABLE`):
+    /// `data.retryAfterSeconds` says when.
+    pub fn retry_later(code: i64, message: impl Into<String>, retry_after_secs: u64) -> Self {
+        RpcError::new(code, message).with_data(json!({ "retryAfterSeconds": retry_after_secs }))
+    }
+}
+
+/// `data.retryAfterSeconds` of a reply's error, if it has one.
+pub fn retry_after_of(reply: &Value) -> Option<u64> {
+    reply["error"]["data"]["retryAfterSeconds"].as_u64()
 }
 
 /// One incoming JSON-RPC message.

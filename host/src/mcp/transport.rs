@@ -8,11 +8,10 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::protocol::{
-    classify, failure, success, Incoming, RpcError, BATCH_VERSION, DEFAULT_VERSION,
+    classify, failure, retry_after_of, success, Incoming, RpcError, BATCH_VERSION, DEFAULT_VERSION,
     INVALID_REQUEST, PARSE_ERROR, RATE_LIMITED, SUPPORTED_VERSIONS,
 };
-use crate::auth::{AuthError, Identity};
-use crate::http::penalty::token_key;
+use crate::auth::{token_key, AuthError, Identity};
 use crate::http::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 
 /// The protocol-version header.
@@ -158,7 +157,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             if let Some(retry) = replies
                 .iter()
                 .filter(|r| r["error"]["code"] == RATE_LIMITED)
-                .filter_map(|r| r["error"]["data"]["retryAfterSeconds"].as_u64())
+                .filter_map(retry_after_of)
                 .max()
             {
                 hold(retry);
@@ -171,9 +170,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
         single => match handle_one(&state, &identity, single).await {
             Some(reply) if reply["error"]["code"] == RATE_LIMITED => {
-                let retry = reply["error"]["data"]["retryAfterSeconds"]
-                    .as_u64()
-                    .unwrap_or(1);
+                let retry = retry_after_of(&reply).unwrap_or(1);
                 hold(retry);
                 too_many_requests(reply, retry)
             }
