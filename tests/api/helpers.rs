@@ -173,8 +173,13 @@ pub struct SeededData {
 /// Seeds `loans` synthetic loans (seed `seed`, today = [`TODAY`]) into the app's database
 /// through the importer, and returns the files' contents for the test's own oracle.
 pub async fn seed_app(app: &TestApp, seed: u64, loans: u64) -> SeededData {
+    seed_app_on(app, seed, loans, TODAY).await
+}
+
+/// As [`seed_app`], generating back from `today` (the app's `LOANHOST_TODAY` should match).
+pub async fn seed_app_on(app: &TestApp, seed: u64, loans: u64, today: &str) -> SeededData {
     let dir = tempfile::tempdir().unwrap();
-    let today = loanhost::config::parse_date(TODAY).unwrap();
+    let today = loanhost::config::parse_date(today).unwrap();
     loanhost::data::seed::write_dir(
         loanhost::data::seed::SeedSpec { loans, seed, today },
         dir.path(),

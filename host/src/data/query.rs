@@ -1039,29 +1039,67 @@ mod tests {
 
     #[test]
     fn strings_never_reach_sql_text() {
+        // Arrange: a different hostile text in every place a string can enter.
+        // (searchText is split at whitespace into tokens: its text is one token.)
+        let evil = |n: u32| match n {
+            1 => "x1');drop--table".to_string(),
+            _ => format!("x{n}'); drop table loans; --"),
+        };
         let mut query = q(Dataset::Loans);
-        let evil = "x'); DROP TABLE loans; --";
-        query.filter =
-            Some(serde_json::json!({"searchText": evil, "statuses": [evil]}).to_string());
+        query.filter = Some(
+            serde_json::json!({"searchText": evil(1), "statuses": [evil(2)], "propertyState": evil(3)})
+                .to_string(),
+        );
         query
             .predicates
-            .push(("loanNumber".into(), Condition::Eq(Value::Text(evil.into()))));
+            .push(("loanNumber".into(), Condition::Eq(Value::Text(evil(4)))));
         query.group_by.push(Key::Mapped(
             "status".into(),
-            vec![(evil.into(), evil.into())],
-            Some(evil.into()),
+            vec![(evil(5), evil(6))],
+            Some(evil(7)),
         ));
-        let c = compile(
-            &query,
-            Some(&Scope {
-                all: true,
-                ..Default::default()
-            }),
-            true,
-            false,
-        )
-        .unwrap();
-        assert!(!c.sql.contains("DROP"), "{}", c.sql);
+        for postgres in [false, true] {
+            // Act
+            let c = compile(
+                &query,
+                Some(&Scope {
+                    all: true,
+                    ..Default::default()
+                }),
+                true,
+                postgres,
+            )
+            .unwrap();
+
+            // Assert: no input text in the SQL, every input in a bound parameter, and as many
+            // placeholders as parameters.
+            let texts: Vec<&str> = c
+                .params
+                .iter()
+                .filter_map(|p| match p {
+                    P::T(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            for n in 1..=7 {
+                let e = evil(n);
+                assert!(
+                    !c.sql.to_lowercase().contains(&format!("x{n}'")),
+                    "{}",
+                    c.sql
+                );
+                assert!(
+                    texts
+                        .iter()
+                        .any(|t| t.to_lowercase().contains(&e.to_lowercase())),
+                    "input {n} is not a parameter: {texts:?}"
+                );
+            }
+            assert!(!c.sql.contains("--") && !c.sql.contains(';'), "{}", c.sql);
+            // (`?` is numbered `$n` for PostgreSQL when the statement is bound.)
+            let placeholders = c.sql.matches('?').count();
+            assert_eq!(placeholders, c.params.len(), "{}", c.sql);
+        }
     }
 
     #[test]

@@ -359,6 +359,42 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         &["Agent", "PreLicensed"],
         &[],
     )?;
+    // People who hold several roles at once (scope is the union over them). Each re-uses a
+    // generated person's id, so its later line wins whole and the loans are unchanged.
+    let last_company = companies.last().expect("at least two companies");
+    let other_officers: Vec<String> = officers
+        .iter()
+        .filter(|(_, c)| *c == companies.len() - 1)
+        .step_by(2)
+        .map(|(p, _)| p.id.clone())
+        .collect();
+    staff.line(
+        &officers[1].0.id,
+        &format!("lead@{DEMO_DOMAIN}"),
+        "Lee",
+        "Lead",
+        Some(first_company),
+        &["Agent", "ConciergeKey"],
+        &other_officers,
+    )?;
+    staff.line(
+        &officers[2].0.id,
+        &format!("officer-processor@{DEMO_DOMAIN}"),
+        "Opal",
+        "Officer-Processor",
+        Some(last_company),
+        &["DualLicensedAgent", "Processor"],
+        &[],
+    )?;
+    staff.line(
+        &referrers[1].id,
+        &format!("referrer-concierge@{DEMO_DOMAIN}"),
+        "Remy",
+        "Referrer-Concierge",
+        None,
+        &["Agent", "PreLicensed", "ConciergeKey"],
+        &[officers[0].0.id.clone()],
+    )?;
 
     let today = spec.today;
     let now =
@@ -543,4 +579,75 @@ fn history_path(status: &str, rng: &mut StdRng) -> Vec<&'static str> {
     let mut path = MAIN_PATH[..cut.min(MAIN_PATH.len())].to_vec();
     path.push(current);
     path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILES: [&str; 5] = [
+        "agents.jsonl",
+        "loans.jsonl",
+        "los_status_history.jsonl",
+        "dw_loan_milestones.jsonl",
+        "dw_deals.jsonl",
+    ];
+
+    fn files(spec: SeedSpec) -> (Vec<Vec<u8>>, SeedCounts) {
+        let dir = tempfile::tempdir().unwrap();
+        let counts = write_dir(spec, dir.path()).unwrap();
+        let bytes = FILES
+            .iter()
+            .map(|f| std::fs::read(dir.path().join(f)).unwrap())
+            .collect();
+        (bytes, counts)
+    }
+
+    fn spec(seed: u64) -> SeedSpec {
+        SeedSpec {
+            loans: 400,
+            seed,
+            today: Date::from_calendar_date(2027, time::Month::January, 2).unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_same_seed_writes_byte_identical_files() {
+        // Arrange + Act
+        let (a, counts_a) = files(spec(42));
+        let (b, counts_b) = files(spec(42));
+        let (other, _) = files(spec(43));
+
+        // Assert
+        for (i, f) in FILES.iter().enumerate() {
+            assert!(!a[i].is_empty(), "{f} is empty");
+            assert!(a[i] == b[i], "{f} differs between two runs of seed 42");
+            assert!(a[i] != other[i], "{f} is the same for seeds 42 and 43");
+        }
+        assert_eq!(counts_a, counts_b);
+        assert_eq!(counts_a.loans, 400);
+    }
+
+    #[test]
+    fn the_seed_has_callers_with_several_roles() {
+        // Arrange + Act
+        let (a, _) = files(spec(1));
+        let agents = String::from_utf8(a[0].clone()).unwrap();
+
+        // Assert: each multi-role person's last line holds the roles together.
+        for (email, roles) in [
+            ("lead@", r#"["Agent","ConciergeKey"]"#),
+            ("officer-processor@", r#"["DualLicensedAgent","Processor"]"#),
+            (
+                "referrer-concierge@",
+                r#"["Agent","PreLicensed","ConciergeKey"]"#,
+            ),
+        ] {
+            let line = agents
+                .lines()
+                .find(|l| l.contains(&format!("\"email\":\"{email}")))
+                .unwrap_or_else(|| panic!("no {email}"));
+            assert!(line.contains(&format!("\"roles\":{roles}")), "{line}");
+        }
+    }
 }
