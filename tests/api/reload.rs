@@ -1,174 +1,311 @@
-//! Hot reload with real components: add, replace, remove while requests run; a broken
-//! replacement keeps the previous version serving.
+//! Hot reload with real components, watched by the server's own background reloader (no test
+//! calls `scan()`): a tool replaced, broken, removed and added back under continuous load on
+//! that very tool; a call in flight during a replacement finishes on the version it started
+//! with; refused files keep the previous version serving, with the exact reason recorded.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::helpers::{fixture_wasm, manifest, spawn_app, DEFAULT_ROLES};
+use crate::helpers::{
+    fixture_wasm, manifest, spawn_app, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES,
+};
 
 fn revision_manifest() -> String {
-    manifest("revision", DEFAULT_ROLES, &[], 16, 2000, 65536)
+    manifest("revision", DEFAULT_ROLES, &["loans"], 16, 20_000, 65536)
 }
 
-async fn revision_of(app: &crate::helpers::TestApp) -> Option<String> {
+/// What one call of `revision` answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seen {
+    /// Served by revision "a" or "b".
+    Revision(String),
+    /// JSON-RPC `-32602`: no such tool.
+    UnknownTool,
+    /// Anything else (a failure).
+    Other(String),
+}
+
+async fn call_revision(app: &TestApp, arguments: Value) -> Seen {
     let reply = app
         .rpc(
             "agent-token",
             "tools/call",
-            json!({"name": "revision", "arguments": {}}),
+            json!({"name": "revision", "arguments": arguments}),
         )
         .await;
-    reply["result"]["structuredContent"]["revision"]
-        .as_str()
-        .map(str::to_string)
-}
-
-#[tokio::test]
-async fn add_replace_and_remove_while_requests_run() {
-    // Arrange: a steady stream of calls to the metadata tool.
-    let app = Arc::new(spawn_app().await);
-    let stop = Arc::new(AtomicBool::new(false));
-    let ok = Arc::new(AtomicUsize::new(0));
-    let failed = Arc::new(AtomicUsize::new(0));
-    let mut load = Vec::new();
-    for _ in 0..4 {
-        let (app, stop, ok, failed) = (app.clone(), stop.clone(), ok.clone(), failed.clone());
-        load.push(tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                let r = app
-                    .call_tool("agent-token", "get_loan_reporting_metadata", json!({}))
-                    .await;
-                if r["isError"] == false {
-                    ok.fetch_add(1, Ordering::Relaxed);
-                } else {
-                    failed.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }));
-    }
-
-    // Act + Assert: add.
-    app.deploy_file("revision.toml", revision_manifest().as_bytes());
-    app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
-    app.eventually("revision a is served", || async {
-        revision_of(&app).await.as_deref() == Some("a")
-    })
-    .await;
-
-    // Replace, with calls to the replaced tool running too.
-    let during: Vec<_> = (0..4)
-        .map(|_| {
-            let app = app.clone();
-            tokio::spawn(async move {
-                let mut seen = Vec::new();
-                for _ in 0..30 {
-                    seen.push(revision_of(&app).await);
-                }
-                seen
-            })
-        })
-        .collect();
-    app.deploy_file("revision.wasm", &fixture_wasm("revision-b"));
-    app.eventually("revision b is served", || async {
-        revision_of(&app).await.as_deref() == Some("b")
-    })
-    .await;
-    for task in during {
-        for answer in task.await.unwrap() {
-            assert!(
-                matches!(answer.as_deref(), Some("a") | Some("b")),
-                "a call failed during replacement: {answer:?}"
-            );
+    if let Some(r) = reply["result"]["structuredContent"]["revision"].as_str() {
+        if reply["result"]["isError"] == false {
+            return Seen::Revision(r.to_string());
         }
     }
-
-    // Remove.
-    std::fs::remove_file(app.plugin_dir.join("revision.wasm")).unwrap();
-    app.eventually("revision is gone", || async {
-        !app.tool_names().await.contains(&"revision".to_string())
-    })
-    .await;
-    let reply = app
-        .rpc(
-            "agent-token",
-            "tools/call",
-            json!({"name": "revision", "arguments": {}}),
-        )
-        .await;
-    assert_eq!(reply["error"]["code"], -32602);
-
-    stop.store(true, Ordering::Relaxed);
-    for t in load {
-        t.await.unwrap();
+    if reply["error"]["code"] == -32602 {
+        return Seen::UnknownTool;
     }
-    assert_eq!(
-        failed.load(Ordering::Relaxed),
-        0,
-        "requests failed during reloads"
-    );
-    assert!(
-        ok.load(Ordering::Relaxed) > 10,
-        "the load generator barely ran"
-    );
+    Seen::Other(reply.to_string())
+}
+
+async fn revision_of(app: &TestApp) -> Seen {
+    call_revision(app, json!({})).await
+}
+
+fn served(r: &str) -> Seen {
+    Seen::Revision(r.to_string())
+}
+
+/// Calls `revision` from several tasks until stopped; each task's answers in order.
+struct Load {
+    stop: Arc<AtomicBool>,
+    seen: Vec<Arc<Mutex<Vec<Seen>>>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Load {
+    fn start(app: &Arc<TestApp>, workers: usize) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut seen = Vec::new();
+        let mut tasks = Vec::new();
+        for _ in 0..workers {
+            let (app, stop, log) = (app.clone(), stop.clone(), Arc::new(Mutex::new(Vec::new())));
+            seen.push(log.clone());
+            tasks.push(tokio::spawn(async move {
+                // Bounded: at most 20,000 calls per task.
+                for _ in 0..20_000 {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let s = revision_of(&app).await;
+                    log.lock().unwrap().push(s);
+                }
+            }));
+        }
+        Load { stop, seen, tasks }
+    }
+
+    /// Waits (bounded) until every task has seen `what` since the last call of this.
+    async fn until_all_see(&self, what: &Seen) {
+        for _ in 0..400 {
+            if self
+                .seen
+                .iter()
+                .all(|log| log.lock().unwrap().last() == Some(what))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the load never saw {what:?}");
+    }
+
+    fn len(&self) -> usize {
+        self.seen.iter().map(|l| l.lock().unwrap().len()).sum()
+    }
+
+    async fn finish(self) -> Vec<Vec<Seen>> {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.tasks {
+            t.await.unwrap();
+        }
+        self.seen
+            .into_iter()
+            .map(|l| l.lock().unwrap().clone())
+            .collect()
+    }
 }
 
 #[tokio::test]
-async fn a_broken_replacement_keeps_the_previous_version_serving() {
-    // Arrange
-    let app = spawn_app().await;
+async fn replace_break_remove_and_add_back_under_load_on_the_replaced_tool() {
+    // Arrange: revision a, with four tasks calling it without pause.
+    let app = Arc::new(spawn_app().await);
     app.deploy_file("revision.toml", revision_manifest().as_bytes());
     app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
     app.eventually("revision a is served", || async {
-        revision_of(&app).await.as_deref() == Some("a")
+        revision_of(&app).await == served("a")
     })
     .await;
+    let load = Load::start(&app, 4);
+    load.until_all_see(&served("a")).await;
 
-    // Act: garbage bytes, then a manifest with a typo.
-    app.deploy_file("revision.wasm", b"\0asm this is not a component");
-    let report = loanhost::plugins::Reloader::new(app.plugins.clone(), app.plugin_dir.clone())
-        .scan()
-        .await;
-
-    // Assert
-    assert_eq!(report.failed.len(), 1, "{report:?}");
-    assert!(report.failed[0].1.ends_with("revision.wasm: a core WebAssembly module, not a component (build with wasm-component-ld; see README)") || report.failed[0].1.contains("revision.wasm: "), "{report:?}");
-    assert_eq!(
-        revision_of(&app).await.as_deref(),
-        Some("a"),
-        "previous version must keep serving"
-    );
-
-    // Act: a valid replacement is picked up afterwards.
+    // Act 1: replace a by b.
     app.deploy_file("revision.wasm", &fixture_wasm("revision-b"));
-    app.eventually("revision b is served", || async {
-        revision_of(&app).await.as_deref() == Some("b")
+    load.until_all_see(&served("b")).await;
+
+    // Act 2: break it (garbage bytes); the background reloader refuses them.
+    app.deploy_file("revision.wasm", b"\0asm this is not a component");
+    app.eventually("the reloader refuses the broken file", || async {
+        app.plugins.registry().refusal("revision").is_some()
     })
     .await;
+    let refusal = app.plugins.registry().refusal("revision").unwrap();
+    let during_broken = load.len();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let served_while_broken = load.len() - during_broken;
+
+    // Act 3: remove it, then add a back.
+    std::fs::remove_file(app.plugin_dir.join("revision.wasm")).unwrap();
+    load.until_all_see(&Seen::UnknownTool).await;
+    app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
+    load.until_all_see(&served("a")).await;
+    let logs = load.finish().await;
+
+    // Assert: the exact reason, no refusal left once good files are back.
+    assert!(
+        refusal.ends_with(
+            "revision.wasm: not a WebAssembly component: version bytes `20 74 68 69`, expected `0d 00 01 00`"
+        ),
+        "{refusal}"
+    );
+    assert_eq!(app.plugins.registry().refusal("revision"), None);
+    assert!(
+        served_while_broken > 0,
+        "the load kept running while the file was broken"
+    );
+    // Per task, the answers go a… b… (nothing else while broken) unknown… a…: both versions
+    // served, never a failure, `-32602` only while the tool is absent.
+    let phase = |s: &Seen, at: usize| match (s, at) {
+        (Seen::Revision(r), 0) if r == "a" => Some(0),
+        (Seen::Revision(r), 0 | 1) if r == "b" => Some(1),
+        (Seen::UnknownTool, 1 | 2) => Some(2),
+        (Seen::Revision(r), 2 | 3) if r == "a" => Some(3),
+        _ => None,
+    };
+    for (task, log) in logs.iter().enumerate() {
+        let mut at = 0;
+        for (i, s) in log.iter().enumerate() {
+            at = phase(s, at).unwrap_or_else(|| {
+                panic!("task {task}, call {i}: {s:?} out of order (after phase {at}); log: {log:?}")
+            });
+        }
+        assert_eq!(at, 3, "task {task} saw every phase");
+        for want in [served("a"), served("b"), Seen::UnknownTool] {
+            assert!(log.contains(&want), "task {task} never saw {want:?}");
+        }
+    }
+}
+
+/// The PostgreSQL pool of an app (the tests hold locks on it).
+fn pg(app: &TestApp) -> sqlx::PgPool {
+    match &app.db {
+        loanhost::data::Db::Postgres(p) => p.clone(),
+        _ => panic!("this test runs on PostgreSQL"),
+    }
 }
 
 #[tokio::test]
-async fn a_malformed_manifest_is_refused_with_the_field_named() {
-    // Arrange
-    let app = spawn_app().await;
-    let bad = revision_manifest().replace("memory_mib = 16", "memory_mib = \"sixteen\"");
+async fn a_call_in_flight_during_a_replacement_finishes_on_the_version_it_started_with() {
+    // Arrange: revision a on PostgreSQL, and the loans table locked so a call that queries it
+    // waits inside the plugin until the test lets it go.
+    let app = Arc::new(
+        spawn_app_with(AppOptions {
+            postgres: true,
+            ..AppOptions::default().plugin(
+                "revision",
+                fixture_wasm("revision-a"),
+                revision_manifest(),
+            )
+        })
+        .await,
+    );
+    assert_eq!(revision_of(&app).await, served("a"));
+    let pool = pg(&app);
+    let mut lock = pool.begin().await.unwrap();
+    sqlx::query("LOCK TABLE loans IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *lock)
+        .await
+        .unwrap();
 
-    // Act
-    app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
-    app.deploy_file("revision.toml", bad.as_bytes());
-    let report = loanhost::plugins::Reloader::new(app.plugins.clone(), app.plugin_dir.clone())
-        .scan()
-        .await;
+    // Act: start the slow call and wait until it is blocked in the database.
+    let slow = {
+        let app = app.clone();
+        tokio::spawn(async move { call_revision(&app, json!({"query": true})).await })
+    };
+    app.eventually("the slow call waits on the lock", || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+            == 1
+    })
+    .await;
+    app.deploy_file("revision.wasm", &fixture_wasm("revision-b"));
+    app.eventually("revision b is served", || async {
+        revision_of(&app).await == served("b")
+    })
+    .await;
+    let in_flight = !slow.is_finished();
+    lock.rollback().await.unwrap();
+    let answer = slow.await.unwrap();
 
     // Assert
-    let (name, reason) = &report.failed[0];
-    assert_eq!(name, "revision");
+    assert!(in_flight, "the slow call finished before b was live");
+    assert_eq!(
+        answer,
+        served("a"),
+        "the call started on a must finish on a"
+    );
+    assert_eq!(revision_of(&app).await, served("b"));
+}
+
+#[tokio::test]
+async fn a_malformed_manifest_is_refused_by_the_reloader_with_the_field_named() {
+    // Arrange: revision a serving.
+    let app = spawn_app_with(AppOptions::default().plugin(
+        "revision",
+        fixture_wasm("revision-a"),
+        revision_manifest(),
+    ))
+    .await;
+    assert_eq!(revision_of(&app).await, served("a"));
+    let bad = revision_manifest().replace("memory_mib = 16", "memory_mib = \"sixteen\"");
+
+    // Act: a typo in the manifest, picked up by the background reloader.
+    app.deploy_file("revision.toml", bad.as_bytes());
+    app.eventually("the reloader refuses the manifest", || async {
+        app.plugins.registry().refusal("revision").is_some()
+    })
+    .await;
+
+    // Assert
+    let reason = app.plugins.registry().refusal("revision").unwrap();
     assert!(
         reason.ends_with(
             "revision.toml: limits.memory_mib: invalid type: string \"sixteen\", expected u32"
         ),
         "{reason}"
     );
+    assert_eq!(
+        revision_of(&app).await,
+        served("a"),
+        "the previous version keeps serving"
+    );
+}
+
+#[tokio::test]
+async fn a_new_tool_with_a_bad_manifest_is_never_listed() {
+    // Arrange
+    let app = spawn_app().await;
+    let bad = revision_manifest().replace("timeout_ms = 20000", "timeout_ms = -1");
+
+    // Act
+    app.deploy_file("revision.wasm", &fixture_wasm("revision-a"));
+    app.deploy_file("revision.toml", bad.as_bytes());
+    app.eventually("the reloader refuses the manifest", || async {
+        app.plugins.registry().refusal("revision").is_some()
+    })
+    .await;
+
+    // Assert
+    let reason = app.plugins.registry().refusal("revision").unwrap();
+    assert!(
+        reason.ends_with(
+            "revision.toml: limits.timeout_ms: invalid value: integer `-1`, expected u64"
+        ),
+        "{reason}"
+    );
     assert!(!app.tool_names().await.contains(&"revision".to_string()));
+    assert_eq!(revision_of(&app).await, Seen::UnknownTool);
 }

@@ -171,11 +171,26 @@ pub(crate) async fn load(
             "not a WebAssembly file (bad magic bytes)",
         ));
     }
-    if wasm.get(4..8) != Some(&[0x0d, 0x00, 0x01, 0x00]) {
-        return Err(LoadError::new(
+    match wasm.get(4..8) {
+        Some([0x0d, 0x00, 0x01, 0x00]) => {}
+        Some([0x01, 0x00, 0x00, 0x00]) => return Err(LoadError::new(
             &files.wasm,
             "a core WebAssembly module, not a component (build with wasm-component-ld; see README)",
-        ));
+        )),
+        other => {
+            let found = other
+                .unwrap_or(&wasm[4..])
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(LoadError::new(
+                &files.wasm,
+                format!(
+                    "not a WebAssembly component: version bytes `{found}`, expected `0d 00 01 00`"
+                ),
+            ));
+        }
     }
 
     let engine = runner.engine.clone();

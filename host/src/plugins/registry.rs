@@ -13,6 +13,7 @@ use super::loader::Plugin;
 pub struct Registry {
     tools: ArcSwap<BTreeMap<String, Arc<Plugin>>>,
     writer: std::sync::Mutex<()>,
+    refused: std::sync::Mutex<BTreeMap<String, String>>,
 }
 
 impl Registry {
@@ -44,5 +45,29 @@ impl Registry {
             self.tools.store(Arc::new(next));
         }
         old
+    }
+
+    /// Why the files of tool `name` were last refused, while they stay refused (a previous
+    /// version, if any, keeps serving meanwhile).
+    pub fn refusal(&self, name: &str) -> Option<String> {
+        self.refused_map().get(name).cloned()
+    }
+
+    /// Every tool whose current files are refused, with the reason.
+    pub fn refusals(&self) -> BTreeMap<String, String> {
+        self.refused_map().clone()
+    }
+
+    /// Records that the files of `name` were refused, or (`None`) that they no longer are.
+    pub(crate) fn set_refusal(&self, name: &str, reason: Option<String>) {
+        let mut map = self.refused_map();
+        match reason {
+            Some(r) => map.insert(name.to_string(), r),
+            None => map.remove(name),
+        };
+    }
+
+    fn refused_map(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.refused.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -96,6 +96,11 @@ impl Reloader {
             }
         }
         seen.retain(|name, _| complete.contains(name) || partial.contains(name));
+        for name in registry.refusals().keys() {
+            if !complete.contains(name) && !partial.contains(name) {
+                registry.set_refusal(name, None);
+            }
+        }
         for name in &partial {
             let files = PluginFiles::in_dir(&self.dir, name);
             let st = stamp(&files);
@@ -107,6 +112,7 @@ impl Reloader {
                 };
                 let reason = format!("{} is missing", missing.display());
                 tracing::warn!(plugin = %name, "{reason}; plugin not loaded");
+                registry.set_refusal(name, Some(reason.clone()));
                 report.failed.push((name.clone(), reason));
                 seen.insert(name.clone(), st);
             }
@@ -125,12 +131,14 @@ impl Reloader {
                     let digest = plugin.digest.clone();
                     let signed = plugin.signed;
                     let replaced = registry.insert(Arc::new(plugin)).is_some();
+                    registry.set_refusal(name, None);
                     tracing::info!(plugin = %name, %digest, signed, replaced, "plugin loaded");
                     report.loaded.push(name.clone());
                 }
                 Err(e) => {
                     let keeps = registry.get(name).is_some();
                     tracing::error!(plugin = %name, error = %e, previous_version_serving = keeps, "plugin refused");
+                    registry.set_refusal(name, Some(e.to_string()));
                     report.failed.push((name.clone(), e.to_string()));
                 }
             }
