@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::helpers::{
-    fixture_wasm, manifest, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp,
-    DEFAULT_ROLES, TODAY,
+    fixture_wasm, manifest, seed_app, spawn_app_with, tool_manifest, tool_wasm, AppOptions,
+    TestApp, DEFAULT_ROLES, TODAY,
 };
 
 async fn misbehaving_app(
@@ -41,8 +41,8 @@ async fn misbehaving_app(
 
 #[tokio::test]
 async fn an_infinite_loop_times_out_while_other_calls_are_served() {
-    // Arrange
-    let app = misbehaving_app(16, 400, 65536, &[]).await;
+    // Arrange: a 2 s deadline, so the other calls have time to be served meanwhile.
+    let app = misbehaving_app(16, 2000, 65536, &[]).await;
     let started = Instant::now();
 
     // Act: the loop runs while other calls go through.
@@ -65,34 +65,37 @@ async fn an_infinite_loop_times_out_while_other_calls_are_served() {
             (r, started.elapsed())
         })
     };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The loop holds an instance slot from when it starts until its deadline.
+    app.eventually("the loop is running", || async {
+        app.plugins.free_slots() < loanhost::plugins::MAX_INSTANCES as usize
+    })
+    .await;
     let mut served_during_loop = 0;
     for _ in 0..5 {
         let r = app
             .call_ok("agent-token", "get_loan_reporting_metadata", json!({}))
             .await;
         assert!(r["statuses"].is_array());
-        if !looping.is_finished() {
-            served_during_loop += 1;
-        }
+        served_during_loop += usize::from(!looping.is_finished());
     }
     let (reply, elapsed) = looping.await.unwrap();
 
-    // Assert
+    // Assert: every other call was answered while the loop still ran, and the loop ended at
+    // its deadline.
     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(reply["result"]["isError"], true);
-    assert_eq!(text, "timeout: `misbehave` did not finish within 400 ms");
+    assert_eq!(text, "timeout: `misbehave` did not finish within 2000 ms");
+    assert_eq!(
+        served_during_loop, 5,
+        "calls waited for the looping guest instead of being served beside it"
+    );
     assert!(
-        elapsed >= Duration::from_millis(400),
+        elapsed >= Duration::from_millis(2000),
         "ended early: {elapsed:?}"
     );
     assert!(
-        elapsed < Duration::from_millis(400) + Duration::from_secs(3),
+        elapsed < Duration::from_millis(2000) + Duration::from_secs(3),
         "deadline not enforced: {elapsed:?}"
-    );
-    assert!(
-        served_during_loop > 0,
-        "no call was served while the guest looped"
     );
 }
 
@@ -267,4 +270,224 @@ async fn datasets_outside_the_manifest_are_denied() {
         unknown.starts_with("invalid_params: unknown dataset `users`; known: loans, "),
         "{unknown}"
     );
+}
+
+/// The PostgreSQL pool of an app (tests hold locks on it to keep a statement waiting).
+fn pg(app: &TestApp) -> sqlx::PgPool {
+    match &app.db {
+        loanhost::data::Db::Postgres(p) => p.clone(),
+        _ => panic!("this test runs on PostgreSQL"),
+    }
+}
+
+/// Takes `table` exclusively until the returned transaction ends.
+async fn lock(pool: &sqlx::PgPool, table: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx
+}
+
+fn misbehave_with(limits: &str, timeout_ms: u64, datasets: &[&str], postgres: bool) -> AppOptions {
+    AppOptions {
+        postgres,
+        ..AppOptions::default().plugin(
+            "misbehave",
+            fixture_wasm("misbehave"),
+            manifest("misbehave", DEFAULT_ROLES, datasets, 16, timeout_ms, 65536)
+                .replace("[limits]\n", &format!("[limits]\n{limits}\n")),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_statement_is_stopped_inside_the_engine_at_its_deadline() {
+    // Arrange: 300 ms of database time per call. On SQLite a heavy statement outlasts it; on
+    // PostgreSQL the statement waits on a lock the test holds.
+    let sqlite = spawn_app_with(misbehave_with(
+        "db_time_ms = 1",
+        5000,
+        &["los-status-history"],
+        false,
+    ))
+    .await;
+    seed_app(&sqlite, 11, 2000).await;
+    let postgres = spawn_app_with(misbehave_with("db_time_ms = 300", 5000, &["loans"], true)).await;
+    let held = lock(&pg(&postgres), "loans").await;
+
+    // Act
+    let on_sqlite = sqlite
+        .call_err(
+            "admin-token",
+            "misbehave",
+            json!({"action": "flood", "dataset": "los-status-history", "field": "loanId"}),
+        )
+        .await;
+    let started = Instant::now();
+    let on_postgres = postgres
+        .call_err("admin-token", "misbehave", json!({"action": "query"}))
+        .await;
+    let waited = started.elapsed();
+    held.rollback().await.unwrap();
+    let after = postgres
+        .call_ok("admin-token", "misbehave", json!({"action": "query"}))
+        .await;
+
+    // Assert
+    let stopped = "timeout: `misbehave` ran out of database time: the query was stopped at its deadline (0 ms of database time were left)";
+    assert_eq!(on_sqlite, stopped);
+    assert_eq!(on_postgres, stopped);
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    assert_eq!(after["rows"], 1, "the connection is usable again");
+}
+
+#[tokio::test]
+async fn a_query_returns_at_most_10000_rows_on_both_engines() {
+    for postgres in [false, true] {
+        // Arrange: 10,050 loans.
+        let app = spawn_app_with(AppOptions {
+            postgres,
+            ..AppOptions::default().plugin(
+                "query_echo",
+                fixture_wasm("query-echo"),
+                manifest("query_echo", DEFAULT_ROLES, &["loans"], 64, 20_000, 4 << 20),
+            )
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = (0..10_050)
+            .map(|i| {
+                json!({"id": format!("00000000-0000-4000-8000-{i:012x}"), "status": "Loan Open"})
+                    .to_string()
+            })
+            .collect();
+        std::fs::write(dir.path().join("loans.jsonl"), lines.join("\n")).unwrap();
+        loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
+            .await
+            .unwrap();
+
+        // Act: one group per loan, asking for more than the cap.
+        let r = app
+            .call_ok(
+                "admin-token",
+                "query_echo",
+                json!({"dataset": "loans", "groupBy": [{"field": "id"}], "aggregates": [["count", null]], "limit": 20000}),
+            )
+            .await;
+
+        // Assert
+        assert_eq!(
+            r["rows"].as_array().unwrap().len(),
+            10_000,
+            "postgres: {postgres}"
+        );
+        assert_eq!(r["truncated"], true);
+        assert_eq!(r["totalGroups"], 10_050);
+    }
+}
+
+#[tokio::test]
+async fn a_call_finds_no_instance_slot_when_all_are_taken() {
+    // Arrange: 64 calls held in the database (the loans table is locked) take every slot; a
+    // second plugin with a 500 ms deadline then waits for one.
+    let options = AppOptions {
+        postgres: true,
+        env: vec![("LOANHOST_PLUGIN_MEMORY_MIB", "4096".to_string())],
+        ..misbehave_with("", 20_000, &["loans"], true).plugin(
+            "get_loan_reporting_metadata",
+            tool_wasm("get_loan_reporting_metadata"),
+            tool_manifest("get_loan_reporting_metadata")
+                .replace("timeout_ms = 1000", "timeout_ms = 500"),
+        )
+    };
+    let app = std::sync::Arc::new(spawn_app_with(options).await);
+    assert!(tool_manifest("get_loan_reporting_metadata").contains("timeout_ms = 1000"));
+    let held = lock(&pg(&app), "loans").await;
+    let me = loanhost::auth::Identity::new(
+        "00000000-0000-0000-0000-0000000000a1",
+        [loanhost::auth::RoleCode::Admin],
+    );
+    let slots = loanhost::plugins::MAX_INSTANCES as usize;
+    let blocked: Vec<_> = (0..slots)
+        .map(|_| {
+            let (app, me) = (app.clone(), me.clone());
+            tokio::spawn(async move {
+                app.plugins
+                    .call("misbehave", &me, &json!({"action": "query"}))
+                    .await
+            })
+        })
+        .collect();
+    app.eventually("every slot is taken", || async {
+        app.plugins.free_slots() == 0
+    })
+    .await;
+
+    // Act
+    let busy = app
+        .plugins
+        .call("get_loan_reporting_metadata", &me, &json!({}))
+        .await;
+    held.rollback().await.unwrap();
+    let mut finished = 0;
+    for b in blocked {
+        finished += usize::from(b.await.unwrap().is_ok());
+    }
+    let after = app
+        .plugins
+        .call("get_loan_reporting_metadata", &me, &json!({}))
+        .await;
+
+    // Assert
+    assert_eq!(
+        busy.unwrap_err().to_string(),
+        "internal: all 64 plugin instance slots stayed busy; try again shortly"
+    );
+    assert_eq!(
+        finished, slots,
+        "the held calls finish once the lock is gone"
+    );
+    assert!(after.is_ok(), "{after:?}");
+}
+
+#[tokio::test]
+async fn a_host_import_stuck_past_the_deadline_is_abandoned() {
+    // Arrange: a concierge's scope cannot be read (the test locks the table of managed
+    // agents), so the `data` import does not return by itself, and the guest is not running
+    // to see its deadline.
+    let app = spawn_app_with(misbehave_with("", 300, &["loans"], true)).await;
+    let me = loanhost::auth::Identity::new(
+        "00000000-0000-0000-0000-0000000000b2",
+        [loanhost::auth::RoleCode::ConciergeKey],
+    );
+    let held = lock(&pg(&app), "agent_managed").await;
+    let started = Instant::now();
+
+    // Act
+    let stuck = app
+        .plugins
+        .call("misbehave", &me, &json!({"action": "query"}))
+        .await;
+    let waited = started.elapsed();
+    held.rollback().await.unwrap();
+    let after = app
+        .plugins
+        .call("misbehave", &me, &json!({"action": "query"}))
+        .await;
+
+    // Assert: abandoned after the deadline and its grace (500 ms), not left hanging.
+    assert_eq!(
+        stuck.unwrap_err().to_string(),
+        "timeout: `misbehave` did not finish within 300 ms"
+    );
+    assert!(
+        waited >= Duration::from_millis(800) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    assert_eq!(after.unwrap()["rows"], 1);
 }
