@@ -32,6 +32,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_TRUSTED_KEYS", Some("")),
     ("LOANHOST_ALLOWED_ORIGINS", Some("")),
     ("LOANHOST_REQUIRE_EMAIL_VERIFIED", Some("false")),
+    ("LOANHOST_TOKEN_LEEWAY_SECS", Some("30")),
     ("LOANHOST_CACHE_KEY_FILE", None),
     ("LOANHOST_HEADER_TIMEOUT_SECS", Some("10")),
     ("LOANHOST_REQUEST_TIMEOUT_SECS", Some("75")),
@@ -135,6 +136,8 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Refuse tokens without `email_verified: true` (an explicit `false` is always refused).
     pub require_email_verified: bool,
+    /// Clock skew tolerated on a token's `exp` and `nbf`.
+    pub token_leeway: std::time::Duration,
     /// The key that authenticates precompiled plugins (outside `cache_dir`).
     pub cache_key_file: PathBuf,
     /// Request, caller and plugin limits.
@@ -397,6 +400,18 @@ impl Config {
                 "LOANHOST_REQUIRE_EMAIL_VERIFIED",
                 &required("LOANHOST_REQUIRE_EMAIL_VERIFIED"),
             )?,
+            token_leeway: {
+                let v = required("LOANHOST_TOKEN_LEEWAY_SECS");
+                match v.trim().parse::<u64>() {
+                    Ok(n) if n <= 300 => std::time::Duration::from_secs(n),
+                    _ => {
+                        return Err(err(
+                            "LOANHOST_TOKEN_LEEWAY_SECS",
+                            format!("`{v}` is not a whole number in 0..=300"),
+                        ))
+                    }
+                }
+            },
             cache_key_file,
             limits,
         })
@@ -526,6 +541,18 @@ mod tests {
                 .unwrap_err()
                 .variable,
             "LOANHOST_INTERNAL_JWKS_URL"
+        );
+        assert_eq!(
+            with(&[("LOANHOST_TOKEN_LEEWAY_SECS", "301")])
+                .unwrap_err()
+                .to_string(),
+            "LOANHOST_TOKEN_LEEWAY_SECS: `301` is not a whole number in 0..=300"
+        );
+        assert_eq!(
+            with(&[("LOANHOST_TOKEN_LEEWAY_SECS", "0")])
+                .unwrap()
+                .token_leeway,
+            std::time::Duration::ZERO
         );
     }
 

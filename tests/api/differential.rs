@@ -444,6 +444,9 @@ fn in_scope<'a>(w: &'a World, caller: &Value, filter: &Value) -> Vec<&'a Value> 
         .collect()
 }
 
+/// A `report_loans` bucket's `key` and `keyId`.
+type BucketKey = (String, Option<String>);
+
 /// DESIGN.md §7.1.
 fn report_loans(w: &World, caller: &Value, args: &Value) -> Value {
     let group_by = args["groupBy"].as_str().unwrap_or("None");
@@ -461,7 +464,7 @@ fn report_loans(w: &World, caller: &Value, args: &Value) -> Value {
         _ => "updated",
     };
     let names = reads_names(caller);
-    let mut groups: BTreeMap<(String, Option<String>), Vec<&Value>> = BTreeMap::new();
+    let mut groups: BTreeMap<BucketKey, Vec<&Value>> = BTreeMap::new();
     if group_by == "None" {
         groups.insert(("all".into(), None), vec![]);
     }
@@ -500,7 +503,7 @@ fn report_loans(w: &World, caller: &Value, args: &Value) -> Value {
         };
         groups.entry(key).or_default().push(l);
     }
-    let mut buckets: Vec<((String, Option<String>), Vec<&Value>)> = groups.into_iter().collect();
+    let mut buckets: Vec<(BucketKey, Vec<&Value>)> = groups.into_iter().collect();
     if !["Month", "Quarter", "Year"].contains(&group_by) {
         buckets.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
     }

@@ -106,15 +106,39 @@ async fn python_sdk_with_a_bearer_token_in_legacy_mode() {
     assert_eq!(result["protocolVersion"], "2025-11-25");
 }
 
+/// What the OAuth run of the Python client must show: one sign-in, a `401` on the expired
+/// token, then a `refresh_token` grant that the token endpoint honoured, and the call after
+/// expiry answered with the new token.
+fn assert_one_sign_in_then_a_refresh(result: &Value) {
+    assert_eq!(result["authorizeCount"], 1, "exactly one sign-in: {result}");
+    assert_eq!(
+        result["expiredStatus"], 401,
+        "with no leeway, the expired token is refused"
+    );
+    assert_eq!(
+        result["tokenRequests"],
+        serde_json::json!([
+            {"grantType": "authorization_code", "status": 200},
+            {"grantType": "refresh_token", "status": 200}
+        ]),
+        "{result}"
+    );
+    assert_eq!(result["hasRefreshToken"], true);
+    assert_eq!(result["refreshedAccessToken"], true);
+    assert_eq!(result["secondIsError"], false);
+}
+
 #[tokio::test]
 async fn python_sdk_full_oauth_flow_with_refresh_after_expiry() {
-    // Arrange: access tokens live 2 s, so the client must refresh during the session.
+    // Arrange: access tokens live 2 s and no clock skew is tolerated, so the client must
+    // refresh during the session.
     let mut options = AppOptions::default().plugin(
         "get_loan_reporting_metadata",
         crate::helpers::tool_wasm("get_loan_reporting_metadata"),
         crate::helpers::tool_manifest("get_loan_reporting_metadata"),
     );
     options.env.push(("LOANHOST_DEV_IDP_TOKEN_TTL", "2".into()));
+    options.env.push(("LOANHOST_TOKEN_LEEWAY_SECS", "0".into()));
     let app = spawn_app_with(options).await;
 
     // Act
@@ -133,7 +157,28 @@ async fn python_sdk_full_oauth_flow_with_refresh_after_expiry() {
         "resource is stripped"
     );
     assert_eq!(result["idpQuery"]["code_challenge_method"], "S256");
-    assert_eq!(result["hasRefreshToken"], true);
-    assert_eq!(result["refreshedAccessToken"], true);
-    assert_eq!(result["secondIsError"], false);
+    assert_eq!(result["expiresIn"], 2);
+    assert_one_sign_in_then_a_refresh(&result);
+}
+
+#[tokio::test]
+async fn python_sdk_refreshes_through_the_facade_over_oauth2_mock_server() {
+    // Arrange: the upstream IdP is oauth2-mock-server, issuing 2 s access tokens.
+    let idp = crate::upstream_idp::mock_idp_with("agent@example.com", 2).await;
+    let mut options = AppOptions::default().plugin(
+        "get_loan_reporting_metadata",
+        crate::helpers::tool_wasm("get_loan_reporting_metadata"),
+        crate::helpers::tool_manifest("get_loan_reporting_metadata"),
+    );
+    options.env.extend(idp.settings());
+    options.env.push(("LOANHOST_TOKEN_LEEWAY_SECS", "0".into()));
+    let app = spawn_app_with(options).await;
+
+    // Act
+    let result = python_client(&["oauth", &app.base, "agent@example.com"]).await;
+
+    // Assert
+    assert_metadata_session(&result["first"]);
+    assert_eq!(result["expiresIn"], 2);
+    assert_one_sign_in_then_a_refresh(&result);
 }

@@ -10,12 +10,32 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::helpers::{spawn_app_with, AppOptions};
 
-struct MockIdp {
-    issuer: String,
+pub struct MockIdp {
+    pub issuer: String,
     _child: tokio::process::Child,
 }
 
+impl MockIdp {
+    /// The settings that make loanhost's facade front this IdP.
+    pub fn settings(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("LOANHOST_IDP_ISSUER", self.issuer.clone()),
+            (
+                "LOANHOST_IDP_AUTHORIZE_URL",
+                format!("{}/authorize", self.issuer),
+            ),
+            ("LOANHOST_IDP_TOKEN_URL", format!("{}/token", self.issuer)),
+            ("LOANHOST_IDP_JWKS_URL", format!("{}/jwks", self.issuer)),
+        ]
+    }
+}
+
 async fn mock_idp(email: &str) -> MockIdp {
+    mock_idp_with(email, 3600).await
+}
+
+/// oauth2-mock-server issuing tokens for `email` that live `ttl_secs`.
+pub async fn mock_idp_with(email: &str, ttl_secs: u64) -> MockIdp {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clients");
     assert!(
         dir.join("node_modules/oauth2-mock-server").is_dir(),
@@ -25,6 +45,7 @@ async fn mock_idp(email: &str) -> MockIdp {
         .arg("mock_idp.mjs")
         .current_dir(&dir)
         .env("MOCK_EMAIL", email)
+        .env("MOCK_TTL", ttl_secs.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -52,16 +73,7 @@ async fn facade_over_an_independent_oauth_server() {
         crate::helpers::tool_wasm("get_loan_reporting_metadata"),
         crate::helpers::tool_manifest("get_loan_reporting_metadata"),
     );
-    for (k, path) in [
-        ("LOANHOST_IDP_AUTHORIZE_URL", "/authorize"),
-        ("LOANHOST_IDP_TOKEN_URL", "/token"),
-        ("LOANHOST_IDP_JWKS_URL", "/jwks"),
-    ] {
-        options.env.push((k, format!("{}{path}", idp.issuer)));
-    }
-    options
-        .env
-        .push(("LOANHOST_IDP_ISSUER", idp.issuer.clone()));
+    options.env.extend(idp.settings());
     let app = spawn_app_with(options).await;
     let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";

@@ -6,6 +6,8 @@
 import { OAuth2Server } from "oauth2-mock-server";
 
 const email = process.env.MOCK_EMAIL ?? "agent@example.com";
+// Lifetime of the access tokens it issues, in seconds.
+const ttl = Number(process.env.MOCK_TTL ?? "3600");
 const server = new OAuth2Server();
 await server.issuer.keys.generate("RS256");
 await server.start(0, "127.0.0.1");
@@ -31,8 +33,13 @@ server.service.on("beforeTokenSigning", (token, req) => {
   lastRequest = request;
   if (request?.audience) token.payload.aud = request.audience;
   token.payload.email = email;
+  token.payload.exp = token.payload.iat + ttl;
   // Lets the test see what the IdP received, inside the token it issued.
   token.payload.authorize_request = request ?? null;
+});
+
+server.service.on("beforeResponse", (response) => {
+  if (response.body?.access_token) response.body.expires_in = ttl;
 });
 
 console.log(JSON.stringify({ issuer }));

@@ -86,6 +86,7 @@ async def oauth(base: str, email: str) -> dict:
     async def redirect_handler(authorize_url: str) -> None:
         # The "user agent": facade /authorize -> IdP sign-in (picking the user) -> callback.
         seen["authorize"] = authorize_url
+        seen["authorizeCount"] = seen.get("authorizeCount", 0) + 1
         to_idp = await browser.get(authorize_url)
         assert to_idp.status_code == 302, to_idp.status_code
         idp_url = to_idp.headers["location"]
@@ -111,18 +112,37 @@ async def oauth(base: str, email: str) -> dict:
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
     )
-    async with httpx2.AsyncClient(auth=provider, timeout=30) as hc:
+    # What the token endpoint was sent and answered, as the client's HTTP stack saw it.
+    token_requests: list = []
+
+    async def on_response(response) -> None:
+        request = response.request
+        if request.url.path.endswith("/token"):
+            form = dict(urllib.parse.parse_qsl(request.content.decode()))
+            token_requests.append({"grantType": form.get("grant_type"), "status": response.status_code})
+
+    async with httpx2.AsyncClient(auth=provider, timeout=30, event_hooks={"response": [on_response]}) as hc:
         async with Client(streamable_http_client(f"{base}/mcp", http_client=hc), mode="legacy") as client:
             first = await exercise(client)
             first_token = storage.tokens.access_token
             expires_in = storage.tokens.expires_in or 1
             await asyncio.sleep(expires_in + 1.5)
+            # The expired token, presented on its own, is refused.
+            expired = await browser.post(
+                f"{base}/mcp",
+                headers={"authorization": f"Bearer {first_token}", "accept": "application/json, text/event-stream"},
+                json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+            )
             second = await client.call_tool("get_loan_reporting_metadata", {})
             second_token = storage.tokens.access_token
     await browser.aclose()
     return {
         "first": first,
         "idpQuery": seen["idpQuery"],
+        "authorizeCount": seen.get("authorizeCount", 0),
+        "expiresIn": expires_in,
+        "expiredStatus": expired.status_code,
+        "tokenRequests": token_requests,
         "refreshedAccessToken": second_token != first_token,
         "hasRefreshToken": bool(storage.tokens.refresh_token),
         "tokenSaves": storage.saved,

@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use super::jwks::Jwks;
 use crate::expiring::ExpiringMap;
 
-/// Clock skew tolerated on `exp` and `nbf`, in seconds.
+/// Clock skew tolerated on `exp` and `nbf` by default, in seconds
+/// (`LOANHOST_TOKEN_LEEWAY_SECS`).
 pub const LEEWAY_SECS: u64 = 30;
 
 /// Asymmetric algorithms accepted.
@@ -43,6 +44,7 @@ pub struct TokenValidator {
     schemes: Vec<Scheme>,
     audience: String,
     cache: ValidationCache,
+    leeway: u64,
 }
 
 /// Results of recent validations, keyed by [`super::token_key`]: a token presented again is
@@ -72,7 +74,14 @@ impl TokenValidator {
             schemes,
             audience: audience.into(),
             cache: ValidationCache::new(CACHE_MAX),
+            leeway: LEEWAY_SECS,
         }
+    }
+
+    /// The same validator tolerating `leeway` of clock skew on `exp` and `nbf`.
+    pub fn with_leeway(mut self, leeway: std::time::Duration) -> Self {
+        self.leeway = leeway.as_secs();
+        self
     }
 
     /// Validates a compact JWS and returns its claims and the scheme that accepted it,
@@ -144,7 +153,7 @@ impl TokenValidator {
         validation.set_issuer(&[&scheme.issuer]);
         validation.set_audience(&[&self.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        validation.leeway = LEEWAY_SECS;
+        validation.leeway = self.leeway;
         validation.validate_nbf = true;
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|e| e.to_string())?;

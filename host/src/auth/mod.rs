@@ -203,7 +203,8 @@ pub fn from_config(
             jwks: std::sync::Arc::new(jwks::Jwks::from_url(internal.jwks_url.clone())),
         });
     }
-    let validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes);
+    let validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes)
+        .with_leeway(config.token_leeway);
     std::sync::Arc::new(
         JwtAuthenticator::new(
             validator,
