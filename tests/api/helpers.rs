@@ -472,6 +472,15 @@ impl TestApp {
             .collect()
     }
 
+    /// The PostgreSQL pool of an app started with `postgres: true` (tests hold locks on it to
+    /// keep a statement waiting).
+    pub fn pg_pool(&self) -> sqlx::PgPool {
+        match &self.db {
+            loanhost::data::Db::Postgres(p) => p.clone(),
+            _ => panic!("this test runs on PostgreSQL"),
+        }
+    }
+
     /// Places a file in the plugin directory atomically (write aside, then rename).
     pub fn deploy_file(&self, name: &str, bytes: &[u8]) {
         let tmp = self.plugin_dir.join(format!(".{name}.tmp"));

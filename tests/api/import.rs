@@ -5,7 +5,11 @@ use loanhost::data::import::{import_dir, ImportError};
 use loanhost::data::Db;
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use serde_json::Value;
+
+use crate::helpers::{
+    fixture_wasm, manifest, spawn_app, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES,
+};
 
 const LOAN_ID: &str = "6f1c2d3e-0000-4000-8000-00000000000a";
 
@@ -35,10 +39,8 @@ fn good_files(dir: &std::path::Path) {
     );
 }
 
+/// Rows per table, on either engine (table names are the import's own datasets).
 async fn counts(db: &Db) -> Vec<i64> {
-    let Db::Sqlite(p) = db else {
-        panic!("tests use SQLite")
-    };
     let mut out = Vec::new();
     for t in [
         "agents",
@@ -48,14 +50,200 @@ async fn counts(db: &Db) -> Vec<i64> {
         "dw_loan_milestones",
         "dw_deals",
     ] {
+        let sql = format!("SELECT COUNT(*) FROM {t}");
         out.push(
-            sqlx::query_scalar::<_, i64>(&format!("SELECT COUNT(*) FROM {t}"))
-                .fetch_one(p)
-                .await
-                .unwrap(),
+            match db {
+                Db::Sqlite(p) => sqlx::query_scalar::<_, i64>(&sql).fetch_one(p).await,
+                Db::Postgres(p) => sqlx::query_scalar::<_, i64>(&sql).fetch_one(p).await,
+            }
+            .unwrap(),
         );
     }
     out
+}
+
+/// An app on SQLite or PostgreSQL with the `query_echo` fixture, to read stored values back
+/// through the same path the reports use.
+async fn app_on(postgres: bool) -> TestApp {
+    spawn_app_with(AppOptions {
+        postgres,
+        ..AppOptions::default().plugin(
+            "query_echo",
+            fixture_wasm("query-echo"),
+            manifest(
+                "query_echo",
+                DEFAULT_ROLES,
+                &["loans", "los-status-history"],
+                64,
+                10_000,
+                1 << 20,
+            ),
+        )
+    })
+    .await
+}
+
+const LOAN_FIELDS: [&str; 20] = [
+    "id",
+    "loanNumber",
+    "status",
+    "statusDate",
+    "loanType",
+    "purpose",
+    "estimatedClosingDate",
+    "updated",
+    "loanAmount",
+    "lockedCompensation",
+    "estimatedCompensation",
+    "propertyState",
+    "companyId",
+    "loanOfficerId",
+    "loanOfficerName",
+    "loanAssistantId",
+    "processorId",
+    "processorName",
+    "referringAgentId",
+    "referringAgentName",
+];
+
+/// Every stored field of every loan, as `field -> value` objects ordered by id (read 7 fields
+/// at a time: a query groups by at most 8 keys, the id being one).
+async fn stored_loans(app: &TestApp) -> Vec<Value> {
+    let mut by_id: std::collections::BTreeMap<String, serde_json::Map<String, Value>> =
+        Default::default();
+    for fields in LOAN_FIELDS[1..].chunks(7) {
+        let group_by: Vec<Value> = std::iter::once("id")
+            .chain(fields.iter().copied())
+            .map(|f| json!({"field": f}))
+            .collect();
+        let r = app
+            .call_ok(
+                "admin-token",
+                "query_echo",
+                json!({"dataset": "loans", "groupBy": group_by, "aggregates": [["count", null]]}),
+            )
+            .await;
+        for row in r["rows"].as_array().unwrap() {
+            let id = row[0].as_str().unwrap().to_string();
+            let o = by_id.entry(id.clone()).or_default();
+            o.insert("id".into(), json!(id));
+            for (i, f) in fields.iter().enumerate() {
+                o.insert(f.to_string(), row[i + 1].clone());
+            }
+        }
+    }
+    by_id.into_values().map(Value::Object).collect()
+}
+
+/// Loans whose loan number, borrower names or email match `text` (the fields not readable as
+/// such, stored for search).
+async fn found(app: &TestApp, text: &str) -> Value {
+    let r = app
+        .call_ok(
+            "admin-token",
+            "query_echo",
+            json!({"dataset": "loans", "filter": {"searchText": text}, "aggregates": [["count", null]]}),
+        )
+        .await;
+    r["rows"][0][0].clone()
+}
+
+#[tokio::test]
+async fn every_imported_value_is_stored_and_a_changed_row_replaces_the_old_one() {
+    for postgres in [false, true] {
+        // Arrange: one loan with every field set (in forms the importer normalizes), then
+        // the same files with that loan changed and a field cleared.
+        let app = app_on(postgres).await;
+        let officer = "10000000-0000-4000-8000-000000000001";
+        let first = tempfile::tempdir().unwrap();
+        let loan = json!({
+            "id": LOAN_ID.to_uppercase(), "loanNumber": "LN-77", "borrowerFirstName": "Ima",
+            "borrowerLastName": "O'Brien", "borrowerEmail": "ima.obrien@example.com",
+            "status": "Loan Open", "statusDate": "2026-03-01T10:00:00+02:00", "loanType": "FHA",
+            "purpose": "Purchase", "estimatedClosingDate": "2026-04-15", "updated": "2026-03-02T09:30:00",
+            "loanAmount": 350000.25, "lockedCompensation": "3500", "estimatedCompensation": "0.0001",
+            "propertyState": "TX", "companyId": "20000000-0000-4000-8000-000000000002",
+            "loanOfficerId": officer, "loanOfficerName": "Ima Officer",
+            "loanAssistantId": "30000000-0000-4000-8000-000000000003",
+            "processorId": "40000000-0000-4000-8000-000000000004", "processorName": "Pat Processor",
+            "referringAgentId": "50000000-0000-4000-8000-000000000005", "referringAgentName": "Remy Referrer"
+        });
+        write(first.path(), "agents.jsonl", &[json!({"id": officer, "email": "Ima.Officer@Example.com", "firstName": "Ima", "lastName": "Officer", "companyId": null, "roles": ["Agent"], "managedAgentIds": []}).to_string()]);
+        write(first.path(), "loans.jsonl", &[loan.to_string()]);
+        let second = tempfile::tempdir().unwrap();
+        let mut changed = loan.clone();
+        changed["status"] = json!("Loan Approved");
+        changed["loanAmount"] = json!("360000");
+        changed["loanType"] = Value::Null;
+        changed["borrowerLastName"] = json!("Smith");
+        write(second.path(), "agents.jsonl", &[json!({"id": officer, "email": "ima.officer@example.com", "roles": ["Agent", "ConciergeKey"], "managedAgentIds": ["60000000-0000-4000-8000-000000000006"]}).to_string()]);
+        write(second.path(), "loans.jsonl", &[changed.to_string()]);
+
+        // Act
+        import_dir(&app.db, first.path(), |_, _| {}).await.unwrap();
+        let stored = stored_loans(&app).await;
+        let (obrien, agent) = (
+            found(&app, "o'brien").await,
+            app.db
+                .agent_by_email("IMA.OFFICER@example.com")
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+        import_dir(&app.db, second.path(), |_, _| {}).await.unwrap();
+        let restored = stored_loans(&app).await;
+        let (obrien_after, smith) = (found(&app, "o'brien").await, found(&app, "smith").await);
+        let agent_after = app
+            .db
+            .agent_by_email("ima.officer@example.com")
+            .await
+            .unwrap()
+            .unwrap();
+        let managed = app.db.managed_agents(officer).await.unwrap();
+
+        // Assert: UUIDs lower-cased, instants in UTC, decimals exact.
+        let engine = if postgres { "postgres" } else { "sqlite" };
+        let expected = json!({
+            "id": LOAN_ID, "loanNumber": "LN-77", "status": "Loan Open",
+            "statusDate": "2026-03-01T08:00:00Z", "loanType": "FHA", "purpose": "Purchase",
+            "estimatedClosingDate": "2026-04-15T00:00:00Z", "updated": "2026-03-02T09:30:00Z",
+            "loanAmount": "350000.25", "lockedCompensation": "3500", "estimatedCompensation": "0.0001",
+            "propertyState": "TX", "companyId": "20000000-0000-4000-8000-000000000002",
+            "loanOfficerId": officer, "loanOfficerName": "Ima Officer",
+            "loanAssistantId": "30000000-0000-4000-8000-000000000003",
+            "processorId": "40000000-0000-4000-8000-000000000004", "processorName": "Pat Processor",
+            "referringAgentId": "50000000-0000-4000-8000-000000000005", "referringAgentName": "Remy Referrer"
+        });
+        assert_eq!(stored, vec![expected.clone()], "{engine}");
+        assert_eq!(obrien, 1, "{engine}: the borrower's name is searchable");
+        assert_eq!(
+            (agent.id.as_str(), agent.roles.clone()),
+            (officer, vec!["Agent".to_string()]),
+            "{engine}"
+        );
+        let mut updated = expected;
+        updated["status"] = json!("Loan Approved");
+        updated["loanAmount"] = json!("360000");
+        updated["loanType"] = Value::Null;
+        assert_eq!(
+            restored,
+            vec![updated],
+            "{engine}: the changed row replaced the old one"
+        );
+        assert_eq!(
+            (obrien_after, smith),
+            (json!(0), json!(1)),
+            "{engine}: search text follows the change"
+        );
+        let mut roles = agent_after.roles.clone();
+        roles.sort();
+        assert_eq!(roles, vec!["Agent", "ConciergeKey"], "{engine}");
+        assert_eq!(
+            managed,
+            vec!["60000000-0000-4000-8000-000000000006"],
+            "{engine}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -112,9 +300,19 @@ async fn a_good_import_is_idempotent_and_agents_can_sign_in() {
 
 #[tokio::test]
 async fn each_malformed_line_is_reported_exactly_and_nothing_is_kept() {
-    // Arrange
-    let app = spawn_app().await;
+    for postgres in [false, true] {
+        each_malformed_line_on(postgres).await;
+    }
+}
+
+async fn each_malformed_line_on(postgres: bool) {
+    // Arrange: the good files imported once, so a failing import has rows it could spoil.
+    let app = app_on(postgres).await;
+    let seeded = tempfile::tempdir().unwrap();
+    good_files(seeded.path());
+    import_dir(&app.db, seeded.path(), |_, _| {}).await.unwrap();
     let before = counts(&app.db).await;
+    let stored_before = stored_loans(&app).await;
     let loan = |patch: serde_json::Value| {
         let mut l = json!({"id": LOAN_ID, "status": "Loan Open", "loanAmount": 1});
         for (k, v) in patch.as_object().unwrap() {
@@ -167,7 +365,12 @@ async fn each_malformed_line_is_reported_exactly_and_nothing_is_kept() {
         assert_eq!(
             counts(&app.db).await,
             before,
-            "{expected}: the database must be unchanged"
+            "{expected}: the database must be unchanged (postgres: {postgres})"
+        );
+        assert_eq!(
+            stored_loans(&app).await,
+            stored_before,
+            "{expected}: no stored value changed (postgres: {postgres})"
         );
     }
 }

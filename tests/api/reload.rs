@@ -185,14 +185,6 @@ async fn replace_break_remove_and_add_back_under_load_on_the_replaced_tool() {
     }
 }
 
-/// The PostgreSQL pool of an app (the tests hold locks on it).
-fn pg(app: &TestApp) -> sqlx::PgPool {
-    match &app.db {
-        loanhost::data::Db::Postgres(p) => p.clone(),
-        _ => panic!("this test runs on PostgreSQL"),
-    }
-}
-
 #[tokio::test]
 async fn a_call_in_flight_during_a_replacement_finishes_on_the_version_it_started_with() {
     // Arrange: revision a on PostgreSQL, and the loans table locked so a call that queries it
@@ -209,7 +201,7 @@ async fn a_call_in_flight_during_a_replacement_finishes_on_the_version_it_starte
         .await,
     );
     assert_eq!(revision_of(&app).await, served("a"));
-    let pool = pg(&app);
+    let pool = app.pg_pool();
     let mut lock = pool.begin().await.unwrap();
     sqlx::query("LOCK TABLE loans IN ACCESS EXCLUSIVE MODE")
         .execute(&mut *lock)

@@ -272,14 +272,6 @@ async fn datasets_outside_the_manifest_are_denied() {
     );
 }
 
-/// The PostgreSQL pool of an app (tests hold locks on it to keep a statement waiting).
-fn pg(app: &TestApp) -> sqlx::PgPool {
-    match &app.db {
-        loanhost::data::Db::Postgres(p) => p.clone(),
-        _ => panic!("this test runs on PostgreSQL"),
-    }
-}
-
 /// Takes `table` exclusively until the returned transaction ends.
 async fn lock(pool: &sqlx::PgPool, table: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
     let mut tx = pool.begin().await.unwrap();
@@ -315,7 +307,7 @@ async fn a_statement_is_stopped_inside_the_engine_at_its_deadline() {
     .await;
     seed_app(&sqlite, 11, 2000).await;
     let postgres = spawn_app_with(misbehave_with("db_time_ms = 300", 5000, &["loans"], true)).await;
-    let held = lock(&pg(&postgres), "loans").await;
+    let held = lock(&postgres.pg_pool(), "loans").await;
 
     // Act
     let on_sqlite = sqlite
@@ -407,7 +399,7 @@ async fn a_call_finds_no_instance_slot_when_all_are_taken() {
     };
     let app = std::sync::Arc::new(spawn_app_with(options).await);
     assert!(tool_manifest("get_loan_reporting_metadata").contains("timeout_ms = 1000"));
-    let held = lock(&pg(&app), "loans").await;
+    let held = lock(&app.pg_pool(), "loans").await;
     let me = loanhost::auth::Identity::new(
         "00000000-0000-0000-0000-0000000000a1",
         [loanhost::auth::RoleCode::Admin],
@@ -465,7 +457,7 @@ async fn a_host_import_stuck_past_the_deadline_is_abandoned() {
         "00000000-0000-0000-0000-0000000000b2",
         [loanhost::auth::RoleCode::ConciergeKey],
     );
-    let held = lock(&pg(&app), "agent_managed").await;
+    let held = lock(&app.pg_pool(), "agent_managed").await;
     let started = Instant::now();
 
     // Act
