@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR ?= $(CACHE)/target
 export PLUGIN_TARGET_DIR ?= $(CACHE)/plugins-target
 LOANHOST := $(CARGO_TARGET_DIR)/release/loanhost
 
-.PHONY: all deps plugins build run test lint unit e2e bench attack fuzz clean-dist
+.PHONY: all deps plugins build run test lint unit e2e bench attack fuzz mutations clean-dist
 
 all: build
 
@@ -52,6 +52,11 @@ bench: plugins
 attack: plugins
 	ATTACK_SECONDS=$${ATTACK_SECONDS:-10} ATTACK_STRICT=1 ATTACK_REPORT=$(CURDIR)/docs/security.md \
 		cargo test --release -p loanhost --test attack --locked -- --nocapture
+
+## mutations: applies each deliberate one-line bug of tests/mutations.json, runs the tests that
+## must catch it, restores the file; fails if any bug goes unnoticed (needs a clean tree)
+mutations: deps
+	url=$$(scripts/postgres.sh) && TEST_POSTGRES_URL="$$url" scripts/mutate.py
 
 ## fuzz: the property-based fuzzers (JSON-RPC framing, manifests, filter/query compilation,
 ## import lines) at length: FUZZ_CASES cases each (default 100000)

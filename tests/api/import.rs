@@ -335,6 +335,22 @@ async fn each_malformed_line_on(postgres: bool) {
     for (file, bad, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         good_files(dir.path());
+        // Files read before the bad one bring new rows, which must not be kept either.
+        let mut append = |f: &str, line: Value| {
+            if f != file {
+                let path = dir.path().join(f);
+                let text = std::fs::read_to_string(&path).unwrap();
+                std::fs::write(path, format!("{text}{line}\n")).unwrap();
+            }
+        };
+        append(
+            "agents.jsonl",
+            json!({"id": "10000000-0000-4000-8000-00000000000e", "email": "extra@example.com", "roles": ["Agent"]}),
+        );
+        append(
+            "loans.jsonl",
+            json!({"id": "6f1c2d3e-0000-4000-8000-0000000000ee", "status": "Loan Open", "loanAmount": 7}),
+        );
         // The bad line is line 2 of its file, after a good one.
         let good_first = match file {
             "loans.jsonl" => loan(json!({"id": "6f1c2d3e-0000-4000-8000-0000000000ff"})),

@@ -99,8 +99,9 @@ impl Load {
         panic!("the load never saw {what:?}");
     }
 
-    fn len(&self) -> usize {
-        self.seen.iter().map(|l| l.lock().unwrap().len()).sum()
+    /// How many answers each task has so far.
+    fn lens(&self) -> Vec<usize> {
+        self.seen.iter().map(|l| l.lock().unwrap().len()).collect()
     }
 
     async fn finish(self) -> Vec<Vec<Seen>> {
@@ -139,9 +140,9 @@ async fn replace_break_remove_and_add_back_under_load_on_the_replaced_tool() {
     })
     .await;
     let refusal = app.plugins.registry().refusal("revision").unwrap();
-    let during_broken = load.len();
+    let broken_from = load.lens();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let served_while_broken = load.len() - during_broken;
+    let broken_to = load.lens();
 
     // Act 3: remove it, then add a back.
     std::fs::remove_file(app.plugin_dir.join("revision.wasm")).unwrap();
@@ -158,6 +159,14 @@ async fn replace_break_remove_and_add_back_under_load_on_the_replaced_tool() {
         "{refusal}"
     );
     assert_eq!(app.plugins.registry().refusal("revision"), None);
+    // While the broken file sat there (after its refusal), b kept serving every call.
+    let mut served_while_broken = 0;
+    for (task, log) in logs.iter().enumerate() {
+        for s in &log[broken_from[task]..broken_to[task]] {
+            assert_eq!(s, &served("b"), "task {task}: while the file was broken");
+            served_while_broken += 1;
+        }
+    }
     assert!(
         served_while_broken > 0,
         "the load kept running while the file was broken"
