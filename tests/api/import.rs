@@ -336,7 +336,7 @@ async fn each_malformed_line_on(postgres: bool) {
         let dir = tempfile::tempdir().unwrap();
         good_files(dir.path());
         // Files read before the bad one bring new rows, which must not be kept either.
-        let mut append = |f: &str, line: Value| {
+        let append = |f: &str, line: Value| {
             if f != file {
                 let path = dir.path().join(f);
                 let text = std::fs::read_to_string(&path).unwrap();
