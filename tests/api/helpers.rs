@@ -207,6 +207,15 @@ pub async fn seed_app_on(app: &TestApp, seed: u64, loans: u64, today: &str) -> S
     }
 }
 
+/// Imports one JSON Lines file of `lines` (e.g. `loans.jsonl`) into the app's database.
+pub async fn import_lines(app: &TestApp, file: &str, lines: &[String]) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(file), lines.join("\n")).unwrap();
+    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
+        .await
+        .unwrap();
+}
+
 /// A running test application.
 pub struct TestApp {
     pub base: String,

@@ -317,12 +317,8 @@ async fn more_than_100_buckets_are_truncated_but_counted() {
         tool_manifest("report_loans"),
     ))
     .await;
-    let dir = tempfile::tempdir().unwrap();
     let loans: Vec<String> = (1..=103).map(|n| loan(n, json!({"status": "Loan Open", "loanOfficerId": format!("10000000-0000-4000-8000-{n:012}")}))).collect();
-    std::fs::write(dir.path().join("loans.jsonl"), loans.join("\n")).unwrap();
-    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
-        .await
-        .unwrap();
+    crate::helpers::import_lines(&app, "loans.jsonl", &loans).await;
 
     // Act
     let r = app

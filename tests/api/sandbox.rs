@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::helpers::{
-    fixture_wasm, manifest, seed_app, spawn_app_with, tool_manifest, tool_wasm, AppOptions,
-    TestApp, DEFAULT_ROLES, TODAY,
+    fixture_wasm, import_lines, manifest, seed_app, spawn_app_with, tool_manifest, tool_wasm,
+    AppOptions, TestApp, DEFAULT_ROLES, TODAY,
 };
 
 async fn misbehaving_app(
@@ -351,17 +351,13 @@ async fn a_query_returns_at_most_10000_rows_on_both_engines() {
             )
         })
         .await;
-        let dir = tempfile::tempdir().unwrap();
         let lines: Vec<String> = (0..10_050)
             .map(|i| {
                 json!({"id": format!("00000000-0000-4000-8000-{i:012x}"), "status": "Loan Open"})
                     .to_string()
             })
             .collect();
-        std::fs::write(dir.path().join("loans.jsonl"), lines.join("\n")).unwrap();
-        loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
-            .await
-            .unwrap();
+        import_lines(&app, "loans.jsonl", &lines).await;
 
         // Act: one group per loan, asking for more than the cap.
         let r = app
