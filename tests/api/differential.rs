@@ -372,10 +372,8 @@ fn passes(filter: &Value, loan: &Value) -> bool {
                 "loanTypes" => "loanType",
                 _ => "purpose",
             };
-            want.as_array()
-                .unwrap()
-                .iter()
-                .any(|w| text(field) == w.as_str())
+            let list = want.as_array().unwrap();
+            list.is_empty() || list.iter().any(|w| text(field) == w.as_str())
         }
         "statusDateFrom" | "closingDateFrom" | "updatedFrom" | "statusDateTo" | "closingDateTo"
         | "updatedTo" => {
@@ -408,11 +406,10 @@ fn passes(filter: &Value, loan: &Value) -> bool {
                 }
             })
         }
-        "loanOfficerIds" => want
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| same(text("loanOfficerId"), w)),
+        "loanOfficerIds" => {
+            let list = want.as_array().unwrap();
+            list.is_empty() || list.iter().any(|w| same(text("loanOfficerId"), w))
+        }
         "referringAgentId" => same(text("referringAgentId"), want),
         "processorId" => same(text("processorId"), want),
         "propertyState" => same(text("propertyState"), want),

@@ -20,3 +20,4 @@ mod reports;
 mod sandbox;
 mod signing;
 mod upstream_idp;
+mod vocabulary;

@@ -12,7 +12,10 @@ use sqlx::Row;
 use super::catalog::{Dataset, Field, FieldType};
 use super::scope::Scope;
 use super::store::Db;
-use super::values::{format_decimal, format_instant, parse_decimal, parse_instant, parse_uuid};
+use super::values::{
+    closest, format_decimal, format_instant, parse_decimal, parse_instant, parse_uuid,
+    LOAN_STATUSES, LOAN_TYPES, PURPOSES,
+};
 
 /// Most rows a query returns, whatever its limit.
 pub const ROW_CAP: u32 = 10_000;
@@ -516,9 +519,24 @@ fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryErro
                     out.push(bound(c, "l.search_key", "LIKE", P::T(format!("%{escaped}%"))) + " ESCAPE '\\'");
                 }
             }
-            "statuses" => out.push(any_of(c, "l.status", strings(v)?)),
-            "loanTypes" => out.push(any_of(c, "l.loan_type", strings(v)?)),
-            "purposes" => out.push(any_of(c, "l.purpose", strings(v)?)),
+            "statuses" | "loanTypes" | "purposes" => {
+                let (col, accepted, what) = match key.as_str() {
+                    "statuses" => ("l.status", &LOAN_STATUSES[..], "loan status"),
+                    "loanTypes" => ("l.loan_type", &LOAN_TYPES[..], "loan type"),
+                    _ => ("l.purpose", &PURPOSES[..], "loan purpose"),
+                };
+                let values = strings(v)?;
+                if let Some(unknown) = values.iter().find(|s| !accepted.contains(&s.as_str())) {
+                    return Err(bad(format!(
+                        "`{key}`: `{unknown}` is not a {what}; closest: {} (get_loan_reporting_metadata lists them all)",
+                        closest(unknown, accepted, 3).join(", ")
+                    )));
+                }
+                // An empty list is unconstrained, like an omitted field.
+                if !values.is_empty() {
+                    out.push(any_of(c, col, values));
+                }
+            }
             "statusDateFrom" => out.push(bound(c, "l.status_date", ">=", P::I(instant(v, false)?))),
             "statusDateTo" => out.push(bound(c, "l.status_date", "<=", P::I(instant(v, true)?))),
             "closingDateFrom" => out.push(bound(c, "l.estimated_closing_date", ">=", P::I(instant(v, false)?))),
@@ -527,7 +545,9 @@ fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryErro
             "updatedTo" => out.push(bound(c, "l.updated", "<=", P::I(instant(v, true)?))),
             "loanOfficerIds" => {
                 let ids = strings(v)?.iter().map(|s| uuid(s)).collect::<Result<Vec<_>, _>>()?;
-                out.push(any_of(c, "l.loan_officer_id", ids));
+                if !ids.is_empty() {
+                    out.push(any_of(c, "l.loan_officer_id", ids));
+                }
             }
             "referringAgentId" => out.push(bound(c, "l.referring_agent_id", "=", P::T(uuid(&string(v)?)?))),
             "processorId" => out.push(bound(c, "l.processor_id", "=", P::T(uuid(&string(v)?)?))),
@@ -1046,13 +1066,14 @@ mod tests {
             _ => format!("x{n}'); drop table loans; --"),
         };
         let mut query = q(Dataset::Loans);
-        query.filter = Some(
-            serde_json::json!({"searchText": evil(1), "statuses": [evil(2)], "propertyState": evil(3)})
-                .to_string(),
-        );
+        query.filter =
+            Some(serde_json::json!({"searchText": evil(1), "propertyState": evil(3)}).to_string());
         query
             .predicates
             .push(("loanNumber".into(), Condition::Eq(Value::Text(evil(4)))));
+        query
+            .predicates
+            .push(("status".into(), Condition::Ne(Value::Text(evil(2)))));
         query.group_by.push(Key::Mapped(
             "status".into(),
             vec![(evil(5), evil(6))],

@@ -8,70 +8,11 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime, Time};
 pub const DECIMAL_SCALE: i64 = 10_000;
 const DECIMAL_PLACES: usize = 4;
 
-/// The 45 loan statuses, in the spec's order.
-pub const LOAN_STATUSES: [&str; 45] = [
-    "App Started",
-    "Loan Officer Review",
-    "Loan Open",
-    "Loan Prequal",
-    "Loan Preapproval",
-    "Loan Submitted",
-    "Loan Approved",
-    "Loan Docs",
-    "Loan Funded",
-    "Loan On Hold",
-    "Loan Suspended",
-    "Loan Canceled",
-    "Loan Denied",
-    "Loan Closed",
-    "Loan Underwriting",
-    "Loan Other",
-    "Loan Recorded",
-    "Loan Clear To Close",
-    "Loan Processing",
-    "Loan Final Underwriting",
-    "Loan Docs Back",
-    "Loan Funding Conditions",
-    "Loan Final Docs",
-    "Loan Sold",
-    "Loan Pre-Processing",
-    "Loan Document Check",
-    "Loan Document Check Failed",
-    "Loan Pre-Underwriting",
-    "Loan Condition Review",
-    "Loan Pre-Doc QC",
-    "Loan Docs Ordered",
-    "Loan Docs Drawn",
-    "Loan Investor Conditions",
-    "Loan Investor Conditions Sent",
-    "Loan Ready For Sale",
-    "Loan Submitted For Purchase Review",
-    "Loan In Purchase Review",
-    "Loan Pre-Purchase Conditions",
-    "Loan Submitted For Final Purchase Review",
-    "Loan In Final Purchase Review",
-    "Loan Clear To Purchase",
-    "Loan Purchased",
-    "Loan Counter Offer",
-    "Loan Withdrawn",
-    "Loan Archived",
-];
-
-/// Loan types of the metadata vocabulary.
-pub const LOAN_TYPES: [&str; 5] = ["Conventional", "FHA", "VA", "USDA/Rural Housing", "Other"];
-
-/// Loan purposes of the metadata vocabulary.
-pub const PURPOSES: [&str; 9] = [
-    "Purchase",
-    "Refinance",
-    "Refinance Cashout",
-    "Construction",
-    "Construction Perm",
-    "Other",
-    "FHA Streamline Refi",
-    "VA IRRRL",
-    "Home Equity",
-];
+/// The platform's vocabulary: the guest SDK's `vocab.rs`, the one source that plugins' schemas
+/// and the metadata tool are built from.
+#[path = "../../../plugins/sdk/src/vocab.rs"]
+mod vocab;
+pub use vocab::{closest, LOAN_STATUSES, LOAN_TYPES, PURPOSES};
 
 /// Parses a UUID into its lower-case hyphenated form.
 pub fn parse_uuid(s: &str) -> Option<String> {

@@ -2,6 +2,13 @@
 
 use serde_json::{json, Value};
 
+use crate::vocab::{LOAN_STATUSES, LOAN_TYPES, PURPOSES};
+
+/// An array of values from a vocabulary: `[]` (like omitting it) is unconstrained.
+fn one_of(values: &[&str], description: &str) -> Value {
+    json!({"type": "array", "items": {"type": "string", "enum": values}, "description": description})
+}
+
 /// The spec's filter object (shared by the snapshot-backed reports).
 pub fn loan_filter() -> Value {
     let dt = |d: &str| json!({"type": "string", "format": "date-time", "description": d});
@@ -11,16 +18,16 @@ pub fn loan_filter() -> Value {
         "description": "Optional narrowing; every field is optional and can only narrow what the caller's role permits. Do not use statuses or status/closing dates to count loans closed or funded in a period (use report_loan_milestones).",
         "properties": {
             "searchText": {"type": "string", "description": "Case-insensitive match on loan number and borrower first name, last name, email; every whitespace-separated token must match."},
-            "statuses": {"type": "array", "items": {"type": "string"}, "description": "Exact current loan status names, OR'd (see get_loan_reporting_metadata)."},
-            "loanTypes": {"type": "array", "items": {"type": "string"}, "description": "Exact names, e.g. Conventional, FHA, VA, USDA/Rural Housing."},
-            "purposes": {"type": "array", "items": {"type": "string"}, "description": "Exact names, e.g. Purchase, Refinance, Refinance Cashout."},
+            "statuses": one_of(&LOAN_STATUSES, "Current loan status names, OR'd; an empty list is unconstrained. A status is where a loan sits now: to count loans closed or funded in a period use report_loan_milestones."),
+            "loanTypes": one_of(&LOAN_TYPES, "Loan types, OR'd; an empty list is unconstrained."),
+            "purposes": one_of(&PURPOSES, "Loan purposes, OR'd; an empty list is unconstrained."),
             "statusDateFrom": dt("Inclusive lower bound on the date the current status was set."),
             "statusDateTo": dt("Inclusive upper bound on the date the current status was set."),
             "closingDateFrom": dt("Inclusive lower bound on the estimated closing date (sparsely populated)."),
             "closingDateTo": dt("Inclusive upper bound on the estimated closing date (sparsely populated)."),
             "updatedFrom": dt("Inclusive lower bound on the last-updated date."),
             "updatedTo": dt("Inclusive upper bound on the last-updated date."),
-            "loanOfficerIds": {"type": "array", "items": {"type": "string", "format": "uuid"}, "description": "Loan officer user ids (from search_users); intersected with the caller's scope."},
+            "loanOfficerIds": {"type": "array", "items": {"type": "string", "format": "uuid"}, "description": "Loan officer user ids (the keyId of report_loans grouped by LoanOfficer), OR'd; intersected with the caller's scope; an empty list is unconstrained."},
             "referringAgentId": {"type": "string", "format": "uuid", "description": "Loans referred by this user."},
             "processorId": {"type": "string", "format": "uuid", "description": "Loans handled by this processor user."},
             "loanAmountMin": {"type": "number", "description": "USD, inclusive."},

@@ -7,19 +7,9 @@ use serde_json::{json, Value};
 /// The 45 loan statuses, in the spec's order.
 const STATUSES: &[&str] = &loanhost_guest::vocab::LOAN_STATUSES;
 
-const LOAN_TYPES: &[&str] = &["Conventional", "FHA", "VA", "USDA/Rural Housing", "Other"];
+const LOAN_TYPES: &[&str] = &loanhost_guest::vocab::LOAN_TYPES;
 
-const PURPOSES: &[&str] = &[
-    "Purchase",
-    "Refinance",
-    "Refinance Cashout",
-    "Construction",
-    "Construction Perm",
-    "Other",
-    "FHA Streamline Refi",
-    "VA IRRRL",
-    "Home Equity",
-];
+const PURPOSES: &[&str] = &loanhost_guest::vocab::PURPOSES;
 
 const GROUP_BY_DIMENSIONS: &[&str] = &[
     "None",

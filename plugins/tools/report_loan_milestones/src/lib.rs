@@ -75,7 +75,7 @@ impl Tool for Milestones {
             "additionalProperties": false,
             "properties": {
                 "filter": loanhost_guest::schema::loan_filter(),
-                "granularity": {"type": "string", "enum": ["Week", "Month"], "default": "Month", "description": "Week (ISO, Monday start, period YYYY-Wnn) or Month (YYYY-MM); unrecognized values fall back to Month."},
+                "granularity": {"type": "string", "examples": ["Week", "Month"], "default": "Month", "description": "Week (ISO, Monday start, period YYYY-Wnn) or Month (YYYY-MM). Any other value is not refused: it falls back to Month (the answer's granularity says which was used)."},
                 "lookback": {"type": "integer", "default": 4, "description": "Buckets back from the current one, which is included; zero or less becomes 4."},
                 "groupByNorthstar": {"type": "boolean", "default": true, "description": "true groups by funnel stage; false by raw LOS milestone name."},
                 "excludeStages": {"type": "array", "items": {"type": "string"}, "description": "Stage labels to leave out, e.g. Other."}
