@@ -343,10 +343,10 @@ async fn transport_guards() {
     assert_eq!(own.status(), 200);
     assert_eq!(version.status(), 400);
     let body: Value = version.json().await.unwrap();
-    assert!(body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("Unsupported protocol version: 1999-01-01"));
+    assert_eq!(
+        body["error"],
+        json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"], "requested": "1999-01-01"}})
+    );
     assert_eq!(good_version.status(), 200);
     assert_eq!(huge.status(), 413);
     assert_eq!(get.status(), 405);

@@ -9,6 +9,7 @@ mod isolation;
 mod auth;
 mod data;
 mod differential;
+mod mcp_modern;
 mod mcp_protocol;
 mod metadata;
 mod oauth;

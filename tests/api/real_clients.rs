@@ -72,8 +72,8 @@ async fn python_sdk_with_a_bearer_token_probing_discover_first() {
     // Arrange
     let app = spawn_app().await;
 
-    // Act: mode "auto" first POSTs server/discover with MCP-Protocol-Version 2026-07-28,
-    // which this server refuses with 400, then falls back to initialize.
+    // Act: mode "auto" first POSTs server/discover with MCP-Protocol-Version 2026-07-28 and
+    // stays on that revision when the server answers it (no initialize, no fallback).
     let result = python_client(&[
         "bearer",
         &format!("{}/mcp", app.base),
@@ -84,7 +84,7 @@ async fn python_sdk_with_a_bearer_token_probing_discover_first() {
 
     // Assert
     assert_metadata_session(&result);
-    assert_eq!(result["protocolVersion"], "2025-11-25");
+    assert_eq!(result["protocolVersion"], "2026-07-28");
 }
 
 #[tokio::test]
@@ -141,24 +141,27 @@ async fn python_sdk_full_oauth_flow_with_refresh_after_expiry() {
     options.env.push(("LOANHOST_TOKEN_LEEWAY_SECS", "0".into()));
     let app = spawn_app_with(options).await;
 
-    // Act
-    let result = python_client(&["oauth", &app.base, "agent@example.com"]).await;
+    for (mode, revision) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+        // Act
+        let result = python_client(&["oauth", &app.base, "agent@example.com", mode]).await;
 
-    // Assert
-    assert_metadata_session(&result["first"]);
-    assert_eq!(result["idpQuery"]["audience"], "https://loanhost.local/mcp");
-    assert!(result["idpQuery"]["scope"]
-        .as_str()
-        .unwrap()
-        .split(' ')
-        .any(|s| s == "offline_access"));
-    assert!(
-        result["idpQuery"].get("resource").is_none(),
-        "resource is stripped"
-    );
-    assert_eq!(result["idpQuery"]["code_challenge_method"], "S256");
-    assert_eq!(result["expiresIn"], 2);
-    assert_one_sign_in_then_a_refresh(&result);
+        // Assert
+        assert_metadata_session(&result["first"]);
+        assert_eq!(result["first"]["protocolVersion"], revision, "{mode}");
+        assert_eq!(result["idpQuery"]["audience"], "https://loanhost.local/mcp");
+        assert!(result["idpQuery"]["scope"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .any(|s| s == "offline_access"));
+        assert!(
+            result["idpQuery"].get("resource").is_none(),
+            "resource is stripped"
+        );
+        assert_eq!(result["idpQuery"]["code_challenge_method"], "S256");
+        assert_eq!(result["expiresIn"], 2);
+        assert_one_sign_in_then_a_refresh(&result);
+    }
 }
 
 #[tokio::test]
@@ -175,10 +178,11 @@ async fn python_sdk_refreshes_through_the_facade_over_oauth2_mock_server() {
     let app = spawn_app_with(options).await;
 
     // Act
-    let result = python_client(&["oauth", &app.base, "agent@example.com"]).await;
+    let result = python_client(&["oauth", &app.base, "agent@example.com", "auto"]).await;
 
     // Assert
     assert_metadata_session(&result["first"]);
+    assert_eq!(result["first"]["protocolVersion"], "2026-07-28");
     assert_eq!(result["expiresIn"], 2);
     assert_one_sign_in_then_a_refresh(&result);
 }

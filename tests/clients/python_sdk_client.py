@@ -3,7 +3,7 @@
 Modes (the Rust end-to-end tests run this script and assert on the JSON it prints):
   bearer URL TOKEN MODE     list tools and call them with a bearer token; MODE is the SDK's
                             connect mode (auto: probes server/discover first; legacy).
-  oauth  BASE_URL EMAIL     the full OAuth flow with the pre-registered demo client:
+  oauth  BASE_URL EMAIL [MODE]  the full OAuth flow (MODE: legacy, the default, or auto) with the pre-registered demo client:
                             401 -> metadata -> /authorize -> dev IdP -> /token -> calls; then
                             waits for the access token to expire and calls again (refresh).
 """
@@ -78,7 +78,7 @@ class MemoryStorage(TokenStorage):
         self.client = client_info
 
 
-async def oauth(base: str, email: str) -> dict:
+async def oauth(base: str, email: str, mode: str) -> dict:
     storage = MemoryStorage()
     seen: dict = {}
     browser = httpx2.AsyncClient(follow_redirects=False)
@@ -122,7 +122,7 @@ async def oauth(base: str, email: str) -> dict:
             token_requests.append({"grantType": form.get("grant_type"), "status": response.status_code})
 
     async with httpx2.AsyncClient(auth=provider, timeout=30, event_hooks={"response": [on_response]}) as hc:
-        async with Client(streamable_http_client(f"{base}/mcp", http_client=hc), mode="legacy") as client:
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=hc), mode=mode) as client:
             first = await exercise(client)
             first_token = storage.tokens.access_token
             expires_in = storage.tokens.expires_in or 1
@@ -155,7 +155,7 @@ def main() -> None:
     if mode == "bearer":
         result = asyncio.run(bearer(sys.argv[2], sys.argv[3], sys.argv[4]))
     elif mode == "oauth":
-        result = asyncio.run(oauth(sys.argv[2], sys.argv[3]))
+        result = asyncio.run(oauth(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "legacy"))
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps(result))

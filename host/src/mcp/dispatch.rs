@@ -1,10 +1,12 @@
-//! MCP method dispatch: `initialize`, `ping`, `tools/list`, `tools/call`. Tool names map to
+//! MCP method dispatch: `initialize`, `ping`, `tools/list`, `tools/call` for the handshake-era
+//! revisions; `server/discover`, `tools/list`, `tools/call` for 2026-07-28. Tool names map to
 //! plugins through the registry; the caller comes from the authenticated identity only.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::modern;
 use super::protocol::{
     object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED, SUPPORTED_VERSIONS,
 };
@@ -46,6 +48,32 @@ impl Dispatcher {
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("Method not found: {other}"),
+            )),
+        }
+    }
+
+    /// Handles one 2026-07-28 request (its envelope already validated): no `initialize`,
+    /// `ping` or `logging/setLevel` in this revision.
+    pub async fn request_modern(
+        &self,
+        caller: &Identity,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "server/discover" => Ok(json!({
+                "supportedVersions": modern::all_versions(),
+                "capabilities": {"tools": {"listChanged": false}},
+                "instructions": INSTRUCTIONS,
+            })),
+            "tools/list" => Ok(self.list_tools()),
+            "tools/call" => self.call_tool(caller, params).await,
+            other => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: {other} (protocol version {})",
+                    modern::MODERN_VERSION
+                ),
             )),
         }
     }
@@ -132,7 +160,7 @@ fn initialize(params: Option<Value>) -> Result<Value, RpcError> {
     Ok(json!({
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}},
-        "serverInfo": {"name": "loanhost", "title": "Loan reporting", "version": env!("CARGO_PKG_VERSION")},
+        "serverInfo": modern::server_info(),
         "instructions": INSTRUCTIONS,
     }))
 }

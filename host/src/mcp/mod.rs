@@ -1,7 +1,9 @@
-//! MCP over Streamable HTTP: JSON-RPC framing (`protocol`), method dispatch (`dispatch`)
-//! and the `POST /mcp` transport (`transport`). Stateless: no sessions, JSON responses.
+//! MCP over Streamable HTTP: JSON-RPC framing (`protocol`), the 2026-07-28 envelope and
+//! headers (`modern`), method dispatch (`dispatch`) and the `POST /mcp` transport
+//! (`transport`). Stateless: no sessions, JSON responses; the revision is chosen per request.
 
 pub mod dispatch;
+pub mod modern;
 pub mod protocol;
 pub mod transport;
 

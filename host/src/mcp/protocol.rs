@@ -3,7 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
-/// Protocol versions this server speaks, newest first.
+/// The handshake-era protocol versions this server speaks, newest first (the modern
+/// revision is in [`super::modern`]).
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
 /// The version a client without `MCP-Protocol-Version` is assumed to speak.
 pub const DEFAULT_VERSION: &str = "2025-03-26";
@@ -20,6 +21,11 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// Internal JSON-RPC error.
 pub const INTERNAL_ERROR: i64 = -32603;
+/// 2026-07-28: the HTTP headers do not match the request body (HTTP `400`).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the request's protocol version is not served; `data` lists the versions that
+/// are (HTTP `400`).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// The caller's budget refused the request (HTTP `429`, `Retry-After`); `data` holds
 /// `retryAfterSeconds`.
 pub const RATE_LIMITED: i64 = -32050;

@@ -1,15 +1,17 @@
-//! The Streamable HTTP transport at `/mcp`: origin check, authentication, protocol-version
-//! header, JSON-RPC parsing, batches where the version allows them, and `202` for
-//! notifications and responses.
+//! The Streamable HTTP transport at `/mcp`: origin check, authentication, the revision of each
+//! request (2026-07-28 or a handshake-era one), JSON-RPC parsing, batches where the version
+//! allows them, and `202` for notifications.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::modern::{self, MODERN_VERSION};
 use super::protocol::{
     classify, failure, retry_after_of, success, Incoming, RpcError, BATCH_VERSION, DEFAULT_VERSION,
-    INVALID_REQUEST, PARSE_ERROR, RATE_LIMITED, SUPPORTED_VERSIONS,
+    HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::auth::{token_key, AuthError, Identity};
 use crate::http::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
@@ -65,29 +67,10 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             );
         }
     }
-    let version = match headers.get(PROTOCOL_HEADER) {
-        None => DEFAULT_VERSION,
-        Some(v) => match v
-            .to_str()
-            .ok()
-            .and_then(|v| SUPPORTED_VERSIONS.iter().find(|s| **s == v))
-        {
-            Some(v) => v,
-            None => {
-                let got = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    RpcError::new(
-                        INVALID_REQUEST,
-                        format!(
-                            "Unsupported protocol version: {got} (supported: {})",
-                            SUPPORTED_VERSIONS.join(", ")
-                        ),
-                    ),
-                );
-            }
-        },
-    };
+    // The revision is chosen per request (from this header, else the body's `_meta`).
+    let version_header: Option<String> = headers
+        .get(PROTOCOL_HEADER)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let too_large = || {
         rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -117,6 +100,23 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             )
         }
     };
+    if modern::is_modern(version_header.as_deref(), &message) {
+        return modern_post(
+            &state,
+            &identity,
+            headers,
+            message,
+            version_header.as_deref(),
+            &hold,
+        )
+        .await;
+    }
+    // A handshake-era request: its version is one of SUPPORTED_VERSIONS (else it would be
+    // answered by the modern rules above), or the default when the header is absent.
+    let version = version_header
+        .as_deref()
+        .map(str::trim)
+        .unwrap_or(DEFAULT_VERSION);
     match message {
         Value::Array(batch) => {
             if version != BATCH_VERSION {
@@ -177,6 +177,95 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             Some(reply) => json(StatusCode::OK, reply),
             None => StatusCode::ACCEPTED.into_response(),
         },
+    }
+}
+
+/// One 2026-07-28 request: a single JSON-RPC request whose envelope and headers are checked
+/// before it runs; errors get the revision's HTTP statuses (`400`, `404` for an unknown
+/// method), results get `resultType` and the server's identity.
+async fn modern_post(
+    state: &AppState,
+    identity: &Identity,
+    headers: &HeaderMap,
+    message: Value,
+    version_header: Option<&str>,
+    hold: &(dyn Fn(u64) + Sync),
+) -> Response {
+    let status_of = |code: i64| match code {
+        PARSE_ERROR
+        | INVALID_REQUEST
+        | INVALID_PARAMS
+        | HEADER_MISMATCH
+        | UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    };
+    if !message.is_object() {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            RpcError::new(
+                INVALID_REQUEST,
+                format!("in protocol version {MODERN_VERSION} a POST carries one JSON-RPC request (no batches)"),
+            ),
+        );
+    }
+    let (id, method, params) =
+        match classify(message) {
+            Err((id, e)) => return json(StatusCode::BAD_REQUEST, failure(id, &e)),
+            Ok(Incoming::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
+            Ok(Incoming::Response) => return rpc_error(
+                StatusCode::BAD_REQUEST,
+                RpcError::new(
+                    INVALID_REQUEST,
+                    format!(
+                        "clients send no JSON-RPC responses in protocol version {MODERN_VERSION}"
+                    ),
+                ),
+            ),
+            Ok(Incoming::Request { id, method, params }) => (id, method, params),
+        };
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect()
+    };
+    // An unknown version in the header, with no envelope to compare it with, is answered with
+    // the versions served (a handshake-era client learns what to speak).
+    let unknown = version_header
+        .map(str::trim)
+        .filter(|v| *v != MODERN_VERSION);
+    let has_envelope_version = params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(modern::META_PROTOCOL_VERSION))
+        .is_some();
+    let checked = match unknown {
+        Some(v) if !has_envelope_version => Err(RpcError::new(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(serde_json::json!({"supported": modern::all_versions(), "requested": v}))),
+        _ => modern::validate(&method, params.as_ref(), values),
+    };
+    let reply = match checked {
+        Err(e) => Err(e),
+        Ok(()) => state
+            .dispatcher
+            .request_modern(identity, &method, params)
+            .await
+            .map(|r| modern::decorate(&method, r)),
+    };
+    match reply {
+        Ok(result) => json(StatusCode::OK, success(id, result)),
+        Err(e) if e.code == RATE_LIMITED => {
+            let reply = failure(id, &e);
+            let retry = retry_after_of(&reply).unwrap_or(1);
+            hold(retry);
+            too_many_requests(reply, retry)
+        }
+        Err(e) => json(status_of(e.code), failure(id, &e)),
     }
 }
 
