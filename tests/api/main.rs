@@ -7,6 +7,7 @@ mod import;
 mod isolation;
 
 mod auth;
+mod conformance;
 mod data;
 mod differential;
 mod mcp_modern;

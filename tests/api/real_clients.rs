@@ -1,5 +1,6 @@
 //! Real MCP clients that nobody here wrote, against a real server: the official Python SDK
-//! with a bearer token (both connect modes) and through the full OAuth flow with refresh.
+//! with a bearer token (both connect modes) and through the full OAuth flow with refresh, and
+//! the TypeScript SDK's v2 client (2026-07-28) and v1 client (2025-11-25).
 
 use std::path::PathBuf;
 
@@ -185,4 +186,60 @@ async fn python_sdk_refreshes_through_the_facade_over_oauth2_mock_server() {
     assert_eq!(result["first"]["protocolVersion"], "2026-07-28");
     assert_eq!(result["expiresIn"], 2);
     assert_one_sign_in_then_a_refresh(&result);
+}
+
+/// Runs `tests/clients/ts_sdk_client.mjs` with Node 22 from `tests/clients`.
+async fn ts_client(flavour: &str, url: &str, token: &str) -> Value {
+    let clients = root().join("tests/clients");
+    let out = tokio::process::Command::new(clients.join("node_modules/.bin/node"))
+        .arg("ts_sdk_client.mjs")
+        .args([flavour, url, token])
+        .current_dir(&clients)
+        .output()
+        .await
+        .expect("running node (run `make test`, which installs tests/clients)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "TypeScript client {flavour} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap()
+}
+
+#[tokio::test]
+async fn typescript_sdk_v2_speaks_2026_07_28_and_v1_speaks_2025_11_25() {
+    // Arrange
+    let app = spawn_app().await;
+    let url = format!("{}/mcp", app.base);
+    let token = app.bearer("agent-token");
+
+    for (flavour, revision) in [
+        ("v2", "2026-07-28"),
+        ("v2-auto", "2026-07-28"),
+        ("v1", "2025-11-25"),
+    ] {
+        // Act
+        let result = ts_client(flavour, &url, &token).await;
+
+        // Assert
+        assert_eq!(result["protocolVersion"], revision, "{flavour}: {result}");
+        assert_eq!(
+            result["tools"],
+            serde_json::json!(["get_loan_reporting_metadata"])
+        );
+        assert_eq!(
+            (result["isError"].clone(), result["statuses"].clone()),
+            (serde_json::json!(false), serde_json::json!(45))
+        );
+        assert_eq!(result["badIsError"], true);
+        assert!(
+            result["badText"]
+                .as_str()
+                .unwrap()
+                .starts_with("invalid_params: unknown field `userId`"),
+            "{result}"
+        );
+    }
 }
