@@ -209,11 +209,11 @@ async fn modern_post(
             ),
         );
     }
-    let (id, method, params) =
-        match classify(message) {
-            Err((id, e)) => return json(StatusCode::BAD_REQUEST, failure(id, &e)),
-            Ok(Incoming::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
-            Ok(Incoming::Response) => return rpc_error(
+    let (id, method, params) = match classify(message) {
+        Err((id, e)) => return json(StatusCode::BAD_REQUEST, failure(id, &e)),
+        Ok(Incoming::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
+        Ok(Incoming::Response) => {
+            return rpc_error(
                 StatusCode::BAD_REQUEST,
                 RpcError::new(
                     INVALID_REQUEST,
@@ -221,9 +221,10 @@ async fn modern_post(
                         "clients send no JSON-RPC responses in protocol version {MODERN_VERSION}"
                     ),
                 ),
-            ),
-            Ok(Incoming::Request { id, method, params }) => (id, method, params),
-        };
+            )
+        }
+        Ok(Incoming::Request { id, method, params }) => (id, method, params),
+    };
     let values = |name: &str| -> Vec<String> {
         headers
             .get_all(name)
