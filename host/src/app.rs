@@ -90,7 +90,10 @@ impl Application {
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 limits.max_concurrent_requests as usize,
             )),
-            dispatcher: Dispatcher::new(plugins.clone()),
+            dispatcher: Dispatcher::new(plugins.clone()).with_audit(Arc::new(
+                crate::audit::AuditLog::open(&config.audit_log)
+                    .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,
+            )),
             config: Arc::new(config),
             authenticator,
             plugins,

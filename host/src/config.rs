@@ -33,6 +33,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_ALLOWED_ORIGINS", Some("")),
     ("LOANHOST_REQUIRE_EMAIL_VERIFIED", Some("false")),
     ("LOANHOST_TOKEN_LEEWAY_SECS", Some("30")),
+    ("LOANHOST_AUDIT_LOG", Some("stdout")),
     ("LOANHOST_CACHE_KEY_FILE", None),
     ("LOANHOST_HEADER_TIMEOUT_SECS", Some("10")),
     ("LOANHOST_REQUEST_TIMEOUT_SECS", Some("75")),
@@ -138,6 +139,8 @@ pub struct Config {
     pub require_email_verified: bool,
     /// Clock skew tolerated on a token's `exp` and `nbf`.
     pub token_leeway: std::time::Duration,
+    /// Where audit lines go: `stdout`, `off`, or a file path.
+    pub audit_log: String,
     /// The key that authenticates precompiled plugins (outside `cache_dir`).
     pub cache_key_file: PathBuf,
     /// Request, caller and plugin limits.
@@ -412,6 +415,7 @@ impl Config {
                     }
                 }
             },
+            audit_log: required("LOANHOST_AUDIT_LOG"),
             cache_key_file,
             limits,
         })

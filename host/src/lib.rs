@@ -5,6 +5,7 @@
 //! compiler, stores). Each module's `//!` line says what it owns.
 
 pub mod app;
+pub mod audit;
 pub mod auth;
 pub mod clock;
 pub mod config;

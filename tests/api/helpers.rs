@@ -317,6 +317,8 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
         ),
         ("LOANHOST_TODAY", TODAY.to_string()),
         ("LOANHOST_DEV_IDP", "true".to_string()),
+        // Tests that read the audit log point it at a file.
+        ("LOANHOST_AUDIT_LOG", "off".to_string()),
         (
             "LOANHOST_DATABASE_URL",
             format!("sqlite://{}", tmp.path().join("loanhost.db").display()),

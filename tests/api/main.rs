@@ -6,6 +6,7 @@ mod helpers;
 mod import;
 mod isolation;
 
+mod audit;
 mod auth;
 mod conformance;
 mod data;

@@ -323,6 +323,11 @@ async fn the_server_in_required_mode_lists_only_signed_plugins() {
     options
         .env
         .push(("LOANHOST_TRUSTED_KEYS", key.public.clone()));
+    let audit = tempfile::tempdir().unwrap();
+    let audit_file = audit.path().join("audit.jsonl");
+    options
+        .env
+        .push(("LOANHOST_AUDIT_LOG", audit_file.display().to_string()));
 
     // Act
     let app = spawn_app_with(options).await;
@@ -333,6 +338,24 @@ async fn the_server_in_required_mode_lists_only_signed_plugins() {
         .call_ok("agent-token", "get_loan_reporting_metadata", json!({}))
         .await;
     assert!(r["statuses"].is_array());
+    // The audit line names the signer's key id as minisign prints it.
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(&key.public)
+        .unwrap();
+    let id = format!(
+        "{:016X}",
+        u64::from_le_bytes(raw[2..10].try_into().unwrap())
+    );
+    let line: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&audit_file)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(line["signerKeyId"], id);
 }
 
 #[tokio::test]

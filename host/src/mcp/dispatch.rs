@@ -10,13 +10,15 @@ use super::modern;
 use super::protocol::{
     object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED, SUPPORTED_VERSIONS,
 };
+use crate::audit::{summarize, AuditEntry, AuditLog};
 use crate::auth::Identity;
-use crate::plugins::{CallError, Plugins};
+use crate::plugins::{CallError, CallReport, Plugins};
 
 /// Answers MCP requests for an authenticated caller.
 #[derive(Clone)]
 pub struct Dispatcher {
     plugins: Arc<Plugins>,
+    audit: Arc<AuditLog>,
 }
 
 const INSTRUCTIONS: &str = "Loan reporting tools for a mortgage platform. Every answer is an \
@@ -27,13 +29,23 @@ means the caller's scope, not an error.";
 impl Dispatcher {
     /// A dispatcher over the plugin host.
     pub fn new(plugins: Arc<Plugins>) -> Self {
-        Dispatcher { plugins }
+        Dispatcher {
+            plugins,
+            audit: Arc::new(AuditLog::off()),
+        }
+    }
+
+    /// The same dispatcher writing an audit line for every `tools/call`.
+    pub fn with_audit(mut self, audit: Arc<AuditLog>) -> Self {
+        self.audit = audit;
+        self
     }
 
     /// Handles one request.
     pub async fn request(
         &self,
         caller: &Identity,
+        id: &Value,
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, RpcError> {
@@ -44,7 +56,7 @@ impl Dispatcher {
                 object_params(params)?;
                 Ok(self.list_tools())
             }
-            "tools/call" => self.call_tool(caller, params).await,
+            "tools/call" => self.call_tool(caller, id, params).await,
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("Method not found: {other}"),
@@ -57,6 +69,7 @@ impl Dispatcher {
     pub async fn request_modern(
         &self,
         caller: &Identity,
+        id: &Value,
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, RpcError> {
@@ -67,7 +80,7 @@ impl Dispatcher {
                 "instructions": INSTRUCTIONS,
             })),
             "tools/list" => Ok(self.list_tools()),
-            "tools/call" => self.call_tool(caller, params).await,
+            "tools/call" => self.call_tool(caller, id, params).await,
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
@@ -99,21 +112,72 @@ impl Dispatcher {
         json!({ "tools": tools })
     }
 
-    async fn call_tool(&self, caller: &Identity, params: Option<Value>) -> Result<Value, RpcError> {
-        let mut params = object_params(params)?;
+    /// Calls a tool and writes its audit line (refusals included) before answering.
+    async fn call_tool(
+        &self,
+        caller: &Identity,
+        id: &Value,
+        params: Option<Value>,
+    ) -> Result<Value, RpcError> {
+        let mut params = match object_params(params) {
+            Ok(p) => p,
+            Err(e) => {
+                self.audit(
+                    caller,
+                    id,
+                    None,
+                    &Value::Null,
+                    "invalid_request",
+                    &CallReport::default(),
+                );
+                return Err(e);
+            }
+        };
         let name = match params.remove("name") {
             Some(Value::String(n)) => n,
-            Some(_) => return Err(RpcError::new(INVALID_PARAMS, "`name` must be a string")),
-            None => return Err(RpcError::new(INVALID_PARAMS, "`name` is required")),
+            other => {
+                self.audit(
+                    caller,
+                    id,
+                    None,
+                    &Value::Null,
+                    "invalid_request",
+                    &CallReport::default(),
+                );
+                return Err(RpcError::new(
+                    INVALID_PARAMS,
+                    if other.is_some() {
+                        "`name` must be a string"
+                    } else {
+                        "`name` is required"
+                    },
+                ));
+            }
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
         if !(arguments.is_object() || arguments.is_null()) {
+            self.audit(
+                caller,
+                id,
+                Some(&name),
+                &Value::Null,
+                "invalid_request",
+                &CallReport::default(),
+            );
             return Err(RpcError::new(
                 INVALID_PARAMS,
                 "`arguments` must be an object",
             ));
         }
-        match self.plugins.call_text(&name, caller, &arguments).await {
+        let (outcome, report) = self.plugins.call_reported(&name, caller, &arguments).await;
+        let code = match &outcome {
+            Ok(_) => "ok",
+            Err(CallError::UnknownTool(_)) => "unknown_tool",
+            Err(CallError::Throttled(..)) => "rate_limited",
+            Err(CallError::Tool(e)) => e.code(),
+        };
+        self.audit(caller, id, Some(&name), &arguments, code, &report);
+        match outcome {
             Ok((result, text)) => Ok(json!({
                 "content": [{"type": "text", "text": text}],
                 "structuredContent": result,
@@ -132,6 +196,38 @@ impl Dispatcher {
                 "isError": true,
             })),
         }
+    }
+
+    fn audit(
+        &self,
+        caller: &Identity,
+        id: &Value,
+        tool: Option<&str>,
+        arguments: &Value,
+        outcome: &str,
+        report: &CallReport,
+    ) {
+        let schema = tool
+            .and_then(|t| self.plugins.registry().get(t))
+            .map(|p| p.tool.input_schema.clone())
+            .unwrap_or(Value::Null);
+        self.audit.record(&AuditEntry {
+            time: AuditEntry::now(),
+            request_id: id,
+            call_id: report.call_id,
+            user_id: &caller.user_id,
+            roles: caller.roles.iter().map(|r| r.as_str()).collect(),
+            tool,
+            plugin_digest: report.digest.as_deref(),
+            signer_key_id: report.signer.as_deref(),
+            outcome,
+            duration_ms: report.duration.as_secs_f64() * 1000.0,
+            db_time_ms: report.db_time.as_secs_f64() * 1000.0,
+            queries: report.queries,
+            rows_read: report.rows,
+            result_bytes: report.result_bytes,
+            arguments: summarize(arguments, &schema),
+        });
     }
 }
 

@@ -254,7 +254,7 @@ async fn modern_post(
         Err(e) => Err(e),
         Ok(()) => state
             .dispatcher
-            .request_modern(identity, &method, params)
+            .request_modern(identity, &id, &method, params)
             .await
             .map(|r| modern::decorate(&method, r)),
     };
@@ -284,7 +284,11 @@ async fn handle_one(state: &AppState, identity: &Identity, message: Value) -> Op
         Err((id, e)) => Some(failure(id, &e)),
         Ok(Incoming::Notification { .. } | Incoming::Response) => None,
         Ok(Incoming::Request { id, method, params }) => Some(
-            match state.dispatcher.request(identity, &method, params).await {
+            match state
+                .dispatcher
+                .request(identity, &id, &method, params)
+                .await
+            {
                 Ok(result) => success(id, result),
                 Err(e) => failure(id, &e),
             },

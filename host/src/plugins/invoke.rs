@@ -79,12 +79,23 @@ impl Runner {
         call: Option<CallContext>,
         op: Op,
     ) -> Result<Answer, Failure> {
+        self.run_measured(pre, manifest, call, op).await.0
+    }
+
+    /// As [`Runner::run`], with what the call used of the `data` capability.
+    pub async fn run_measured(
+        &self,
+        pre: &ReportingToolPre<PluginState>,
+        manifest: &Arc<Manifest>,
+        call: Option<CallContext>,
+        op: Op,
+    ) -> (Result<Answer, Failure>, DataUsage) {
         let limits = manifest.limits;
         let timeout = Duration::from_millis(limits.timeout_ms);
         let wait = self.permit_wait.min(timeout);
         let _permit = match tokio::time::timeout(wait, self.permits.acquire()).await {
             Ok(p) => p.expect("the permit semaphore is never closed"),
-            Err(_) => return Err(Failure::Busy(MAX_INSTANCES)),
+            Err(_) => return (Err(Failure::Busy(MAX_INSTANCES)), DataUsage::default()),
         };
         let caller = call
             .as_ref()
@@ -139,7 +150,8 @@ impl Runner {
             }
         };
         let outcome = tokio::time::timeout(timeout + GRACE + EPOCH_TICK, work).await;
-        match outcome {
+        let usage = store.data().usage;
+        let result = match outcome {
             Err(_elapsed) => Err(Failure::Timeout(limits.timeout_ms)),
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => {
@@ -158,7 +170,8 @@ impl Runner {
                     Err(Failure::Trap(describe_trap(&e)))
                 }
             }
-        }
+        };
+        (result, usage)
     }
 }
 

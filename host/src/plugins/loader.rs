@@ -89,6 +89,8 @@ pub struct Plugin {
     pub wit_version: String,
     /// Whether a trusted key signed it.
     pub signed: bool,
+    /// The id of the trusted key that signed it (as `minisign` prints it).
+    pub signer: Option<String>,
     pub(crate) pre: ReportingToolPre<PluginState>,
 }
 
@@ -132,8 +134,10 @@ pub(crate) async fn load(
     let wasm = std::fs::read(&files.wasm)
         .map_err(|e| LoadError::new(&files.wasm, format!("cannot read: {e}")))?;
     // Signatures first: nothing of an untrusted plugin is parsed beyond what is needed.
-    let signed_wasm = check_signature(policy, &wasm, &files.signature)?;
-    let signed_manifest = check_signature(policy, &manifest_text, &files.manifest_signature)?;
+    let signer = check_signature(policy, &wasm, &files.signature)?;
+    let signed_wasm = signer.is_some();
+    let signed_manifest =
+        check_signature(policy, &manifest_text, &files.manifest_signature)?.is_some();
     let name_of = |p: &Path| {
         p.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -261,17 +265,18 @@ pub(crate) async fn load(
         digest: hex::encode(Sha256::digest(&wasm)),
         wit_version,
         signed,
+        signer: signer.filter(|_| signed),
         pre,
     })
 }
 
-/// Checks one file's `.minisig` (absent or present) under the policy; `true` when a trusted
-/// key signed it.
+/// Checks one file's `.minisig` (absent or present) under the policy; the trusted key's id
+/// when one signed it.
 fn check_signature(
     policy: &SignaturePolicy,
     bytes: &[u8],
     signature: &Path,
-) -> Result<bool, LoadError> {
+) -> Result<Option<String>, LoadError> {
     let text = match std::fs::read_to_string(signature) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -283,7 +288,7 @@ fn check_signature(
         .unwrap_or_default();
     let target = signature.with_extension("");
     policy
-        .check(bytes, &name, text.as_deref())
+        .signer(bytes, &name, text.as_deref())
         .map_err(|e| LoadError::new(&target, e.to_string()))
 }
 

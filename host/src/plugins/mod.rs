@@ -102,6 +102,27 @@ pub enum CallError {
     Throttled(Refusal, u64),
 }
 
+/// What one tool call used, and which build answered it (the audit log's facts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallReport {
+    /// The host's id of the call (`0` when it never ran).
+    pub call_id: u64,
+    /// SHA-256 of the plugin build that served the tool, when there was one.
+    pub digest: Option<String>,
+    /// Id of the trusted key that signed that build.
+    pub signer: Option<String>,
+    /// `data` queries run.
+    pub queries: u32,
+    /// Rows delivered to the plugin.
+    pub rows: u64,
+    /// Database time spent.
+    pub db_time: std::time::Duration,
+    /// Bytes of the result (0 when there was none).
+    pub result_bytes: u64,
+    /// Wall time of the whole call.
+    pub duration: std::time::Duration,
+}
+
 /// How the plugin host is set up (see [`Plugins::with_options`]).
 #[derive(Clone)]
 pub struct HostOptions {
@@ -237,21 +258,36 @@ impl Plugins {
         caller: &Identity,
         arguments: &Value,
     ) -> Result<(Value, String), CallError> {
-        let plugin = self
-            .registry
-            .get(name)
-            .ok_or_else(|| CallError::UnknownTool(name.to_string()))?;
+        self.call_reported(name, caller, arguments).await.0
+    }
+
+    /// As [`Plugins::call_text`], with what the call used and which build answered it.
+    pub async fn call_reported(
+        &self,
+        name: &str,
+        caller: &Identity,
+        arguments: &Value,
+    ) -> (Result<(Value, String), CallError>, CallReport) {
+        let started = Instant::now();
+        let mut report = CallReport::default();
+        let Some(plugin) = self.registry.get(name) else {
+            report.duration = started.elapsed();
+            return (Err(CallError::UnknownTool(name.to_string())), report);
+        };
+        report.digest = Some(plugin.digest.clone());
+        report.signer = plugin.signer.clone();
         let mut ticket = match self.callers.admit(&caller.user_id) {
             Ok(t) => t,
             Err(refusal) => {
                 let retry = refusal.retry_after(self.callers.limits());
                 tracing::info!(tool = name, user_id = %caller.user_id, %refusal, "tool call refused by the caller's budget");
-                return Err(CallError::Throttled(refusal, retry));
+                report.duration = started.elapsed();
+                return (Err(CallError::Throttled(refusal, retry)), report);
             }
         };
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
-        let started = Instant::now();
-        let outcome = self
+        report.call_id = call_id;
+        let (outcome, usage) = self
             .call_plugin(
                 &plugin,
                 caller,
@@ -262,20 +298,25 @@ impl Plugins {
             .await;
         if let Ok((_, text)) = &outcome {
             ticket.charge_result(text.len() as u64);
+            report.result_bytes = text.len() as u64;
         }
         ticket.charge_memory(self.runner.memory.take_grown(&caller.user_id));
         drop(ticket);
+        report.queries = usage.queries;
+        report.rows = usage.rows;
+        report.db_time = usage.db_time;
+        report.duration = started.elapsed();
         let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
         tracing::info!(
             tool = name,
             call_id,
             user_id = %caller.user_id,
             digest = %&plugin.digest[..12],
-            micros = started.elapsed().as_micros() as u64,
+            micros = report.duration.as_micros() as u64,
             outcome = code,
             "tool call"
         );
-        outcome.map_err(CallError::Tool)
+        (outcome.map_err(CallError::Tool), report)
     }
 
     async fn call_plugin(
@@ -285,6 +326,22 @@ impl Plugins {
         arguments: &Value,
         call_id: u64,
         statements: Arc<Semaphore>,
+    ) -> (Result<(Value, String), ToolCallError>, state::DataUsage) {
+        let mut usage = state::DataUsage::default();
+        let outcome = self
+            .call_plugin_inner(plugin, caller, arguments, call_id, statements, &mut usage)
+            .await;
+        (outcome, usage)
+    }
+
+    async fn call_plugin_inner(
+        &self,
+        plugin: &Plugin,
+        caller: &Identity,
+        arguments: &Value,
+        call_id: u64,
+        statements: Arc<Semaphore>,
+        usage: &mut state::DataUsage,
     ) -> Result<(Value, String), ToolCallError> {
         let manifest = &plugin.manifest;
         if !caller.has_any(&manifest.roles) {
@@ -309,10 +366,11 @@ impl Plugins {
             call_id,
             statements,
         };
-        let answer = self
+        let (answer, used) = self
             .runner
-            .run(&plugin.pre, manifest, Some(call), Op::Call(arguments))
+            .run_measured(&plugin.pre, manifest, Some(call), Op::Call(arguments))
             .await;
+        *usage = used;
         let text = match answer {
             Ok(Answer::Called(Ok(text))) => text,
             Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),

@@ -10,7 +10,7 @@ use minisign_verify::{PublicKey, Signature};
 pub struct SignaturePolicy {
     /// Refuse plugins without a valid signature by a trusted key.
     pub required: bool,
-    keys: Arc<Vec<PublicKey>>,
+    keys: Arc<Vec<(String, PublicKey)>>,
 }
 
 impl std::fmt::Debug for SignaturePolicy {
@@ -52,7 +52,9 @@ impl SignaturePolicy {
                 } else {
                     PublicKey::from_base64(k)
                 };
-                parsed.map_err(|e| format!("`{k}` is not a minisign public key: {e}"))
+                let key = parsed.map_err(|e| format!("`{k}` is not a minisign public key: {e}"))?;
+                let line = k.lines().last().unwrap_or(k).trim();
+                Ok::<_, String>((key_id(line).unwrap_or_default(), key))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(SignaturePolicy {
@@ -63,39 +65,73 @@ impl SignaturePolicy {
 
     /// Checks `wasm` against the text of its signature file (`None` when absent).
     /// Returns whether the plugin is signed by a trusted key.
-    ///
-    /// A present signature is always checked when keys are configured, even when
-    /// signatures are not required: a bad signature means a tampered file.
     pub fn check(
         &self,
         wasm: &[u8],
         sig_name: &str,
         signature: Option<&str>,
     ) -> Result<bool, SignatureError> {
+        self.signer(wasm, sig_name, signature).map(|s| s.is_some())
+    }
+
+    /// As [`SignaturePolicy::check`], naming the key id (as `minisign` prints it) of the trusted
+    /// key that verified the signature.
+    ///
+    /// A present signature is always checked when keys are configured, even when
+    /// signatures are not required: a bad signature means a tampered file.
+    pub fn signer(
+        &self,
+        wasm: &[u8],
+        sig_name: &str,
+        signature: Option<&str>,
+    ) -> Result<Option<String>, SignatureError> {
         let Some(text) = signature else {
             return if self.required {
                 Err(SignatureError::Missing(sig_name.to_string()))
             } else {
-                Ok(false)
+                Ok(None)
             };
         };
         if self.keys.is_empty() {
             return if self.required {
                 Err(SignatureError::NoKeys)
             } else {
-                Ok(false)
+                Ok(None)
             };
         }
         let sig =
             Signature::decode(text).map_err(|_| SignatureError::Malformed(sig_name.to_string()))?;
-        if self
+        match self
             .keys
             .iter()
-            .any(|k| k.verify(wasm, &sig, false).is_ok())
+            .find(|(_, k)| k.verify(wasm, &sig, false).is_ok())
         {
-            Ok(true)
-        } else {
-            Err(SignatureError::Invalid(sig_name.to_string()))
+            Some((id, _)) => Ok(Some(id.clone())),
+            None => Err(SignatureError::Invalid(sig_name.to_string())),
         }
+    }
+}
+
+/// The key id of a base64 minisign public key (`Ed`, 8 bytes of id, 32 of key), as upper-case
+/// hex the way `minisign` prints it.
+fn key_id(base64_key: &str) -> Option<String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(base64_key)
+        .ok()?;
+    let id: [u8; 8] = bytes.get(2..10)?.try_into().ok()?;
+    Some(format!("{:016X}", u64::from_le_bytes(id)))
+}
+
+#[cfg(test)]
+mod key_id_tests {
+    #[test]
+    fn key_ids_read_as_minisign_prints_them() {
+        // minisign's own documentation: this key is `E7620F1842B4E81F`.
+        assert_eq!(
+            super::key_id("RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3").as_deref(),
+            Some("E7620F1842B4E81F")
+        );
+        assert_eq!(super::key_id("not base64"), None);
     }
 }
