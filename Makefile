@@ -46,6 +46,7 @@ bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
 	cargo bench -p loanhost --bench http_reports --locked
+	cargo bench -p loanhost --bench audit_overhead --locked
 
 ## attack: the attack suite at length (10 s per attack, release build); checks the legitimate
 ## p99 ratio too and writes the table into docs/security.md

@@ -1,0 +1,135 @@
+//! The audit log's cost on the cheapest call: `tools/call get_loan_reporting_metadata` over
+//! HTTP on loopback, against two servers in this process that differ only in
+//! `LOANHOST_AUDIT_LOG` (`off`, and a file, written and flushed before each answer). The
+//! figure to read is the ratio of the two, measured in the same run.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use loanhost::app::Application;
+use loanhost::config::Config;
+use loanhost::devidp::SigningKey;
+use serde_json::{json, Value};
+
+struct Server {
+    url: String,
+    token: String,
+}
+
+async fn server(dir: &std::path::Path, audit: &str) -> Server {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let plugins = dir.join(format!("plugins-{port}"));
+    std::fs::create_dir_all(&plugins).unwrap();
+    let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
+    for ext in ["wasm", "toml"] {
+        std::fs::copy(
+            dist.join(format!("get_loan_reporting_metadata.{ext}")),
+            plugins.join(format!("get_loan_reporting_metadata.{ext}")),
+        )
+        .expect("run `make plugins` first");
+    }
+    let env: BTreeMap<String, String> = [
+        ("LOANHOST_LISTEN", format!("127.0.0.1:{port}")),
+        ("LOANHOST_BASE_URL", format!("http://127.0.0.1:{port}")),
+        (
+            "LOANHOST_DATABASE_URL",
+            format!(
+                "sqlite://{}",
+                dir.join(format!("db-{port}.sqlite")).display()
+            ),
+        ),
+        ("LOANHOST_PLUGIN_DIR", plugins.display().to_string()),
+        (
+            "LOANHOST_CACHE_DIR",
+            dir.join("cache").display().to_string(),
+        ),
+        ("LOANHOST_DEV_IDP", "true".into()),
+        ("LOANHOST_AUDIT_LOG", audit.into()),
+        ("LOANHOST_CALLER_MAX_CONCURRENT", "1000".into()),
+        ("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000".into()),
+        ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000".into()),
+        ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1000000".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let config = Config::from_map(&env).unwrap();
+    let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
+    let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();
+    let app = Application::build(config).await.unwrap();
+    let db = app.db();
+    db.upsert_agent(&loanhost::data::NewAgent {
+        id: "00000000-0000-0000-0000-0000000000b2".into(),
+        email: "agent@example.com".into(),
+        roles: vec!["Agent".into()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    tokio::spawn(app.run_until_stopped());
+    Server {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        token: key
+            .mint(
+                &issuer,
+                "agent@example.com",
+                &audience,
+                "",
+                Duration::from_secs(3600),
+            )
+            .unwrap(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let audit_file = dir.path().join("audit.jsonl");
+    let (off, on) = rt.block_on(async {
+        (
+            server(dir.path(), "off").await,
+            server(dir.path(), audit_file.to_str().unwrap()).await,
+        )
+    });
+    let client = reqwest::Client::new();
+    let call = |s: &Server| {
+        let (client, url, token) = (client.clone(), s.url.clone(), s.token.clone());
+        async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_loan_reporting_metadata", "arguments": {}}});
+            let r: Value = client
+                .post(&url)
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(r["result"]["isError"], false, "{r}");
+        }
+    };
+    let mut group = c.benchmark_group("audit_overhead_tools_call_metadata");
+    group.measurement_time(Duration::from_secs(8));
+    for (name, s) in [("audit_off", &off), ("audit_file", &on)] {
+        group.bench_function(name, |b| b.to_async(&rt).iter(|| call(s)));
+    }
+    group.finish();
+    let lines = std::fs::read_to_string(&audit_file)
+        .unwrap()
+        .lines()
+        .count();
+    eprintln!("audit lines written: {lines}");
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
