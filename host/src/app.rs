@@ -18,6 +18,7 @@ use crate::plugins::{CallerLimits, HostOptions, Plugins, Reloader, SignaturePoli
 /// A built, bound, not yet serving application.
 pub struct Application {
     listener: TcpListener,
+    metrics: Option<TcpListener>,
     state: AppState,
     reloader: tokio::task::JoinHandle<()>,
 }
@@ -70,6 +71,14 @@ impl Application {
             plugin_seconds_per_minute: limits.caller_plugin_seconds_per_minute,
             result_mib_per_minute: limits.caller_result_mib_per_minute,
         };
+        let metrics = match config.metrics_listen {
+            None => None,
+            Some(addr) => Some(
+                TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("LOANHOST_METRICS_LISTEN: cannot bind {addr}"))?,
+            ),
+        };
         let plugins = Plugins::with_options(options)?;
         if !config.plugin_dir.is_dir() {
             anyhow::bail!(
@@ -106,6 +115,7 @@ impl Application {
         };
         Ok(Application {
             listener,
+            metrics,
             state,
             reloader,
         })
@@ -126,8 +136,24 @@ impl Application {
         self.state.plugins.clone()
     }
 
+    /// The bound port of the metrics listener, when there is one.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .map(|a| a.port())
+    }
+
     /// Serves until the process is stopped (Ctrl-C or SIGTERM).
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        if let Some(listener) = self.metrics {
+            let app = crate::http::metrics::router(self.state.clone());
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).await {
+                    tracing::error!(error = %e, "the metrics listener stopped");
+                }
+            });
+        }
         let limits = self.state.config.limits;
         let app = router(self.state);
         let result = serve(self.listener, app, limits, shutdown_signal()).await;

@@ -34,6 +34,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_REQUIRE_EMAIL_VERIFIED", Some("false")),
     ("LOANHOST_TOKEN_LEEWAY_SECS", Some("30")),
     ("LOANHOST_AUDIT_LOG", Some("stdout")),
+    ("LOANHOST_METRICS_LISTEN", Some("")),
     ("LOANHOST_CACHE_KEY_FILE", None),
     ("LOANHOST_HEADER_TIMEOUT_SECS", Some("10")),
     ("LOANHOST_REQUEST_TIMEOUT_SECS", Some("75")),
@@ -141,6 +142,8 @@ pub struct Config {
     pub token_leeway: std::time::Duration,
     /// Where audit lines go: `stdout`, `off`, or a file path.
     pub audit_log: String,
+    /// The separate address of `GET /metrics` (none: no metrics listener).
+    pub metrics_listen: Option<SocketAddr>,
     /// The key that authenticates precompiled plugins (outside `cache_dir`).
     pub cache_key_file: PathBuf,
     /// Request, caller and plugin limits.
@@ -416,6 +419,15 @@ impl Config {
                 }
             },
             audit_log: required("LOANHOST_AUDIT_LOG"),
+            metrics_listen: match required("LOANHOST_METRICS_LISTEN").trim() {
+                "" | "off" => None,
+                v => Some(v.parse().map_err(|_| {
+                    err(
+                        "LOANHOST_METRICS_LISTEN",
+                        format!("`{v}` is not an address like 127.0.0.1:9464"),
+                    )
+                })?),
+            },
             cache_key_file,
             limits,
         })

@@ -15,3 +15,4 @@ pub mod expiring;
 pub mod http;
 pub mod mcp;
 pub mod plugins;
+pub mod telemetry;

@@ -14,6 +14,7 @@ mod differential;
 mod mcp_modern;
 mod mcp_protocol;
 mod metadata;
+mod metrics;
 mod oauth;
 mod outage;
 mod real_clients;

@@ -161,6 +161,7 @@ impl Jwks {
         self.cache.write().expect("jwks cache lock").last_attempt = Some(Instant::now());
         let result = fetch(client, url).await;
         let mut cache = self.cache.write().expect("jwks cache lock");
+        FETCHES[usize::from(result.is_err())].fetch_add(1, Ordering::Relaxed);
         match result {
             Ok(keys) => {
                 cache.keys = Arc::new(keys);
@@ -173,6 +174,20 @@ impl Jwks {
             }
         }
     }
+}
+
+/// JWKS fetches in this process: `[succeeded, failed]`.
+static FETCHES: [std::sync::atomic::AtomicU64; 2] = [
+    std::sync::atomic::AtomicU64::new(0),
+    std::sync::atomic::AtomicU64::new(0),
+];
+
+/// JWKS fetches made by this process so far: (succeeded, failed).
+pub fn fetch_counts() -> (u64, u64) {
+    (
+        FETCHES[0].load(Ordering::Relaxed),
+        FETCHES[1].load(Ordering::Relaxed),
+    )
 }
 
 fn find(set: &JwkSet, kid: Option<&str>) -> Option<Jwk> {

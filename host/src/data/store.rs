@@ -145,6 +145,14 @@ impl Db {
         r.map_err(|e| DbError::Migrate(e.to_string()))
     }
 
+    /// Connections open in the pool, and how many of them are idle.
+    pub fn pool_stats(&self) -> (u32, usize) {
+        match self {
+            Db::Sqlite(p) => (p.size(), p.num_idle()),
+            Db::Postgres(p) => (p.size(), p.num_idle()),
+        }
+    }
+
     /// `sqlite` or `postgres`.
     pub fn engine(&self) -> &'static str {
         match self {

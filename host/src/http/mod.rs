@@ -1,6 +1,7 @@
 //! HTTP: the router, shared state, request limits and tracing, and the error responses
 //! that must be exact (the `401` challenge).
 
+pub mod metrics;
 pub mod penalty;
 mod router;
 mod serve;

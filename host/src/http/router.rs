@@ -102,16 +102,20 @@ async fn admit(State(state): State<AppState>, request: Request, next: Next) -> R
 /// Longest a request from a token in the penalty box is held before its `429`.
 const TARPIT: Duration = Duration::from_millis(500);
 
-/// `GET /ready`: readiness (unauthenticated). `200` when the database answers and at least
-/// one plugin is loaded; `503` naming what is not ready otherwise.
+/// `GET /ready`: readiness (unauthenticated). `200` when the database answers, the plugin
+/// directory can be read and at least one plugin is loaded; `503` naming what is not ready
+/// otherwise. Plugins whose files are refused are listed with the reason either way.
 async fn ready(State(state): State<AppState>) -> Response {
     let db = state.db.ping(Duration::from_secs(2)).await;
     let tools = state.plugins.registry().snapshot().len();
-    let ok = db.is_ok() && tools > 0;
+    let dir = std::fs::read_dir(&state.config.plugin_dir).map(|_| ());
+    let ok = db.is_ok() && tools > 0 && dir.is_ok();
     let body = json!({
         "status": if ok { "ready" } else { "not ready" },
         "database": match &db { Ok(()) => "ok".to_string(), Err(e) => { tracing::warn!(error = %e, "readiness: database"); "unreachable".to_string() } },
+        "pluginDirectory": match &dir { Ok(()) => "ok".to_string(), Err(e) => format!("unreadable: {e}") },
         "tools": tools,
+        "refused": state.plugins.registry().refusals(),
     });
     let status = if ok {
         StatusCode::OK

@@ -177,6 +177,21 @@ impl Dispatcher {
             Err(CallError::Tool(e)) => e.code(),
         };
         self.audit(caller, id, Some(&name), &arguments, code, &report);
+        let secs = |d: std::time::Duration| d.as_secs_f64();
+        self.plugins.metrics().call(
+            if report.digest.is_some() {
+                &name
+            } else {
+                "(unknown)"
+            },
+            code,
+            [
+                ("total", secs(report.duration)),
+                ("instantiate", secs(report.instantiate)),
+                ("guest", secs(report.run.saturating_sub(report.db_time))),
+                ("database", secs(report.db_time)),
+            ],
+        );
         match outcome {
             Ok((result, text)) => Ok(json!({
                 "content": [{"type": "text", "text": text}],

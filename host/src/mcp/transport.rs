@@ -45,6 +45,10 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
         Err(e) => {
             tracing::info!(reason = ?e.to_string(), "unauthenticated /mcp request");
+            crate::telemetry::Metrics::count(
+                &state.plugins.metrics().token_failures,
+                failure_reason(&e),
+            );
             // Presented again, this token waits in the admission layer before its 401.
             if let Some(k) = penalty_key {
                 state.penalty.mark_refused(k);
@@ -267,6 +271,34 @@ async fn modern_post(
             too_many_requests(reply, retry)
         }
         Err(e) => json(status_of(e.code), failure(id, &e)),
+    }
+}
+
+/// The reason label of a refused credential (a small fixed set, never token text).
+fn failure_reason(e: &AuthError) -> &'static str {
+    match e {
+        AuthError::Missing => "missing",
+        AuthError::Malformed => "malformed",
+        AuthError::UnknownAgent => "unknown_agent",
+        AuthError::Unavailable(_) => "unavailable",
+        AuthError::InvalidToken(m) => {
+            let m = m.to_ascii_lowercase();
+            if m.contains("expired") {
+                "expired"
+            } else if m.contains("signature") {
+                "bad_signature"
+            } else if m.contains("audience") {
+                "audience"
+            } else if m.contains("issuer") {
+                "issuer"
+            } else if m.contains("key") || m.contains("kid") {
+                "unknown_key"
+            } else if m.contains("email") {
+                "email"
+            } else {
+                "invalid"
+            }
+        }
     }
 }
 

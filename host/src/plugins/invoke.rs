@@ -82,20 +82,27 @@ impl Runner {
         self.run_measured(pre, manifest, call, op).await.0
     }
 
-    /// As [`Runner::run`], with what the call used of the `data` capability.
+    /// As [`Runner::run`], with what the call used of the `data` capability and how long
+    /// instantiation and the guest's run took.
     pub async fn run_measured(
         &self,
         pre: &ReportingToolPre<PluginState>,
         manifest: &Arc<Manifest>,
         call: Option<CallContext>,
         op: Op,
-    ) -> (Result<Answer, Failure>, DataUsage) {
+    ) -> (Result<Answer, Failure>, DataUsage, Timing) {
         let limits = manifest.limits;
         let timeout = Duration::from_millis(limits.timeout_ms);
         let wait = self.permit_wait.min(timeout);
         let _permit = match tokio::time::timeout(wait, self.permits.acquire()).await {
             Ok(p) => p.expect("the permit semaphore is never closed"),
-            Err(_) => return (Err(Failure::Busy(MAX_INSTANCES)), DataUsage::default()),
+            Err(_) => {
+                return (
+                    Err(Failure::Busy(MAX_INSTANCES)),
+                    DataUsage::default(),
+                    Timing::default(),
+                )
+            }
         };
         let caller = call
             .as_ref()
@@ -141,9 +148,15 @@ impl Runner {
             ))
         });
 
+        let mut timing = Timing::default();
+        let timing_ref = &mut timing;
         let work = async {
+            let started = Instant::now();
             let instance = pre.instantiate_async(&mut store).await?;
+            timing_ref.instantiate = started.elapsed();
+            let started = Instant::now();
             let tool = instance.loan_reporting_tool();
+            let _ran = RunClock(started, &mut timing_ref.run);
             match op {
                 Op::Describe => tool.call_describe(&mut store).await.map(Answer::Described),
                 Op::Call(args) => tool.call_call(&mut store, &args).await.map(Answer::Called),
@@ -171,7 +184,25 @@ impl Runner {
                 }
             }
         };
-        (result, usage)
+        (result, usage, timing)
+    }
+}
+
+/// How long a call spent being instantiated, and running (guest code and host imports).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// Creating the instance in its fresh store.
+    pub instantiate: Duration,
+    /// The export's run, host imports included.
+    pub run: Duration,
+}
+
+/// Writes the time since its start into the slot when dropped (also when a call is cut off).
+struct RunClock<'a>(Instant, &'a mut Duration);
+
+impl Drop for RunClock<'_> {
+    fn drop(&mut self) {
+        *self.1 = self.0.elapsed();
     }
 }
 

@@ -119,6 +119,10 @@ pub struct CallReport {
     pub db_time: std::time::Duration,
     /// Bytes of the result (0 when there was none).
     pub result_bytes: u64,
+    /// Creating the plugin's instance.
+    pub instantiate: std::time::Duration,
+    /// The plugin's run, host imports (database time) included.
+    pub run: std::time::Duration,
     /// Wall time of the whole call.
     pub duration: std::time::Duration,
 }
@@ -144,6 +148,8 @@ pub struct HostOptions {
     pub callers: CallerLimits,
     /// Plugin log lines per second, host-wide.
     pub log_lines_per_second: u32,
+    /// Where the host counts what it does.
+    pub metrics: Arc<crate::telemetry::Metrics>,
 }
 
 impl HostOptions {
@@ -159,6 +165,7 @@ impl HostOptions {
             permit_wait: std::time::Duration::from_secs(5),
             callers: CallerLimits::default(),
             log_lines_per_second: 200,
+            metrics: Arc::default(),
         }
     }
 }
@@ -173,6 +180,7 @@ pub struct Plugins {
     policy: SignaturePolicy,
     callers: Arc<CallerBudgets>,
     next_call: AtomicU64,
+    metrics: Arc<crate::telemetry::Metrics>,
 }
 
 impl Plugins {
@@ -215,7 +223,18 @@ impl Plugins {
             policy: options.policy,
             callers: CallerBudgets::new(options.callers),
             next_call: AtomicU64::new(1),
+            metrics: options.metrics,
         }))
+    }
+
+    /// The host's metrics.
+    pub fn metrics(&self) -> &Arc<crate::telemetry::Metrics> {
+        &self.metrics
+    }
+
+    /// The database of the `data` capability, if any.
+    pub fn reports_db(&self) -> Option<&crate::data::Db> {
+        self.runner.db.as_ref()
     }
 
     /// Bytes of linear memory held by live plugin calls.
@@ -287,7 +306,7 @@ impl Plugins {
         };
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
         report.call_id = call_id;
-        let (outcome, usage) = self
+        let (outcome, usage, timing) = self
             .call_plugin(
                 &plugin,
                 caller,
@@ -305,6 +324,8 @@ impl Plugins {
         report.queries = usage.queries;
         report.rows = usage.rows;
         report.db_time = usage.db_time;
+        report.instantiate = timing.instantiate;
+        report.run = timing.run;
         report.duration = started.elapsed();
         let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
         tracing::info!(
@@ -326,12 +347,24 @@ impl Plugins {
         arguments: &Value,
         call_id: u64,
         statements: Arc<Semaphore>,
-    ) -> (Result<(Value, String), ToolCallError>, state::DataUsage) {
+    ) -> (
+        Result<(Value, String), ToolCallError>,
+        state::DataUsage,
+        invoke::Timing,
+    ) {
         let mut usage = state::DataUsage::default();
+        let mut timing = invoke::Timing::default();
         let outcome = self
-            .call_plugin_inner(plugin, caller, arguments, call_id, statements, &mut usage)
+            .call_plugin_inner(
+                plugin,
+                caller,
+                arguments,
+                call_id,
+                statements,
+                (&mut usage, &mut timing),
+            )
             .await;
-        (outcome, usage)
+        (outcome, usage, timing)
     }
 
     async fn call_plugin_inner(
@@ -341,7 +374,7 @@ impl Plugins {
         arguments: &Value,
         call_id: u64,
         statements: Arc<Semaphore>,
-        usage: &mut state::DataUsage,
+        (usage, ran): (&mut state::DataUsage, &mut invoke::Timing),
     ) -> Result<(Value, String), ToolCallError> {
         let manifest = &plugin.manifest;
         if !caller.has_any(&manifest.roles) {
@@ -366,11 +399,12 @@ impl Plugins {
             call_id,
             statements,
         };
-        let (answer, used) = self
+        let (answer, used, timing) = self
             .runner
             .run_measured(&plugin.pre, manifest, Some(call), Op::Call(arguments))
             .await;
         *usage = used;
+        *ran = timing;
         let text = match answer {
             Ok(Answer::Called(Ok(text))) => text,
             Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, Mutex};
 
 use super::loader::PluginFiles;
 use super::Plugins;
+use crate::telemetry::Metrics;
 
 /// How long file events are collected before a rescan (writes come in bursts).
 const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -91,6 +92,7 @@ impl Reloader {
         let loaded: Vec<String> = registry.snapshot().keys().cloned().collect();
         for name in loaded.iter().filter(|n| !complete.contains(*n)) {
             if registry.remove(name).is_some() {
+                Metrics::count(&self.plugins.metrics().plugin_events, "removed");
                 tracing::info!(plugin = %name, "plugin removed");
                 report.removed.push(name.clone());
             }
@@ -113,6 +115,7 @@ impl Reloader {
                 let reason = format!("{} is missing", missing.display());
                 tracing::warn!(plugin = %name, "{reason}; plugin not loaded");
                 registry.set_refusal(name, Some(reason.clone()));
+                Metrics::count(&self.plugins.metrics().plugin_events, "refused");
                 report.failed.push((name.clone(), reason));
                 seen.insert(name.clone(), st);
             }
@@ -132,6 +135,8 @@ impl Reloader {
                     let signed = plugin.signed;
                     let replaced = registry.insert(Arc::new(plugin)).is_some();
                     registry.set_refusal(name, None);
+                    let event = if replaced { "replaced" } else { "loaded" };
+                    Metrics::count(&self.plugins.metrics().plugin_events, event);
                     tracing::info!(plugin = %name, %digest, signed, replaced, "plugin loaded");
                     report.loaded.push(name.clone());
                 }
@@ -139,6 +144,7 @@ impl Reloader {
                     let keeps = registry.get(name).is_some();
                     tracing::error!(plugin = %name, error = %e, previous_version_serving = keeps, "plugin refused");
                     registry.set_refusal(name, Some(e.to_string()));
+                    Metrics::count(&self.plugins.metrics().plugin_events, "refused");
                     report.failed.push((name.clone(), e.to_string()));
                 }
             }

@@ -1,0 +1,215 @@
+//! Operational metrics in the Prometheus text format: calls by tool and outcome, call latency
+//! by stage, instance-pool and database-pool use, token validation failures by reason, JWKS
+//! refreshes, plugin loads. One registry per server (so servers in one process, as in tests,
+//! do not mix their numbers), rendered by the separate metrics listener
+//! (`LOANHOST_METRICS_LISTEN`). Imports nothing of ours.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+/// `tool` and `outcome` of a call.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CallLabels {
+    /// The tool asked for.
+    pub tool: String,
+    /// `ok`, an error code, or why it was refused.
+    pub outcome: String,
+}
+
+/// One label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct Label {
+    /// Its value.
+    pub kind: String,
+}
+
+fn latency() -> Histogram {
+    // 50 µs .. ~26 s
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 20))
+}
+
+/// The server's metrics.
+pub struct Metrics {
+    registry: Registry,
+    /// Tool calls, refused ones included.
+    pub calls: Family<CallLabels, Counter>,
+    /// Seconds per call, by stage (`kind`): `total`, `instantiate`, `guest`, `database`.
+    pub call_seconds: Family<Label, Histogram, fn() -> Histogram>,
+    /// Requests refused for their credentials, by reason.
+    pub token_failures: Family<Label, Counter>,
+    /// JWKS fetches, by result (`ok`, `failed`).
+    pub jwks_refreshes: Family<Label, Counter>,
+    /// Plugin directory events: `loaded`, `replaced`, `removed`, `refused`.
+    pub plugin_events: Family<Label, Counter>,
+    /// Tools being served.
+    pub plugins_loaded: Gauge,
+    /// Instance slots in use, and all of them.
+    pub instance_slots_in_use: Gauge,
+    /// All instance slots.
+    pub instance_slots: Gauge,
+    /// Linear memory held by live plugin calls.
+    pub plugin_memory_bytes: Gauge,
+    /// Database connections, by `kind`: `identity_open`, `identity_idle`, `reports_open`,
+    /// `reports_idle`.
+    pub db_connections: Family<Label, Gauge>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("loanhost");
+        let calls = Family::<CallLabels, Counter>::default();
+        let call_seconds =
+            Family::<Label, Histogram, fn() -> Histogram>::new_with_constructor(latency);
+        let token_failures = Family::<Label, Counter>::default();
+        let jwks_refreshes = Family::<Label, Counter>::default();
+        let plugin_events = Family::<Label, Counter>::default();
+        let db_connections = Family::<Label, Gauge>::default();
+        let (plugins_loaded, instance_slots_in_use, instance_slots, plugin_memory_bytes) = (
+            Gauge::default(),
+            Gauge::default(),
+            Gauge::default(),
+            Gauge::default(),
+        );
+        registry.register(
+            "tool_calls",
+            "Tool calls by tool and outcome",
+            calls.clone(),
+        );
+        registry.register(
+            "tool_call_seconds",
+            "Seconds per tool call, by stage (total, instantiate, guest, database)",
+            call_seconds.clone(),
+        );
+        registry.register(
+            "token_failures",
+            "Requests refused for their credentials, by reason",
+            token_failures.clone(),
+        );
+        registry.register(
+            "jwks_refreshes",
+            "JWKS fetches by result",
+            jwks_refreshes.clone(),
+        );
+        registry.register(
+            "plugin_events",
+            "Plugin directory events (loaded, replaced, removed, refused)",
+            plugin_events.clone(),
+        );
+        registry.register(
+            "plugins_loaded",
+            "Tools being served",
+            plugins_loaded.clone(),
+        );
+        registry.register(
+            "instance_slots_in_use",
+            "Plugin instance slots in use",
+            instance_slots_in_use.clone(),
+        );
+        registry.register(
+            "instance_slots",
+            "Plugin instance slots",
+            instance_slots.clone(),
+        );
+        registry.register(
+            "plugin_memory_bytes",
+            "Linear memory held by live plugin calls",
+            plugin_memory_bytes.clone(),
+        );
+        registry.register(
+            "db_connections",
+            "Database connections by pool and state",
+            db_connections.clone(),
+        );
+        Metrics {
+            registry,
+            calls,
+            call_seconds,
+            token_failures,
+            jwks_refreshes,
+            plugin_events,
+            plugins_loaded,
+            instance_slots_in_use,
+            instance_slots,
+            plugin_memory_bytes,
+            db_connections,
+        }
+    }
+}
+
+impl Metrics {
+    /// Counts `kind` in a labelled counter family.
+    pub fn count(family: &Family<Label, Counter>, kind: &str) {
+        family
+            .get_or_create(&Label {
+                kind: kind.to_string(),
+            })
+            .inc();
+    }
+
+    /// Records one call: its outcome and the seconds of each stage.
+    pub fn call(&self, tool: &str, outcome: &str, stages: [(&str, f64); 4]) {
+        self.calls
+            .get_or_create(&CallLabels {
+                tool: tool.to_string(),
+                outcome: outcome.to_string(),
+            })
+            .inc();
+        for (stage, seconds) in stages {
+            self.call_seconds
+                .get_or_create(&Label {
+                    kind: stage.to_string(),
+                })
+                .observe(seconds);
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_the_text_format_with_labels() {
+        let m = Metrics::default();
+        m.call(
+            "report_loans",
+            "ok",
+            [
+                ("total", 0.01),
+                ("instantiate", 0.0001),
+                ("guest", 0.001),
+                ("database", 0.008),
+            ],
+        );
+        Metrics::count(&m.token_failures, "expired");
+        m.instance_slots.set(64);
+        let text = m.render();
+        assert!(
+            text.contains("loanhost_tool_calls_total{tool=\"report_loans\",outcome=\"ok\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("loanhost_tool_call_seconds_count{kind=\"total\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("loanhost_token_failures_total{kind=\"expired\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("loanhost_instance_slots 64"), "{text}");
+        assert!(text.ends_with("# EOF\n"));
+    }
+}

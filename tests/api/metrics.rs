@@ -1,0 +1,166 @@
+//! Operators' view: `/metrics` on its own address moves with calls, failures and reloads;
+//! `/ready` reports a plugin directory that cannot be read and the plugins it refused.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp};
+
+async fn scrape(app: &TestApp, port: u16) -> BTreeMap<String, f64> {
+    let text = app
+        .client
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once(' '))
+        .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+        .collect()
+}
+
+#[tokio::test]
+async fn metrics_on_their_own_address_move_with_calls_and_failures() {
+    // Arrange
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let mut options = AppOptions::default().plugin(
+        "get_loan_reporting_metadata",
+        tool_wasm("get_loan_reporting_metadata"),
+        tool_manifest("get_loan_reporting_metadata"),
+    );
+    options
+        .env
+        .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
+    let app = spawn_app_with(options).await;
+    let before = scrape(&app, port).await;
+
+    // Act: three calls, one with bad arguments, two bad tokens.
+    for _ in 0..3 {
+        app.call_ok("agent-token", "get_loan_reporting_metadata", json!({}))
+            .await;
+    }
+    app.call_err(
+        "agent-token",
+        "get_loan_reporting_metadata",
+        json!({"x": 1}),
+    )
+    .await;
+    let forged = format!("{}x", app.bearer("agent-token"));
+    for token in [forged.as_str(), "not.a.jwt"] {
+        let r = app
+            .post_mcp(
+                Some(token),
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            )
+            .await;
+        assert_eq!(r.status(), 401);
+    }
+    let after = scrape(&app, port).await;
+    let on_main = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .status();
+
+    // Assert
+    let delta =
+        |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
+    assert_eq!(
+        delta("loanhost_tool_calls_total{tool=\"get_loan_reporting_metadata\",outcome=\"ok\"}"),
+        3.0,
+        "{after:?}"
+    );
+    assert_eq!(
+        delta("loanhost_tool_calls_total{tool=\"get_loan_reporting_metadata\",outcome=\"invalid_params\"}"),
+        1.0
+    );
+    for stage in ["total", "instantiate", "guest", "database"] {
+        assert_eq!(
+            delta(&format!(
+                "loanhost_tool_call_seconds_count{{kind=\"{stage}\"}}"
+            )),
+            4.0,
+            "{stage}"
+        );
+    }
+    let failures: f64 = after
+        .iter()
+        .filter(|(k, _)| k.starts_with("loanhost_token_failures_total"))
+        .map(|(_, v)| v)
+        .sum();
+    assert_eq!(failures, 2.0, "{after:?}");
+    assert_eq!(after["loanhost_plugin_events_total{kind=\"loaded\"}"], 1.0);
+    assert_eq!(after["loanhost_plugins_loaded"], 1.0);
+    assert_eq!(after["loanhost_instance_slots"], 64.0);
+    assert_eq!(after["loanhost_instance_slots_in_use"], 0.0);
+    assert!(after["loanhost_db_connections{kind=\"identity_open\"}"] >= 1.0);
+    assert_eq!(on_main, 404, "metrics are not on the public address");
+}
+
+#[tokio::test]
+async fn readiness_reports_an_unreadable_plugin_directory_and_refused_plugins() {
+    // Arrange
+    let app = spawn_app_with(AppOptions::default().plugin(
+        "get_loan_reporting_metadata",
+        tool_wasm("get_loan_reporting_metadata"),
+        tool_manifest("get_loan_reporting_metadata"),
+    ))
+    .await;
+    let ready = |app: &TestApp| {
+        let (client, url) = (app.client.clone(), format!("{}/ready", app.base));
+        async move {
+            let r = client.get(url).send().await.unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+
+    // Act
+    let fine = ready(&app).await;
+    app.deploy_file("broken.wasm", b"\0asm\x01\0\0\0");
+    app.deploy_file(
+        "broken.toml",
+        tool_manifest("get_loan_reporting_metadata")
+            .replace("get_loan_reporting_metadata", "broken")
+            .as_bytes(),
+    );
+    app.eventually("the reloader refuses broken", || async {
+        app.plugins.registry().refusal("broken").is_some()
+    })
+    .await;
+    let refused = ready(&app).await;
+    let moved = app.plugin_dir.with_extension("moved");
+    std::fs::rename(&app.plugin_dir, &moved).unwrap();
+    let gone = ready(&app).await;
+    std::fs::rename(&moved, &app.plugin_dir).unwrap();
+
+    // Assert
+    assert_eq!(
+        (fine.0, fine.1["pluginDirectory"].clone()),
+        (200, json!("ok"))
+    );
+    assert_eq!(
+        refused.0, 200,
+        "a refused plugin does not make the server unready"
+    );
+    assert!(refused.1["refused"]["broken"].as_str().unwrap().ends_with("broken.wasm: a core WebAssembly module, not a component (build with wasm-component-ld; see README)"), "{}", refused.1);
+    assert_eq!(gone.0, 503);
+    assert_eq!(gone.1["status"], "not ready");
+    assert!(
+        gone.1["pluginDirectory"]
+            .as_str()
+            .unwrap()
+            .starts_with("unreadable: "),
+        "{}",
+        gone.1
+    );
+}
