@@ -18,6 +18,12 @@ build_std=()
 
 (
     cd "$root/plugins"
+    # A crate just added under tools/ (e.g. by `loanhost plugin new`) is not in the lock file
+    # yet: record the new workspace member (no dependency moves) before the --locked build.
+    if ! "$PLUGIN_CARGO" metadata --locked --format-version 1 >/dev/null 2>&1; then
+        echo "build-plugins: recording new workspace members in plugins/Cargo.lock" >&2
+        "$PLUGIN_CARGO" update --workspace --offline >&2
+    fi
     RUSTC="$PLUGIN_RUSTC" RUSTC_BOOTSTRAP=1 RUSTFLAGS="$PLUGIN_RUSTFLAGS" CARGO_TARGET_DIR="$target" \
         "$PLUGIN_CARGO" build --locked --release --target wasm32-unknown-unknown "${build_std[@]}" --workspace >&2
 )

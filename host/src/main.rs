@@ -69,6 +69,144 @@ enum PluginCommand {
         /// Its manifest (`<tool>.toml`).
         manifest: PathBuf,
     },
+    /// Scaffold a plugin crate and its manifest that build and pass `plugin check` at once.
+    New {
+        /// The tool name (`snake_case`; also the crate name and the manifest's stem).
+        name: String,
+        /// Where to create `<name>/` (default: `plugins/tools` when it exists here, else `.`).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The guest SDK crate to build against (default: this checkout's `plugins/sdk`).
+        #[arg(long)]
+        sdk: Option<PathBuf>,
+    },
+    /// Run one call of a plugin against a folder of JSON Lines fixtures (the import files), as
+    /// the agent with the given email, with the server's scope and limits; print the result.
+    Run {
+        /// The component.
+        wasm: PathBuf,
+        /// Its manifest.
+        manifest: PathBuf,
+        /// The caller: an email of the fixtures' `agents.jsonl`.
+        #[arg(long = "as")]
+        email: String,
+        /// The fixture folder.
+        #[arg(long)]
+        data: PathBuf,
+        /// The tool's arguments, a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// "Today" for the call (default: the real date).
+        #[arg(long)]
+        today: Option<String>,
+    },
+    /// Write a signing key pair (`loanhost.pub`, `loanhost.key`) in minisign's format.
+    Keygen {
+        /// The folder to write them in.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+    /// Sign files (a plugin's `.wasm` and `.toml`) into `<file>.minisig`.
+    Sign {
+        /// The secret key (`loanhost.key`).
+        #[arg(long)]
+        key: PathBuf,
+        /// The files to sign.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// The plugin tooling that needs no server configuration.
+async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>> {
+    use loanhost::plugins::scaffold::Scaffold;
+    match command {
+        PluginCommand::Check { .. } => Ok(None),
+        PluginCommand::New { name, dir, sdk } => {
+            let dir = dir.clone().unwrap_or_else(|| {
+                let tools = PathBuf::from("plugins/tools");
+                if tools.is_dir() {
+                    tools
+                } else {
+                    PathBuf::from(".")
+                }
+            });
+            let sdk = sdk.clone().unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk")
+            });
+            let (krate, in_workspace) = Scaffold {
+                name,
+                dir: &dir,
+                sdk: &sdk,
+            }
+            .write()
+            .map_err(|e| anyhow::anyhow!(e))?;
+            if in_workspace {
+                // The guest workspace builds with --locked: record the new member now.
+                let workspace = dir.parent().unwrap_or(&dir);
+                let status = std::process::Command::new("cargo")
+                    .args(["update", "--workspace", "--offline", "--quiet"])
+                    .current_dir(workspace)
+                    .status();
+                if !status.is_ok_and(|s| s.success()) {
+                    eprintln!(
+                        "note: could not update {}/Cargo.lock; `make plugins` does it",
+                        workspace.display()
+                    );
+                }
+            }
+            println!("created {}", krate.display());
+            println!("  {}/src/lib.rs       the tool", krate.display());
+            println!("  {}/{name}.toml   its manifest", krate.display());
+            Ok(Some(ExitCode::SUCCESS))
+        }
+        PluginCommand::Run {
+            wasm,
+            manifest,
+            email,
+            data,
+            args,
+            today,
+        } => {
+            let arguments: serde_json::Value =
+                serde_json::from_str(args).map_err(|e| anyhow::anyhow!("--args: not JSON: {e}"))?;
+            let today = today
+                .as_deref()
+                .map(|d| {
+                    loanhost::config::parse_date(d).ok_or_else(|| {
+                        anyhow::anyhow!("--today: `{d}` is not a date like 2026-01-31")
+                    })
+                })
+                .transpose()?;
+            match loanhost::plugins::local::run_once(wasm, manifest, email, data, &arguments, today)
+                .await?
+            {
+                Ok(v) => {
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                    Ok(Some(ExitCode::SUCCESS))
+                }
+                Err(text) => {
+                    eprintln!("{text}");
+                    Ok(Some(ExitCode::FAILURE))
+                }
+            }
+        }
+        PluginCommand::Keygen { out } => {
+            let public =
+                loanhost::plugins::signing_tool::keygen(out).map_err(|e| anyhow::anyhow!(e))?;
+            println!("{public}");
+            eprintln!("wrote {0}/loanhost.pub and {0}/loanhost.key (keep the key secret); trust it with LOANHOST_TRUSTED_KEYS={public}", out.display());
+            Ok(Some(ExitCode::SUCCESS))
+        }
+        PluginCommand::Sign { key, files } => {
+            for f in files {
+                let sig = loanhost::plugins::signing_tool::sign(f, key)
+                    .map_err(|e| anyhow::anyhow!(e))?;
+                println!("{}", sig.display());
+            }
+            Ok(Some(ExitCode::SUCCESS))
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -91,6 +229,11 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Plugin { command } = &cli.command {
+        if let Some(code) = plugin_tool(command).await? {
+            return Ok(code);
+        }
+    }
     let config = Config::load(cli.config.as_deref())?;
     match cli.command {
         Command::Serve => {
@@ -209,6 +352,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
         }
+        Command::Plugin { .. } => unreachable!("answered by plugin_tool before the configuration"),
     }
 }
 

@@ -24,10 +24,13 @@ mod capabilities;
 mod engine;
 mod invoke;
 mod loader;
+pub mod local;
 pub mod manifest;
 mod registry;
 mod reload;
+pub mod scaffold;
 mod signature;
+pub mod signing_tool;
 mod state;
 
 use std::path::PathBuf;

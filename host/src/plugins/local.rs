@@ -1,0 +1,62 @@
+//! The plugin loop without a server: `loanhost plugin run` loads a component and its manifest
+//! exactly as the server does, imports a folder of JSON Lines fixtures into a scratch database,
+//! resolves the caller from it by email, and makes one call with the server's scope and
+//! limits. Also what a plugin crate's tests use ([`run_once`]).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{CallError, HostOptions, PluginFiles, Plugins, SignaturePolicy};
+use crate::auth::{Identity, RoleCode};
+use crate::clock::Clock;
+use crate::data::Db;
+
+/// What one local call answered: the structured result, or the error text a client would see
+/// (`invalid_params: …`, `forbidden: …` …).
+pub type Outcome = Result<Value, String>;
+
+/// Runs one call of the plugin `wasm` + `manifest` for the agent `email` of the fixture folder
+/// `data` (the import files: `agents.jsonl`, `loans.jsonl` …), with `arguments`, on `today`
+/// (default: the real date). Errors are about the setup (a refused plugin, a bad fixture line,
+/// an unknown email); the call's own failure is the `Err` of the [`Outcome`].
+pub async fn run_once(
+    wasm: &Path,
+    manifest: &Path,
+    email: &str,
+    data: &Path,
+    arguments: &Value,
+    today: Option<time::Date>,
+) -> anyhow::Result<Outcome> {
+    let scratch = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", scratch.path().join("fixtures.db").display());
+    let db = Db::open(&url).await?;
+    crate::data::import::import_dir(&db, data, |_, _| {})
+        .await
+        .map_err(|e| anyhow::anyhow!("{}: {e}", data.display()))?;
+    let agent = db.agent_by_email(email).await?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no agent with the email {email} in {}/agents.jsonl",
+            data.display()
+        )
+    })?;
+    let caller = Identity::new(
+        agent.id.clone(),
+        agent.roles.iter().filter_map(|r| RoleCode::parse(r)),
+    );
+    let clock = today.map(Clock::fixed).unwrap_or_else(Clock::system);
+    let mut options = HostOptions::new(SignaturePolicy::default(), clock);
+    options.db = Some(db);
+    let plugins = Plugins::with_options(options)?;
+    let plugin = plugins
+        .load(&PluginFiles::explicit(wasm, manifest))
+        .await
+        .map_err(|e| anyhow::anyhow!("refused: {e}"))?;
+    let name = plugin.tool.name.clone();
+    plugins.registry().insert(std::sync::Arc::new(plugin));
+    Ok(match plugins.call(&name, &caller, arguments).await {
+        Ok(v) => Ok(v),
+        Err(CallError::Tool(e)) => Err(e.to_string()),
+        Err(e) => Err(e.to_string()),
+    })
+}

@@ -1,0 +1,183 @@
+//! `loanhost plugin new`: a plugin crate and its manifest that build and pass `plugin check`
+//! at once, either in the project's `plugins/tools/` (a member of the guest workspace, whose
+//! lock file is brought up to date) or anywhere else (a crate of its own that finds the guest
+//! SDK and the WIT by path).
+
+use std::path::{Path, PathBuf};
+
+/// Where a new plugin goes and what it builds against.
+pub struct Scaffold<'a> {
+    /// The tool name (= crate name = manifest stem), `snake_case`.
+    pub name: &'a str,
+    /// The folder to create `<name>/` in.
+    pub dir: &'a Path,
+    /// The guest SDK crate (`plugins/sdk` of a loanhost checkout).
+    pub sdk: &'a Path,
+}
+
+/// Whether `name` is a valid tool name: `[a-z][a-z0-9_]*`, at most 64 characters.
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.len() <= 64
+}
+
+impl Scaffold<'_> {
+    /// Writes `<dir>/<name>/` (Cargo.toml, src/lib.rs, `<name>.toml`); refuses to overwrite.
+    /// Returns the crate folder and whether it joined the project's guest workspace.
+    pub fn write(&self) -> Result<(PathBuf, bool), String> {
+        let name = self.name;
+        if !valid_name(name) {
+            return Err(format!(
+                "`{name}` is not a tool name: lower-case letters, digits and `_`, starting with a letter, at most 64"
+            ));
+        }
+        let krate = self.dir.join(name);
+        if krate.exists() {
+            return Err(format!("{} already exists", krate.display()));
+        }
+        let in_workspace = self.in_guest_workspace();
+        let cargo = if in_workspace {
+            format!(
+                "[package]\nname = \"{name}\"\ndescription = \"TODO: what {name} answers\"\nversion.workspace = true\nedition.workspace = true\nlicense.workspace = true\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nloanhost-guest.workspace = true\nserde.workspace = true\nserde_json.workspace = true\n"
+            )
+        } else {
+            let sdk = self
+                .sdk
+                .canonicalize()
+                .map_err(|e| format!("the guest SDK at {}: {e}", self.sdk.display()))?;
+            format!(
+                "[package]\nname = \"{name}\"\ndescription = \"TODO: what {name} answers\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nloanhost-guest = {{ path = \"{}\" }}\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\nserde_json = {{ version = \"1.0\", features = [\"arbitrary_precision\"] }}\n\n# A crate of its own, not a member of any enclosing workspace.\n[workspace]\n\n[profile.release]\nopt-level = \"s\"\nlto = true\ncodegen-units = 1\npanic = \"abort\"\nstrip = true\n",
+                sdk.display()
+            )
+        };
+        let src = krate.join("src");
+        std::fs::create_dir_all(&src).map_err(|e| format!("{}: {e}", src.display()))?;
+        let write = |path: PathBuf, text: String| {
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        write(krate.join("Cargo.toml"), cargo)?;
+        write(src.join("lib.rs"), lib_rs(name))?;
+        write(krate.join(format!("{name}.toml")), manifest(name))?;
+        Ok((krate, in_workspace))
+    }
+
+    /// `dir` is the `tools/` folder of a guest workspace (`members` has `"tools/*"`).
+    fn in_guest_workspace(&self) -> bool {
+        self.dir.file_name().and_then(|n| n.to_str()) == Some("tools")
+            && self
+                .dir
+                .parent()
+                .map(|p| p.join("Cargo.toml"))
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .is_some_and(|t| t.contains("[workspace]") && t.contains("\"tools/*\""))
+    }
+}
+
+fn lib_rs(name: &str) -> String {
+    let title = name.replace('_', " ");
+    format!(
+        r#"//! `{name}`: TODO say what it answers. Counts the caller's loans by current status (only
+//! loans the caller's role may see; the host applies the scope).
+
+use loanhost_guest::data::{{self, Aggregate, Key, Query, Value as Cell}};
+use loanhost_guest::{{parse_arguments, Description, Tool, ToolError}};
+use serde::Deserialize;
+use serde_json::{{json, Value}};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Args {{
+    /// Only these statuses (all when absent or empty).
+    #[serde(default)]
+    statuses: Vec<String>,
+}}
+
+struct Report;
+
+impl Tool for Report {{
+    fn describe() -> Description {{
+        Description::new(
+            "{name}",
+            "{title}",
+            "Counts the caller's loans by current status. TODO: say when a model should use it.",
+        )
+        .input_schema(json!({{
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {{
+                "statuses": {{"type": "array", "items": {{"type": "string", "enum": &loanhost_guest::vocab::LOAN_STATUSES[..]}}}}
+            }}
+        }}))
+        .output_schema(json!({{
+            "type": "object",
+            "required": ["buckets"],
+            "properties": {{"buckets": {{"type": "array", "items": {{"type": "object", "properties": {{
+                "status": {{"type": "string"}}, "count": {{"type": "integer"}}}}}}}}}}
+        }}))
+    }}
+
+    fn call(arguments: Value) -> Result<Value, ToolError> {{
+        let args: Args = parse_arguments(arguments)?;
+        let filter = (!args.statuses.is_empty()).then(|| json!({{"statuses": args.statuses}}).to_string());
+        let rows = data::run(&Query {{
+            dataset: "loans".into(),
+            filter,
+            predicates: vec![],
+            group_by: vec![Key::Field("status".into())],
+            distinct_on: None,
+            aggregates: vec![Aggregate::Count],
+            order_by: vec![],
+            limit: None,
+        }})?;
+        let buckets: Vec<Value> = rows
+            .rows
+            .iter()
+            .map(|r| {{
+                let status = match &r[0] {{
+                    Cell::Text(s) => s.clone(),
+                    _ => "Unknown".into(),
+                }};
+                let count = match &r[1] {{
+                    Cell::Integer(n) => *n,
+                    _ => 0,
+                }};
+                json!({{"status": status, "count": count}})
+            }})
+            .collect();
+        Ok(json!({{ "buckets": buckets }}))
+    }}
+}}
+
+loanhost_guest::export_tool!(Report);
+"#
+    )
+}
+
+fn manifest(name: &str) -> String {
+    format!(
+        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = 32\ntimeout_ms = 5000\nmax_output_bytes = 262144\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_overwrites_are_checked() {
+        assert!(valid_name("my_report2"));
+        assert!(!valid_name("My-report") && !valid_name("2x") && !valid_name(""));
+        let dir = tempfile::tempdir().unwrap();
+        let s = Scaffold {
+            name: "my_report",
+            dir: dir.path(),
+            sdk: dir.path(),
+        };
+        let (krate, in_ws) = s.write().unwrap();
+        assert!(!in_ws);
+        assert!(krate.join("my_report.toml").exists() && krate.join("src/lib.rs").exists());
+        assert!(s.write().unwrap_err().ends_with("already exists"));
+    }
+}

@@ -1,0 +1,79 @@
+//! Keys and signatures for plugin teams (`loanhost plugin keygen`, `loanhost plugin sign`),
+//! in minisign's own formats, so `minisign` itself can verify or make them too.
+
+use std::path::{Path, PathBuf};
+
+use minisign::{KeyPair, SecretKeyBox};
+
+/// Writes a new key pair as `<dir>/loanhost.pub` and `<dir>/loanhost.key` (0600, no password;
+/// keep it out of the repository). Returns the public key as the one line that
+/// `LOANHOST_TRUSTED_KEYS` takes.
+pub fn keygen(dir: &Path) -> Result<String, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (public, secret) = (dir.join("loanhost.pub"), dir.join("loanhost.key"));
+    for p in [&public, &secret] {
+        if p.exists() {
+            return Err(format!("{} already exists", p.display()));
+        }
+    }
+    // An empty password: the checksummed, unencrypted form `minisign -W` also writes.
+    let kp = KeyPair::generate_encrypted_keypair(Some(String::new())).map_err(|e| e.to_string())?;
+    let pk_box = kp.pk.to_box().map_err(|e| e.to_string())?;
+    let sk_box = kp.sk.to_box(None).map_err(|e| e.to_string())?;
+    std::fs::write(&public, pk_box.into_string())
+        .map_err(|e| format!("{}: {e}", public.display()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    use std::io::Write as _;
+    options
+        .open(&secret)
+        .and_then(|mut f| f.write_all(sk_box.into_string().as_bytes()))
+        .map_err(|e| format!("{}: {e}", secret.display()))?;
+    Ok(kp.pk.to_base64())
+}
+
+/// Signs `file` with the secret key at `key` into `<file>.minisig`; returns that path.
+pub fn sign(file: &Path, key: &Path) -> Result<PathBuf, String> {
+    let text = std::fs::read_to_string(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    let sk = SecretKeyBox::from_string(&text)
+        .and_then(|b| b.into_secret_key(Some(String::new())))
+        .map_err(|e| {
+            format!(
+                "{}: not an unencrypted minisign secret key: {e}",
+                key.display()
+            )
+        })?;
+    let data = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("plugin");
+    let signature = minisign::sign(None, &sk, data, Some(&format!("file:{name}")), None)
+        .map_err(|e| e.to_string())?;
+    let out = PathBuf::from(format!("{}.minisig", file.display()));
+    std::fs::write(&out, signature.into_string()).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_signed_file_verifies_under_the_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let public = super::keygen(dir.path()).unwrap();
+        let file = dir.path().join("x.wasm");
+        std::fs::write(&file, b"bytes").unwrap();
+        let sig = super::sign(&file, &dir.path().join("loanhost.key")).unwrap();
+        let policy = super::super::SignaturePolicy::new(true, &[public]).unwrap();
+        let text = std::fs::read_to_string(sig).unwrap();
+        assert_eq!(
+            policy.check(b"bytes", "x.wasm.minisig", Some(&text)),
+            Ok(true)
+        );
+        assert!(super::keygen(dir.path())
+            .unwrap_err()
+            .ends_with("already exists"));
+    }
+}

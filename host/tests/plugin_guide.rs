@@ -1,0 +1,195 @@
+//! `docs/plugins.md` run as written: its `<!-- guide: build -->` shell blocks in a scratch
+//! directory (scaffold outside the project, build, check, run on fixtures, keygen, sign), then
+//! a real `loanhost serve` that trusts the new key and requires signatures, its
+//! `<!-- guide: deploy -->` blocks into that server's plugin directory, and a call over MCP.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The guide's shell blocks tagged `<!-- guide: {tag} -->`, in order.
+fn blocks(tag: &str) -> String {
+    let text = std::fs::read_to_string(root().join("docs/plugins.md")).unwrap();
+    let marker = format!("<!-- guide: {tag} -->");
+    let mut out = String::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == marker {
+            assert_eq!(
+                lines.next().map(str::trim),
+                Some("```sh"),
+                "a ```sh block follows {marker}"
+            );
+            for l in lines.by_ref() {
+                if l.trim() == "```" {
+                    break;
+                }
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no `{tag}` blocks in docs/plugins.md");
+    out
+}
+
+/// Runs `script` with bash (`set -euo pipefail`), the `loanhost` binary first on PATH.
+fn bash(script: &str, env: &[(&str, &Path)]) -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_loanhost")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(format!("set -euo pipefail\n{script}"))
+        .env("PATH", path)
+        .env("SRC", root())
+        .env("RUST_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "the guide's commands failed:\n{script}\n--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() {
+    // Arrange + Act: the guide's build steps, in a plugin team's own directory.
+    let work = tempfile::tempdir().unwrap();
+    let printed = bash(&blocks("build"), &[("WORK", work.path())]);
+
+    // The run on fixtures printed the result; keygen printed the public key.
+    let public = std::fs::read_to_string(work.path().join("keys/loanhost.pub")).unwrap();
+    let public = public.lines().last().unwrap().trim().to_string();
+    assert!(printed.contains("\"buckets\""), "{printed}");
+    assert!(printed.contains(&public), "{printed}");
+
+    // A server that requires signatures and trusts the new key.
+    let server = tempfile::tempdir().unwrap();
+    let plugin_dir = server.path().join("plugins");
+    std::fs::create_dir(&plugin_dir).unwrap();
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let base = format!("http://127.0.0.1:{port}");
+    let db = format!("sqlite://{}", server.path().join("db.sqlite").display());
+    let env = |cmd: &mut Command| {
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("RUST_LOG", "warn")
+            .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+            .env("LOANHOST_BASE_URL", &base)
+            .env("LOANHOST_DATABASE_URL", &db)
+            .env("LOANHOST_PLUGIN_DIR", &plugin_dir)
+            .env("LOANHOST_CACHE_DIR", server.path().join("cache"))
+            .env("LOANHOST_DEV_IDP", "true")
+            .env("LOANHOST_AUDIT_LOG", "off")
+            .env("LOANHOST_REQUIRE_SIGNED_PLUGINS", "true")
+            .env("LOANHOST_TRUSTED_KEYS", &public);
+    };
+    let loanhost = env!("CARGO_BIN_EXE_loanhost");
+    // The server's data: the same seeded demo users.
+    let mut seed = Command::new(loanhost);
+    env(&mut seed);
+    let seeded = seed
+        .args(["seed", "--loans", "200", "--import"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(seeded.success());
+    let mut serve = Command::new(loanhost);
+    env(&mut serve);
+    let mut child = serve
+        .arg("serve")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..400 {
+        // (`/ready` waits for a tool; this server has none until the deploy step.)
+        if client
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "the server did not become ready");
+
+    // Act: the guide's deploy step, then a call over MCP.
+    bash(
+        &blocks("deploy"),
+        &[("WORK", work.path()), ("LOANHOST_PLUGIN_DIR", &plugin_dir)],
+    );
+    let mut token = Command::new(loanhost);
+    env(&mut token);
+    let token = String::from_utf8(
+        token
+            .args(["token", "--email", "agent@demo.loanhost.local"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    let call = |name: &'static str| {
+        let (client, base, token) = (client.clone(), base.clone(), token.clone());
+        async move {
+            client
+                .post(format!("{base}/mcp"))
+                .bearer_auth(token)
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": {"statuses": ["Loan Open"]}}}))
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let mut reply = Value::Null;
+    for _ in 0..100 {
+        reply = call("my_report").await;
+        if reply.get("result").is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // Assert
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    let buckets = reply["result"]["structuredContent"]["buckets"]
+        .as_array()
+        .unwrap();
+    assert!(
+        buckets.iter().all(|b| b["status"] == "Loan Open"),
+        "{reply}"
+    );
+}
