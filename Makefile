@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR ?= $(CACHE)/target
 export PLUGIN_TARGET_DIR ?= $(CACHE)/plugins-target
 LOANHOST := $(CARGO_TARGET_DIR)/release/loanhost
 
-.PHONY: all deps plugins build run test lint unit e2e bench attack fuzz mutations clean-dist
+.PHONY: all deps plugins build run test lint unit e2e bench attack fuzz mutations watch clean-dist
 
 all: build
 
@@ -53,6 +53,11 @@ bench: plugins
 attack: plugins
 	ATTACK_SECONDS=$${ATTACK_SECONDS:-10} ATTACK_STRICT=1 ATTACK_REPORT=$(CURDIR)/docs/security.md \
 		cargo test --release -p loanhost --test attack --locked -- --nocapture
+
+## watch: rebuild plugins/tools/$(TOOL) on every save and deploy it into $(DEPLOY)
+## (default: plugins/dist, which `make run` serves), e.g. `make watch TOOL=my_report`
+watch: build
+	$(LOANHOST) plugin watch plugins/tools/$(TOOL) --deploy $${DEPLOY:-plugins/dist}
 
 ## mutations: applies each deliberate one-line bug of tests/mutations.json, runs the tests that
 ## must catch it, restores the file; fails if any bug goes unnoticed (needs a clean tree)

@@ -100,6 +100,19 @@ enum PluginCommand {
         #[arg(long)]
         today: Option<String>,
     },
+    /// Rebuild a plugin crate whenever its sources change and deploy it into a plugin
+    /// directory (atomically: the server's reloader never sees a half-written file). Stops
+    /// after `--rounds` rebuilds, or with Ctrl-C.
+    Watch {
+        /// The plugin crate (e.g. `plugins/tools/my_report`).
+        krate: PathBuf,
+        /// The plugin directory to deploy into (a running server's `LOANHOST_PLUGIN_DIR`).
+        #[arg(long)]
+        deploy: PathBuf,
+        /// Stop after this many builds (default: never).
+        #[arg(long)]
+        rounds: Option<u32>,
+    },
     /// Write a signing key pair (`loanhost.pub`, `loanhost.key`) in minisign's format.
     Keygen {
         /// The folder to write them in.
@@ -190,6 +203,18 @@ async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>
                     Ok(Some(ExitCode::FAILURE))
                 }
             }
+        }
+        PluginCommand::Watch {
+            krate,
+            deploy,
+            rounds,
+        } => {
+            let script =
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-plugin.sh");
+            loanhost::plugins::watch::watch(krate, deploy, &script, *rounds)
+                .await
+                .map_err(|e| anyhow::anyhow!(e))?;
+            Ok(Some(ExitCode::SUCCESS))
         }
         PluginCommand::Keygen { out } => {
             let public =

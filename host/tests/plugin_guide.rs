@@ -193,3 +193,61 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
         "{reply}"
     );
 }
+
+#[tokio::test]
+async fn plugin_watch_rebuilds_and_redeploys_on_save() {
+    // Arrange: a scaffolded crate and an empty plugin directory.
+    let work = tempfile::tempdir().unwrap();
+    bash(
+        "loanhost plugin new watched --dir \"$WORK\" --sdk \"$SRC/plugins/sdk\"",
+        &[("WORK", work.path())],
+    );
+    let krate = work.path().join("watched");
+    let deploy = work.path().join("deploy");
+    std::fs::create_dir(&deploy).unwrap();
+    let mut watch = tokio::process::Command::new(env!("CARGO_BIN_EXE_loanhost"))
+        .args(["plugin", "watch"])
+        .arg(&krate)
+        .arg("--deploy")
+        .arg(&deploy)
+        .args(["--rounds", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let wasm = deploy.join("watched.wasm");
+    let mut first = None;
+    for _ in 0..1200 {
+        if let Ok(bytes) = std::fs::read(&wasm) {
+            first = Some(bytes);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let first = first.expect("the first build was deployed within 2 minutes");
+    assert!(deploy.join("watched.toml").exists());
+
+    // Act: save a change.
+    let lib = krate.join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await; // a later mtime on coarse clocks
+    std::fs::write(
+        &lib,
+        text.replace(
+            "Counts the caller's loans",
+            "Counts, freshly, the caller's loans",
+        ),
+    )
+    .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(120), watch.wait())
+        .await
+        .expect("the second build finished within 2 minutes")
+        .unwrap();
+
+    // Assert
+    assert!(status.success());
+    let second = std::fs::read(&wasm).unwrap();
+    assert_ne!(first, second, "the rebuilt component was deployed");
+    assert!(String::from_utf8_lossy(&second).contains("freshly"));
+}

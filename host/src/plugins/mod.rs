@@ -32,6 +32,7 @@ pub mod scaffold;
 mod signature;
 pub mod signing_tool;
 mod state;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

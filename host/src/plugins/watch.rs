@@ -1,0 +1,107 @@
+//! `loanhost plugin watch`: rebuild a plugin crate when its sources change and deploy the
+//! component and manifest into a plugin directory, each through a temporary name and a rename
+//! (manifest first), so a running server's reloader only ever sees whole files.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// How often the sources are looked at.
+const POLL: Duration = Duration::from_millis(300);
+
+/// The newest modification time under the crate's `src/`, its `Cargo.toml` and its manifest.
+fn newest(krate: &Path) -> Option<SystemTime> {
+    fn walk(dir: &Path, best: &mut Option<SystemTime>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, best);
+            } else if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
+                *best = (*best).max(Some(t));
+            }
+        }
+    }
+    let mut best = None;
+    walk(&krate.join("src"), &mut best);
+    let name = krate.file_name()?.to_str()?;
+    for f in [krate.join("Cargo.toml"), krate.join(format!("{name}.toml"))] {
+        if let Ok(t) = std::fs::metadata(&f).and_then(|m| m.modified()) {
+            best = best.max(Some(t));
+        }
+    }
+    best
+}
+
+/// Builds once with `script` (`scripts/build-plugin.sh`) and deploys into `deploy`.
+async fn build_and_deploy(krate: &Path, deploy: &Path, script: &Path) -> Result<(), String> {
+    let name = krate
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| format!("{}: not a crate folder", krate.display()))?
+        .to_string();
+    let out = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (script_path, krate_path, out_path) = (
+        script.to_path_buf(),
+        krate.to_path_buf(),
+        out.path().to_path_buf(),
+    );
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(&script_path)
+            .arg(&krate_path)
+            .arg(&out_path)
+            .stdout(std::process::Stdio::null())
+            .status()
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("{}: {e}", script.display()))?;
+    if !status.success() {
+        return Err(format!(
+            "building {name} failed (see above); the deployed version stays"
+        ));
+    }
+    for ext in ["toml", "wasm"] {
+        let file = format!("{name}.{ext}");
+        let tmp: PathBuf = deploy.join(format!(".{file}.tmp"));
+        std::fs::copy(out.path().join(&file), &tmp)
+            .map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, deploy.join(&file)).map_err(|e| format!("{file}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Watches `krate`, rebuilding and deploying into `deploy` on every change (and once at the
+/// start); stops after `rounds` builds when given.
+pub async fn watch(
+    krate: &Path,
+    deploy: &Path,
+    script: &Path,
+    rounds: Option<u32>,
+) -> Result<(), String> {
+    if !deploy.is_dir() {
+        return Err(format!("--deploy {}: not a directory", deploy.display()));
+    }
+    let mut built = 0;
+    let mut seen = None;
+    loop {
+        let now = newest(krate);
+        if now != seen {
+            seen = now;
+            match build_and_deploy(krate, deploy, script).await {
+                Ok(()) => eprintln!(
+                    "watch: deployed {} into {}",
+                    krate.display(),
+                    deploy.display()
+                ),
+                Err(e) => eprintln!("watch: {e}"),
+            }
+            built += 1;
+            if rounds.is_some_and(|r| built >= r) {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
