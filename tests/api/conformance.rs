@@ -11,16 +11,7 @@ use std::process::Stdio;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions};
-
-const TOOLS: [&str; 6] = [
-    "get_loan_reporting_metadata",
-    "report_loans",
-    "loan_pipeline_report",
-    "report_loan_milestones",
-    "warehouse_loan_milestone_report",
-    "mlo_pipeline_report",
-];
+use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, ALL_TOOLS};
 
 fn clients() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("clients")
@@ -157,7 +148,7 @@ async fn the_official_conformance_suite_passes_what_applies_to_a_tools_only_serv
     let port = probe.local_addr().unwrap().port();
     drop(probe);
     let mut options = AppOptions::default();
-    for t in TOOLS {
+    for t in ALL_TOOLS {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
     }
     options.env.push((

@@ -88,6 +88,16 @@ pub fn manifest(
     )
 }
 
+/// The six shipped tools.
+pub const ALL_TOOLS: [&str; 6] = [
+    "get_loan_reporting_metadata",
+    "report_loans",
+    "loan_pipeline_report",
+    "report_loan_milestones",
+    "warehouse_loan_milestone_report",
+    "mlo_pipeline_report",
+];
+
 /// The roles every reporting tool accepts.
 pub const DEFAULT_ROLES: &[&str] = &[
     "Admin",

@@ -5,20 +5,13 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{seed_app, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp};
-
-const TOOLS: [&str; 6] = [
-    "get_loan_reporting_metadata",
-    "report_loans",
-    "loan_pipeline_report",
-    "report_loan_milestones",
-    "warehouse_loan_milestone_report",
-    "mlo_pipeline_report",
-];
+use crate::helpers::{
+    seed_app, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp, ALL_TOOLS,
+};
 
 async fn all_tools() -> TestApp {
     let mut options = AppOptions::default();
-    for t in TOOLS {
+    for t in ALL_TOOLS {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
     }
     spawn_app_with(options).await
