@@ -55,7 +55,13 @@ fn bash(script: &str, env: &[(&str, &Path)]) -> String {
         .arg(format!("set -euo pipefail\n{script}"))
         .env("PATH", path)
         .env("SRC", root())
-        .env("RUST_LOG", "warn");
+        .env("RUST_LOG", "warn")
+        // The guide's own `cargo test` builds natively, beside (not inside) this run's target.
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(&std::env::var("HOME").unwrap_or_default())
+                .join(".cache/loanhost/guide-target"),
+        );
     for (k, v) in env {
         cmd.env(k, v);
     }

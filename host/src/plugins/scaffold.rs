@@ -60,6 +60,10 @@ impl Scaffold<'_> {
         write(krate.join("Cargo.toml"), cargo)?;
         write(src.join("lib.rs"), lib_rs(name))?;
         write(krate.join(format!("{name}.toml")), manifest(name))?;
+        let fixtures = krate.join("tests/fixtures");
+        std::fs::create_dir_all(&fixtures).map_err(|e| format!("{}: {e}", fixtures.display()))?;
+        write(fixtures.join("agents.jsonl"), FIXTURE_AGENTS.to_string())?;
+        write(fixtures.join("loans.jsonl"), FIXTURE_LOANS.to_string())?;
         Ok((krate, in_workspace))
     }
 
@@ -151,9 +155,52 @@ impl Tool for Report {{
 }}
 
 loanhost_guest::export_tool!(Report);
+
+/// `cargo test` builds this crate to a component and calls it on `tests/fixtures` the way the
+/// server would (needs the `loanhost` binary: `make build` in the loanhost checkout).
+#[cfg(test)]
+mod tests {{
+    use serde_json::json;
+
+    fn call(arguments: serde_json::Value) -> Result<serde_json::Value, String> {{
+        loanhost_guest::testing::call_on_fixtures(env!("CARGO_MANIFEST_DIR"), "ada@example.com", "tests/fixtures", arguments)
+    }}
+
+    #[test]
+    fn counts_only_the_callers_loans_by_status() {{
+        let r = call(json!({{}})).unwrap();
+        assert_eq!(r["buckets"], json!([{{"status": "Loan Funded", "count": 1}}, {{"status": "Loan Open", "count": 2}}]));
+    }}
+
+    #[test]
+    fn unknown_arguments_are_refused() {{
+        let e = call(json!({{"colour": "red"}})).unwrap_err();
+        assert!(e.starts_with("invalid_params: unknown field `colour`"), "{{e}}");
+    }}
+}}
 "#
     )
 }
+
+/// Two agents; the test signs in as Ada.
+const FIXTURE_AGENTS: &str = concat!(
+    r#"{"id": "a0000000-0000-4000-8000-000000000001", "email": "ada@example.com", "firstName": "Ada", "lastName": "Agent", "roles": ["Agent"], "managedAgentIds": []}"#,
+    "\n",
+    r#"{"id": "b0000000-0000-4000-8000-000000000002", "email": "bo@example.com", "firstName": "Bo", "lastName": "Other", "roles": ["Agent"], "managedAgentIds": []}"#,
+    "\n",
+);
+
+/// Three of Ada's loans and one of Bo's (which Ada's calls must not count).
+const FIXTURE_LOANS: &str = concat!(
+    r#"{"id": "10000000-0000-4000-8000-000000000001", "status": "Loan Open", "loanAmount": 250000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
+    "\n",
+    r#"{"id": "10000000-0000-4000-8000-000000000002", "status": "Loan Open", "loanAmount": 410000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
+    "\n",
+    r#"{"id": "10000000-0000-4000-8000-000000000003", "status": "Loan Funded", "loanAmount": 99000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
+    "\n",
+    r#"{"id": "10000000-0000-4000-8000-000000000004", "status": "Loan Funded", "loanAmount": 120000, "loanOfficerId": "b0000000-0000-4000-8000-000000000002"}"#,
+    "\n",
+);
 
 fn manifest(name: &str) -> String {
     format!(

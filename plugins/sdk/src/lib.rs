@@ -28,6 +28,8 @@ pub mod args;
 pub mod dates;
 pub mod decimal;
 pub mod schema;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 pub mod vocab;
 
 pub use args::{parse_arguments, NoArguments};
