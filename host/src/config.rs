@@ -35,6 +35,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_TOKEN_LEEWAY_SECS", Some("30")),
     ("LOANHOST_AUDIT_LOG", Some("stdout")),
     ("LOANHOST_METRICS_LISTEN", Some("")),
+    ("LOANHOST_OTLP_ENDPOINT", Some("")),
     ("LOANHOST_CACHE_KEY_FILE", None),
     ("LOANHOST_HEADER_TIMEOUT_SECS", Some("10")),
     ("LOANHOST_REQUEST_TIMEOUT_SECS", Some("75")),
@@ -144,6 +145,9 @@ pub struct Config {
     pub audit_log: String,
     /// The separate address of `GET /metrics` (none: no metrics listener).
     pub metrics_listen: Option<SocketAddr>,
+    /// Where spans are exported (OTLP over HTTP), if anywhere. The `loanhost` binary sets
+    /// tracing up from this variable before reading the rest.
+    pub otlp_endpoint: Option<String>,
     /// The key that authenticates precompiled plugins (outside `cache_dir`).
     pub cache_key_file: PathBuf,
     /// Request, caller and plugin limits.
@@ -419,6 +423,16 @@ impl Config {
                 }
             },
             audit_log: required("LOANHOST_AUDIT_LOG"),
+            otlp_endpoint: match required("LOANHOST_OTLP_ENDPOINT").trim() {
+                "" => None,
+                v if v.starts_with("http://") || v.starts_with("https://") => Some(v.to_string()),
+                v => {
+                    return Err(err(
+                        "LOANHOST_OTLP_ENDPOINT",
+                        format!("`{v}` is not an http(s) URL like http://127.0.0.1:4318/v1/traces"),
+                    ))
+                }
+            },
             metrics_listen: match required("LOANHOST_METRICS_LISTEN").trim() {
                 "" | "off" => None,
                 v => Some(v.parse().map_err(|_| {
@@ -563,6 +577,18 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "LOANHOST_TOKEN_LEEWAY_SECS: `301` is not a whole number in 0..=300"
+        );
+        assert_eq!(
+            with(&[("LOANHOST_OTLP_ENDPOINT", "127.0.0.1:4318")])
+                .unwrap_err()
+                .variable,
+            "LOANHOST_OTLP_ENDPOINT"
+        );
+        assert_eq!(
+            with(&[("LOANHOST_METRICS_LISTEN", "anywhere")])
+                .unwrap_err()
+                .variable,
+            "LOANHOST_METRICS_LISTEN"
         );
         assert_eq!(
             with(&[("LOANHOST_TOKEN_LEEWAY_SECS", "0")])

@@ -236,7 +236,7 @@ async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    let traces = init_tracing();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -244,13 +244,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    };
+    if let Some(provider) = traces {
+        let _ = provider.shutdown();
     }
+    code
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -381,12 +385,53 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn init_tracing() {
-    use tracing_subscriber::EnvFilter;
+/// Logs to stderr (`RUST_LOG`); with `LOANHOST_OTLP_ENDPOINT` set (an OTLP/HTTP traces URL such
+/// as `http://127.0.0.1:4318/v1/traces`), spans of every request and tool call are exported
+/// too. Returns the exporter's provider, to flush at exit.
+fn init_tracing() -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_otlp::WithExportConfig as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{EnvFilter, Layer as _};
     let filter = EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| EnvFilter::new("info,tower_http=warn,wasmtime=warn,cranelift=warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_filter(filter);
+    let endpoint = std::env::var("LOANHOST_OTLP_ENDPOINT")
+        .ok()
+        .filter(|e| !e.trim().is_empty());
+    let Some(endpoint) = endpoint else {
+        let _ = tracing_subscriber::registry().with(fmt).try_init();
+        return None;
+    };
+    let exporter = match opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(endpoint.trim())
+        .build()
+    {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("LOANHOST_OTLP_ENDPOINT: cannot export to {endpoint}: {e}");
+            let _ = tracing_subscriber::registry().with(fmt).try_init();
+            return None;
+        }
+    };
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(
+            opentelemetry_sdk::Resource::builder()
+                .with_service_name("loanhost")
+                .build(),
+        )
+        .build();
+    let spans = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("loanhost"))
+        .with_filter(EnvFilter::new("tower_http=debug,loanhost=info"));
+    let _ = tracing_subscriber::registry()
+        .with(fmt)
+        .with(spans)
         .try_init();
+    Some(provider)
 }

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument as _;
+
 use serde_json::{json, Value};
 
 use super::modern;
@@ -169,7 +171,11 @@ impl Dispatcher {
                 "`arguments` must be an object",
             ));
         }
-        let (outcome, report) = self.plugins.call_reported(&name, caller, &arguments).await;
+        let (outcome, report) = self
+            .plugins
+            .call_reported(&name, caller, &arguments)
+            .instrument(tracing::info_span!("tool_call", tool = %name))
+            .await;
         let code = match &outcome {
             Ok(_) => "ok",
             Err(CallError::UnknownTool(_)) => "unknown_tool",

@@ -1,0 +1,111 @@
+//! OpenTelemetry export from the real binary: with `LOANHOST_OTLP_ENDPOINT` set, the spans of
+//! requests reach an OTLP/HTTP receiver (a small one started here on loopback); without it,
+//! nothing is sent.
+
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::routing::post;
+
+/// Starts a receiver of `POST /v1/traces`; returns its URL and the bodies it got.
+async fn receiver() -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let sink = got.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        post(move |body: Bytes| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().unwrap().push(body.to_vec());
+                ""
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, got)
+}
+
+#[tokio::test]
+async fn request_spans_are_exported_over_otlp_when_configured() {
+    // Arrange
+    let (url, got) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("plugins")).unwrap();
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let base = format!("http://127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "warn")
+        .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+        .env("LOANHOST_BASE_URL", &base)
+        .env(
+            "LOANHOST_DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("db.sqlite").display()),
+        )
+        .env("LOANHOST_PLUGIN_DIR", dir.path().join("plugins"))
+        .env("LOANHOST_CACHE_DIR", dir.path().join("cache"))
+        .env("LOANHOST_DEV_IDP", "true")
+        .env("LOANHOST_AUDIT_LOG", "off")
+        .env("LOANHOST_OTLP_ENDPOINT", &url)
+        // Export within a fifth of a second rather than the default five.
+        .env("OTEL_BSP_SCHEDULE_DELAY", "200")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..400 {
+        if client
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "the server did not start");
+
+    // Act: a request (unauthenticated: its span is exported all the same).
+    let status = client
+        .post(format!("{base}/mcp"))
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    let mut exported = Vec::new();
+    for _ in 0..100 {
+        exported = got.lock().unwrap().concat();
+        if !exported.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // Assert: an OTLP protobuf export naming the service and the request span.
+    assert_eq!(status, 401);
+    let text = String::from_utf8_lossy(&exported);
+    assert!(
+        text.contains("loanhost"),
+        "no service name in {} bytes",
+        exported.len()
+    );
+    assert!(
+        text.contains("request") && text.contains("/mcp"),
+        "no request span: {text:?}"
+    );
+}
