@@ -28,9 +28,8 @@ pub async fn run_once(
     arguments: &Value,
     today: Option<time::Date>,
 ) -> anyhow::Result<Outcome> {
-    let scratch = tempfile::tempdir()?;
-    let url = format!("sqlite://{}", scratch.path().join("fixtures.db").display());
-    let db = Db::open(&url).await?;
+    // An in-memory database (shared by the pool's connections), gone with the call.
+    let db = Db::open("sqlite::memory:").await?;
     crate::data::import::import_dir(&db, data, |_, _| {})
         .await
         .map_err(|e| anyhow::anyhow!("{}: {e}", data.display()))?;
