@@ -3,6 +3,8 @@
 //! a real `loanhost serve` that trusts the new key and requires signatures, its
 //! `<!-- guide: deploy -->` blocks into that server's plugin directory, and a call over MCP.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -91,9 +93,7 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
     let server = tempfile::tempdir().unwrap();
     let plugin_dir = server.path().join("plugins");
     std::fs::create_dir(&plugin_dir).unwrap();
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
+    let port = common::free_port();
     let base = format!("http://127.0.0.1:{port}");
     let db = format!("sqlite://{}", server.path().join("db.sqlite").display());
     let env = |cmd: &mut Command| {
@@ -129,22 +129,8 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    common::wait_until_up(&base).await;
     let client = reqwest::Client::new();
-    let mut up = false;
-    for _ in 0..400 {
-        // (`/ready` waits for a tool; this server has none until the deploy step.)
-        if client
-            .get(format!("{base}/health"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(up, "the server did not become ready");
 
     // Act: the guide's deploy step, then a call over MCP.
     bash(

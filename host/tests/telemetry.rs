@@ -2,6 +2,8 @@
 //! requests reach an OTLP/HTTP receiver (a small one started here on loopback); without it,
 //! nothing is sent.
 
+mod common;
+
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,9 +37,7 @@ async fn request_spans_are_exported_over_otlp_when_configured() {
     let (url, got) = receiver().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("plugins")).unwrap();
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
+    let port = common::free_port();
     let base = format!("http://127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
         .arg("serve")
@@ -61,21 +61,8 @@ async fn request_spans_are_exported_over_otlp_when_configured() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    common::wait_until_up(&base).await;
     let client = reqwest::Client::new();
-    let mut up = false;
-    for _ in 0..400 {
-        if client
-            .get(format!("{base}/health"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(up, "the server did not start");
 
     // Act: a request (unauthenticated: its span is exported all the same).
     let status = client
