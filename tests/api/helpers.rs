@@ -363,18 +363,32 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     std::fs::create_dir_all(&cache_dir).unwrap();
     std::fs::write(cache_dir.join("dev-idp-rsa.pem"), signing_pem()).unwrap();
 
-    // Find a free port first: the configuration must know its own base URL.
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
-    env.insert("LOANHOST_LISTEN".into(), format!("127.0.0.1:{port}"));
-    env.entry("LOANHOST_BASE_URL".into())
-        .or_insert(format!("http://127.0.0.1:{port}"));
-    let config = Config::from_map(&env).expect("valid test configuration");
-    let issuer = config.idp.issuer.clone();
-    let audience = config.mcp_audience.clone();
-
-    let app = Application::build(config).await.expect("the app builds");
+    // Find a free port first: the configuration must know its own base URL. Another test may
+    // take the port between the probe and the bind; then try another one.
+    let fixed_base = env.contains_key("LOANHOST_BASE_URL");
+    let mut attempt = 0;
+    let (app, port, issuer, audience) = loop {
+        attempt += 1;
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = probe.local_addr().unwrap().port();
+        drop(probe);
+        env.insert("LOANHOST_LISTEN".into(), format!("127.0.0.1:{port}"));
+        if !fixed_base {
+            env.insert(
+                "LOANHOST_BASE_URL".into(),
+                format!("http://127.0.0.1:{port}"),
+            );
+        }
+        let config = Config::from_map(&env).expect("valid test configuration");
+        let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
+        match Application::build(config).await {
+            Ok(app) => break (app, port, issuer, audience),
+            Err(e) if attempt < 5 && format!("{e:#}").contains("LOANHOST_LISTEN: cannot bind") => {
+                continue
+            }
+            Err(e) => panic!("the app builds: {e:#}"),
+        }
+    };
     let plugins = app.plugins();
     let db = app.db();
     let key = SigningKey::from_pem(signing_pem()).unwrap();
