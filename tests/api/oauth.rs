@@ -213,48 +213,87 @@ async fn rest_token_endpoint() {
     let app = spawn_app().await;
     let url = format!("{}/api/oauth/token", app.base);
     let token = app.bearer("agent-token");
+    let post = |body: &'static str, content_type: Option<&'static str>, auth: Option<String>| {
+        let (client, url) = (app.client.clone(), url.clone());
+        async move {
+            let mut req = client.post(url).body(body);
+            if let Some(ct) = content_type {
+                req = req.header("content-type", ct);
+            }
+            if let Some(a) = auth {
+                req = req.header("authorization", a);
+            }
+            req.send().await.unwrap()
+        }
+    };
+    let bearer = Some(format!("Bearer {token}"));
+    let json = Some("application/json");
 
     // Act
-    let ok = app
-        .client
-        .post(&url)
-        .bearer_auth(&token)
-        .json(&json!({"client_id": "a", "client_secret": null}))
-        .send()
-        .await
-        .unwrap();
-    let empty_obj = app
-        .client
-        .post(&url)
-        .bearer_auth(&token)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    let bad = app
-        .client
-        .post(&url)
-        .bearer_auth(&token)
-        .json(&json!({"client_id": 5, "extra": true}))
-        .send()
-        .await
-        .unwrap();
-    let unauth = app.client.post(&url).json(&json!({})).send().await.unwrap();
+    let ok = post(
+        r#"{"client_id": "a", "client_secret": null}"#,
+        json,
+        bearer.clone(),
+    )
+    .await;
+    let empty = post("", json, bearer.clone()).await;
+    let extra = post(r#"{"client_id": "a", "extra": true}"#, json, bearer.clone()).await;
+    let odata = post(
+        r#"{"client_id": "a"}"#,
+        Some("application/json;odata.metadata=minimal;odata.streaming=true"),
+        bearer.clone(),
+    )
+    .await;
+    let malformed = post(r#"{"client_id": "#, json, bearer.clone()).await;
+    let wrong_type = post(r#"{"client_id": 5}"#, json, bearer.clone()).await;
+    let form = post(
+        "client_id=a",
+        Some("application/x-www-form-urlencoded"),
+        bearer.clone(),
+    )
+    .await;
+    let basic = post("{}", json, Some("Basic YTpi".into())).await;
+    let none = post("{}", json, None).await;
 
     // Assert
-    assert_eq!(ok.status(), 200);
+    for (what, r) in [
+        ("ok", &ok),
+        ("empty", &empty),
+        ("extra", &extra),
+        ("odata", &odata),
+    ] {
+        assert_eq!(r.status(), 200, "{what}");
+    }
     assert!(ok.bytes().await.unwrap().is_empty());
-    assert_eq!(empty_obj.status(), 200);
-    assert_eq!(bad.status(), 400);
-    assert_eq!(bad.headers()["content-type"], "application/problem+json");
-    let problem: Value = bad.json().await.unwrap();
-    assert_eq!(problem["status"], 400);
+    let problem = |r: reqwest::Response| async move {
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        r.json::<Value>().await.unwrap()
+    };
+    assert_eq!(malformed.status(), 400);
+    let p = problem(malformed).await;
     assert_eq!(
-        problem["errors"]["client_id"][0],
-        "The client_id field must be a string or null."
+        (p["status"].clone(), p["title"].clone()),
+        (json!(400), json!("One or more validation errors occurred."))
     );
-    assert!(problem["errors"]["extra"].is_array());
-    assert_eq!(unauth.status(), 401);
+    assert!(
+        p["errors"]["$"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("The request body is not valid JSON"),
+        "{p}"
+    );
+    assert_eq!(wrong_type.status(), 400);
+    assert_eq!(
+        problem(wrong_type).await["errors"],
+        json!({"client_id": ["The client_id field must be a string or null."]})
+    );
+    assert_eq!(form.status(), 415);
+    assert_eq!(problem(form).await["status"], 415);
+    for r in [basic, none] {
+        assert_eq!(r.status(), 401);
+        assert!(r.headers().get("www-authenticate").is_some());
+        assert_eq!(problem(r).await["status"], 401);
+    }
 }
 
 fn url_encode(s: &str) -> String {
