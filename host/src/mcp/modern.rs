@@ -40,12 +40,19 @@ pub fn all_versions() -> Vec<&'static str> {
 pub fn is_modern(version_header: Option<&str>, body: &Value) -> bool {
     match version_header {
         Some(v) => !SUPPORTED_VERSIONS.contains(&v.trim()),
-        None => body
-            .get("params")
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(META_PROTOCOL_VERSION))
-            .is_some(),
+        None => envelope_version(body.get("params")).is_some(),
     }
+}
+
+/// The protocol version a request's `params._meta` carries, if any.
+fn envelope_version(params: Option<&Value>) -> Option<&Value> {
+    params?.get("_meta")?.get(META_PROTOCOL_VERSION)
+}
+
+/// `-32022`: `requested` is not served; `data` lists the versions that are.
+fn unsupported(requested: &str) -> RpcError {
+    RpcError::new(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
+        .with_data(json!({"supported": all_versions(), "requested": requested}))
 }
 
 /// The header names that mirror the body (checked for duplicates too).
@@ -53,12 +60,21 @@ const ROUTING_HEADERS: [&str; 3] = ["mcp-protocol-version", "mcp-method", "mcp-n
 
 /// Validates a modern request, in the specification's order: the `_meta` envelope
 /// (`-32602`), then the headers against the body (`-32020`), then the version (`-32022`).
+/// An unknown `MCP-Protocol-Version` with no envelope version to compare it with is answered
+/// with `-32022` at once (a handshake-era client learns what to speak).
 /// `header(name)` returns every value of a header (lower-case name).
 pub fn validate(
     method: &str,
     params: Option<&Value>,
     header: impl Fn(&str) -> Vec<String>,
 ) -> Result<(), RpcError> {
+    if envelope_version(params).is_none() {
+        if let Some(v) = header("mcp-protocol-version").first().map(|v| v.trim()) {
+            if v != MODERN_VERSION {
+                return Err(unsupported(v));
+            }
+        }
+    }
     let meta = params
         .and_then(|p| p.get("_meta"))
         .and_then(Value::as_object)
@@ -136,11 +152,7 @@ pub fn validate(
 
     match version.as_str() {
         Some(MODERN_VERSION) => Ok(()),
-        Some(other) => Err(RpcError::new(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-        )
-        .with_data(json!({"supported": all_versions(), "requested": other}))),
+        Some(other) => Err(unsupported(other)),
         None => Err(RpcError::new(
             INVALID_PARAMS,
             format!("`{META_PROTOCOL_VERSION}` must be a string"),

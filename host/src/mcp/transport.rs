@@ -105,15 +105,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
     };
     if modern::is_modern(version_header.as_deref(), &message) {
-        return modern_post(
-            &state,
-            &identity,
-            headers,
-            message,
-            version_header.as_deref(),
-            &hold,
-        )
-        .await;
+        return modern_post(&state, &identity, headers, message, &hold).await;
     }
     // A handshake-era request: its version is one of SUPPORTED_VERSIONS (else it would be
     // answered by the modern rules above), or the default when the header is absent.
@@ -173,11 +165,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             }
         }
         single => match handle_one(&state, &identity, single).await {
-            Some(reply) if reply["error"]["code"] == RATE_LIMITED => {
-                let retry = retry_after_of(&reply).unwrap_or(1);
-                hold(retry);
-                too_many_requests(reply, retry)
-            }
+            Some(reply) if reply["error"]["code"] == RATE_LIMITED => throttled(reply, &hold),
             Some(reply) => json(StatusCode::OK, reply),
             None => StatusCode::ACCEPTED.into_response(),
         },
@@ -192,7 +180,6 @@ async fn modern_post(
     identity: &Identity,
     headers: &HeaderMap,
     message: Value,
-    version_header: Option<&str>,
     hold: &(dyn Fn(u64) + Sync),
 ) -> Response {
     let status_of = |code: i64| match code {
@@ -236,24 +223,7 @@ async fn modern_post(
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .collect()
     };
-    // An unknown version in the header, with no envelope to compare it with, is answered with
-    // the versions served (a handshake-era client learns what to speak).
-    let unknown = version_header
-        .map(str::trim)
-        .filter(|v| *v != MODERN_VERSION);
-    let has_envelope_version = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(modern::META_PROTOCOL_VERSION))
-        .is_some();
-    let checked = match unknown {
-        Some(v) if !has_envelope_version => Err(RpcError::new(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-        )
-        .with_data(serde_json::json!({"supported": modern::all_versions(), "requested": v}))),
-        _ => modern::validate(&method, params.as_ref(), values),
-    };
+    let checked = modern::validate(&method, params.as_ref(), values);
     let reply = match checked {
         Err(e) => Err(e),
         Ok(()) => state
@@ -264,14 +234,16 @@ async fn modern_post(
     };
     match reply {
         Ok(result) => json(StatusCode::OK, success(id, result)),
-        Err(e) if e.code == RATE_LIMITED => {
-            let reply = failure(id, &e);
-            let retry = retry_after_of(&reply).unwrap_or(1);
-            hold(retry);
-            too_many_requests(reply, retry)
-        }
+        Err(e) if e.code == RATE_LIMITED => throttled(failure(id, &e), hold),
         Err(e) => json(status_of(e.code), failure(id, &e)),
     }
+}
+
+/// A `-32050` reply as `429` with `Retry-After`; the token waits in the penalty box meanwhile.
+fn throttled(reply: Value, hold: &(dyn Fn(u64) + Sync)) -> Response {
+    let retry = retry_after_of(&reply).unwrap_or(1);
+    hold(retry);
+    too_many_requests(reply, retry)
 }
 
 /// The reason label of a refused credential (a small fixed set, never token text).
