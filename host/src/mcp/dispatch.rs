@@ -121,13 +121,13 @@ impl Dispatcher {
         id: &Value,
         params: Option<Value>,
     ) -> Result<Value, RpcError> {
-        let mut params = match object_params(params) {
+        let (name, arguments) = match call_params(params) {
             Ok(p) => p,
-            Err(e) => {
+            Err((name, e)) => {
                 self.audit(
                     caller,
                     id,
-                    None,
+                    name.as_deref(),
                     &Value::Null,
                     "invalid_request",
                     &CallReport::default(),
@@ -135,42 +135,6 @@ impl Dispatcher {
                 return Err(e);
             }
         };
-        let name = match params.remove("name") {
-            Some(Value::String(n)) => n,
-            other => {
-                self.audit(
-                    caller,
-                    id,
-                    None,
-                    &Value::Null,
-                    "invalid_request",
-                    &CallReport::default(),
-                );
-                return Err(RpcError::new(
-                    INVALID_PARAMS,
-                    if other.is_some() {
-                        "`name` must be a string"
-                    } else {
-                        "`name` is required"
-                    },
-                ));
-            }
-        };
-        let arguments = params.remove("arguments").unwrap_or(Value::Null);
-        if !(arguments.is_object() || arguments.is_null()) {
-            self.audit(
-                caller,
-                id,
-                Some(&name),
-                &Value::Null,
-                "invalid_request",
-                &CallReport::default(),
-            );
-            return Err(RpcError::new(
-                INVALID_PARAMS,
-                "`arguments` must be an object",
-            ));
-        }
         let (outcome, report) = self
             .plugins
             .call_reported(&name, caller, &arguments)
@@ -250,6 +214,30 @@ impl Dispatcher {
             arguments: summarize(arguments, &schema),
         });
     }
+}
+
+/// The tool name and arguments of a `tools/call`; when they are malformed, the error and the
+/// name if there was one.
+fn call_params(params: Option<Value>) -> Result<(String, Value), (Option<String>, RpcError)> {
+    let mut params = object_params(params).map_err(|e| (None, e))?;
+    let name = match params.remove("name") {
+        Some(Value::String(n)) => n,
+        Some(_) => {
+            return Err((
+                None,
+                RpcError::new(INVALID_PARAMS, "`name` must be a string"),
+            ))
+        }
+        None => return Err((None, RpcError::new(INVALID_PARAMS, "`name` is required"))),
+    };
+    let arguments = params.remove("arguments").unwrap_or(Value::Null);
+    if !(arguments.is_object() || arguments.is_null()) {
+        return Err((
+            Some(name),
+            RpcError::new(INVALID_PARAMS, "`arguments` must be an object"),
+        ));
+    }
+    Ok((name, arguments))
 }
 
 fn initialize(params: Option<Value>) -> Result<Value, RpcError> {
