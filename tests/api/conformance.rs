@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, ALL_TOOLS};
 
@@ -31,26 +30,14 @@ struct Proxy {
 }
 
 async fn token_proxy(port: u16, target: &str, token: &str) -> Proxy {
-    let mut child = tokio::process::Command::new(node())
-        .arg("token_proxy.mjs")
-        .current_dir(clients())
-        .env("TARGET", target)
-        .env("TOKEN", token)
-        .env("PORT", port.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting the token proxy");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines
-        .next_line()
-        .await
-        .unwrap()
-        .expect("the proxy prints its URL");
-    let v: Value = serde_json::from_str(&first).unwrap();
+    let env = [
+        ("TARGET", target.to_string()),
+        ("TOKEN", token.to_string()),
+        ("PORT", port.to_string()),
+    ];
+    let (child, first) = crate::helpers::node_peer(&node(), "token_proxy.mjs", &env).await;
     Proxy {
-        url: v["url"].as_str().unwrap().to_string(),
+        url: first["url"].as_str().unwrap().to_string(),
         _child: child,
     }
 }
@@ -144,9 +131,7 @@ fn tally(checks: &[Value]) -> (usize, usize, usize) {
 #[tokio::test]
 async fn the_official_conformance_suite_passes_what_applies_to_a_tools_only_server() {
     // Arrange: every tool, the proxy's origin allowed, the proxy adding an admin's token.
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
+    let port = crate::helpers::free_port();
     let mut options = AppOptions::default();
     for t in ALL_TOOLS {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));

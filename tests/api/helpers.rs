@@ -226,6 +226,46 @@ pub async fn import_lines(app: &TestApp, file: &str, lines: &[String]) {
         .unwrap();
 }
 
+/// A loopback port free right now (another process may still take it before it is bound).
+pub fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+/// A Node peer from `tests/clients` (`node` is the interpreter to use): started with `env`,
+/// it prints one JSON line about itself first and serves until stdin closes (the child is
+/// killed when dropped).
+pub async fn node_peer(
+    node: &Path,
+    script: &str,
+    env: &[(&str, String)],
+) -> (tokio::process::Child, Value) {
+    use tokio::io::AsyncBufReadExt;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients");
+    assert!(
+        dir.join("node_modules").is_dir(),
+        "run `make test` (npm ci in tests/clients)"
+    );
+    let mut cmd = tokio::process::Command::new(node);
+    cmd.arg(script).current_dir(&dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {script}: {e}"));
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines
+        .next_line()
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("{script} printed nothing"));
+    (child, serde_json::from_str(&first).unwrap())
+}
+
 /// A running test application.
 pub struct TestApp {
     pub base: String,
@@ -369,9 +409,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     let mut attempt = 0;
     let (app, port, issuer, audience) = loop {
         attempt += 1;
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = probe.local_addr().unwrap().port();
-        drop(probe);
+        let port = free_port();
         env.insert("LOANHOST_LISTEN".into(), format!("127.0.0.1:{port}"));
         if !fixed_base {
             env.insert(

@@ -28,9 +28,7 @@ async fn scrape(app: &TestApp, port: u16) -> BTreeMap<String, f64> {
 #[tokio::test]
 async fn metrics_on_their_own_address_move_with_calls_and_failures() {
     // Arrange
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
+    let port = crate::helpers::free_port();
     let mut options = AppOptions::default().plugin(
         "get_loan_reporting_metadata",
         tool_wasm("get_loan_reporting_metadata"),

@@ -59,9 +59,7 @@ impl PrivatePostgres {
                 .unwrap();
             assert!(status.success());
         }
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = probe.local_addr().unwrap().port();
-        drop(probe);
+        let port = crate::helpers::free_port();
         let pg = PrivatePostgres {
             bin,
             data,

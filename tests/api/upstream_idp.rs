@@ -2,11 +2,7 @@
 //! upstream IdP: authorize redirect rewriting, token pass-through, and JWKS validation of the
 //! tokens it issues.
 
-use std::path::PathBuf;
-use std::process::Stdio;
-
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::helpers::{spawn_app_with, AppOptions};
 
@@ -36,30 +32,20 @@ async fn mock_idp(email: &str) -> MockIdp {
 
 /// oauth2-mock-server issuing tokens for `email` that live `ttl_secs`.
 pub async fn mock_idp_with(email: &str, ttl_secs: u64) -> MockIdp {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clients");
     assert!(
-        dir.join("node_modules/oauth2-mock-server").is_dir(),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("clients/node_modules/oauth2-mock-server")
+            .is_dir(),
         "run `make test` (npm ci in tests/clients)"
     );
-    let mut child = tokio::process::Command::new("node")
-        .arg("mock_idp.mjs")
-        .current_dir(&dir)
-        .env("MOCK_EMAIL", email)
-        .env("MOCK_TTL", ttl_secs.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starting node");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines
-        .next_line()
-        .await
-        .unwrap()
-        .expect("the mock IdP prints its issuer");
-    let v: Value = serde_json::from_str(&first).unwrap();
+    let env = [
+        ("MOCK_EMAIL", email.to_string()),
+        ("MOCK_TTL", ttl_secs.to_string()),
+    ];
+    let (child, first) =
+        crate::helpers::node_peer(std::path::Path::new("node"), "mock_idp.mjs", &env).await;
     MockIdp {
-        issuer: v["issuer"].as_str().unwrap().to_string(),
+        issuer: first["issuer"].as_str().unwrap().to_string(),
         _child: child,
     }
 }
