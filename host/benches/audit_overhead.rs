@@ -3,9 +3,10 @@
 //! `LOANHOST_AUDIT_LOG` (`off`, and a file, written and flushed before each answer). The
 //! figure to read is the ratio of the two, measured in the same run.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+
+mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use loanhost::app::Application;
@@ -33,31 +34,16 @@ async fn server(dir: &std::path::Path, audit: &str) -> Server {
         )
         .expect("run `make plugins` first");
     }
-    let env: BTreeMap<String, String> = [
-        ("LOANHOST_LISTEN", format!("127.0.0.1:{port}")),
-        ("LOANHOST_BASE_URL", format!("http://127.0.0.1:{port}")),
-        (
-            "LOANHOST_DATABASE_URL",
-            format!(
-                "sqlite://{}",
-                dir.join(format!("db-{port}.sqlite")).display()
-            ),
+    let mut env = common::server_env(
+        port,
+        format!(
+            "sqlite://{}",
+            dir.join(format!("db-{port}.sqlite")).display()
         ),
-        ("LOANHOST_PLUGIN_DIR", plugins.display().to_string()),
-        (
-            "LOANHOST_CACHE_DIR",
-            dir.join("cache").display().to_string(),
-        ),
-        ("LOANHOST_DEV_IDP", "true".into()),
-        ("LOANHOST_AUDIT_LOG", audit.into()),
-        ("LOANHOST_CALLER_MAX_CONCURRENT", "1000".into()),
-        ("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000".into()),
-        ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000".into()),
-        ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1000000".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+        &plugins,
+        &dir.join("cache"),
+    );
+    env.insert("LOANHOST_AUDIT_LOG".into(), audit.into());
     let config = Config::from_map(&env).unwrap();
     let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
     let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();

@@ -4,9 +4,10 @@
 //! validation, agent resolution, plugin instantiation, scope, SQL and JSON, all included.
 //! The seeded SQLite database is cached in `~/.cache/loanhost/bench/full-<N>.db`.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use loanhost::app::Application;
@@ -43,27 +44,8 @@ fn bench(c: &mut Criterion) {
         l.local_addr().unwrap().port()
     };
     let plugin_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
-    let env: BTreeMap<String, String> = [
-        ("LOANHOST_LISTEN", format!("127.0.0.1:{port}")),
-        ("LOANHOST_BASE_URL", format!("http://127.0.0.1:{port}")),
-        ("LOANHOST_DATABASE_URL", db_url),
-        ("LOANHOST_PLUGIN_DIR", plugin_dir.display().to_string()),
-        (
-            "LOANHOST_CACHE_DIR",
-            dir.join("cache").display().to_string(),
-        ),
-        ("LOANHOST_DEV_IDP", "true".into()),
-        ("LOANHOST_TODAY", today.into()),
-        // One caller calls as fast as it can here: the per-caller budgets would refuse it
-        // (they are measured by the attack suite, not here).
-        ("LOANHOST_CALLER_MAX_CONCURRENT", "1000".into()),
-        ("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000".into()),
-        ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000".into()),
-        ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1000000".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    let mut env = common::server_env(port, db_url, &plugin_dir, &dir.join("cache"));
+    env.insert("LOANHOST_TODAY".into(), today.into());
     let config = Config::from_map(&env).unwrap();
     let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
     let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();
