@@ -310,13 +310,14 @@ impl Plugins {
         };
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
         report.call_id = call_id;
-        let (outcome, usage, timing) = self
+        let outcome = self
             .call_plugin(
                 &plugin,
                 caller,
                 arguments,
                 call_id,
                 ticket.statements.clone(),
+                &mut report,
             )
             .await;
         if let Ok((_, text)) = &outcome {
@@ -325,11 +326,6 @@ impl Plugins {
         }
         ticket.charge_memory(self.runner.memory.take_grown(&caller.user_id));
         drop(ticket);
-        report.queries = usage.queries;
-        report.rows = usage.rows;
-        report.db_time = usage.db_time;
-        report.instantiate = timing.instantiate;
-        report.run = timing.run;
         report.duration = started.elapsed();
         let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
         tracing::info!(
@@ -344,6 +340,8 @@ impl Plugins {
         (outcome.map_err(CallError::Tool), report)
     }
 
+    /// Runs the plugin for one call; what it used of the `data` capability and how long it
+    /// took go into `report`.
     async fn call_plugin(
         &self,
         plugin: &Plugin,
@@ -351,34 +349,7 @@ impl Plugins {
         arguments: &Value,
         call_id: u64,
         statements: Arc<Semaphore>,
-    ) -> (
-        Result<(Value, String), ToolCallError>,
-        state::DataUsage,
-        invoke::Timing,
-    ) {
-        let mut usage = state::DataUsage::default();
-        let mut timing = invoke::Timing::default();
-        let outcome = self
-            .call_plugin_inner(
-                plugin,
-                caller,
-                arguments,
-                call_id,
-                statements,
-                (&mut usage, &mut timing),
-            )
-            .await;
-        (outcome, usage, timing)
-    }
-
-    async fn call_plugin_inner(
-        &self,
-        plugin: &Plugin,
-        caller: &Identity,
-        arguments: &Value,
-        call_id: u64,
-        statements: Arc<Semaphore>,
-        (usage, ran): (&mut state::DataUsage, &mut invoke::Timing),
+        report: &mut CallReport,
     ) -> Result<(Value, String), ToolCallError> {
         let manifest = &plugin.manifest;
         if !caller.has_any(&manifest.roles) {
@@ -403,12 +374,15 @@ impl Plugins {
             call_id,
             statements,
         };
-        let (answer, used, timing) = self
+        let (answer, usage, timing) = self
             .runner
             .run_measured(&plugin.pre, manifest, Some(call), Op::Call(arguments))
             .await;
-        *usage = used;
-        *ran = timing;
+        report.queries = usage.queries;
+        report.rows = usage.rows;
+        report.db_time = usage.db_time;
+        report.instantiate = timing.instantiate;
+        report.run = timing.run;
         let text = match answer {
             Ok(Answer::Called(Ok(text))) => text,
             Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),
