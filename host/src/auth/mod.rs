@@ -164,18 +164,24 @@ impl Authenticator for JwtAuthenticator {
                 .await
                 .map_err(|e| AuthError::Unavailable(e.to_string()))?
                 .ok_or(AuthError::UnknownAgent)?;
-            let roles = agent.roles.iter().filter_map(|r| {
-                let parsed = RoleCode::parse(r);
-                if parsed.is_none() {
-                    tracing::debug!(agent = %agent.id, role = %r, "ignoring unknown role code");
-                }
-                parsed
-            });
-            let identity = Identity::new(agent.id.clone(), roles);
+            let identity = identity_of(&agent);
             tracing::debug!(user_id = %identity.user_id, scheme, "authenticated");
             Ok(identity)
         })
     }
+}
+
+/// The identity of a platform agent: its id and its known role codes (unknown codes are
+/// ignored), plus the baseline `User`.
+pub fn identity_of(agent: &crate::data::Agent) -> Identity {
+    let roles = agent.roles.iter().filter_map(|r| {
+        let parsed = RoleCode::parse(r);
+        if parsed.is_none() {
+            tracing::debug!(agent = %agent.id, role = %r, "ignoring unknown role code");
+        }
+        parsed
+    });
+    Identity::new(agent.id.clone(), roles)
 }
 
 /// Builds the production authenticator from configuration: the upstream scheme (with the

@@ -8,7 +8,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{CallError, HostOptions, PluginFiles, Plugins, SignaturePolicy};
-use crate::auth::{Identity, RoleCode};
 use crate::clock::Clock;
 use crate::data::Db;
 
@@ -39,10 +38,7 @@ pub async fn run_once(
             data.display()
         )
     })?;
-    let caller = Identity::new(
-        agent.id.clone(),
-        agent.roles.iter().filter_map(|r| RoleCode::parse(r)),
-    );
+    let caller = crate::auth::identity_of(&agent);
     let clock = today.map(Clock::fixed).unwrap_or_else(Clock::system);
     let mut options = HostOptions::new(SignaturePolicy::default(), clock);
     options.db = Some(db);
