@@ -1,0 +1,192 @@
+//! The spec's string and number formats that have no ready-made Rust type here: `date-time`,
+//! `date` and exact decimals. Each keeps its text exactly as received (so a document
+//! round-trips unchanged) and refuses text that is not of its format.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use time::format_description::well_known::Rfc3339;
+
+/// An ISO 8601 instant (`date-time`, RFC 3339 profile), kept as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DateTime(String);
+
+impl DateTime {
+    /// Checks `text` is an RFC 3339 date-time (`2026-03-01T10:00:00Z`, offsets and fractions
+    /// allowed).
+    pub fn parse(text: &str) -> Result<DateTime, String> {
+        time::OffsetDateTime::parse(text, &Rfc3339)
+            .map(|_| DateTime(text.to_string()))
+            .map_err(|e| format!("`{text}` is not an ISO 8601 date-time: {e}"))
+    }
+
+    /// The instant, as `time` reads it.
+    pub fn to_offset_date_time(&self) -> time::OffsetDateTime {
+        time::OffsetDateTime::parse(&self.0, &Rfc3339).expect("checked when built")
+    }
+
+    /// The text as received.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An ISO 8601 calendar date (`date`, `YYYY-MM-DD`), kept as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Date(String);
+
+impl Date {
+    /// Checks `text` is a `YYYY-MM-DD` calendar date that exists.
+    pub fn parse(text: &str) -> Result<Date, String> {
+        const FORMAT: &[time::format_description::BorrowedFormatItem<'_>] =
+            time::macros::format_description!("[year]-[month]-[day]");
+        time::Date::parse(text, FORMAT)
+            .map(|_| Date(text.to_string()))
+            .map_err(|e| format!("`{text}` is not an ISO 8601 date (YYYY-MM-DD): {e}"))
+    }
+
+    /// The text as received.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An exact decimal (money): a JSON number written with as many digits as it has. Plugins
+/// build it from the decimal text the host sends, so nothing passes through a binary float
+/// (with `serde_json`'s `arbitrary_precision`, which the plugin workspace enables, the digits
+/// are kept verbatim end to end).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decimal(serde_json::Number);
+
+impl Decimal {
+    /// Reads a plain decimal literal such as `350000.25` or `-3`.
+    pub fn parse(text: &str) -> Result<Decimal, String> {
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(serde_json::Value::Number(n)) => Ok(Decimal(n)),
+            _ => Err(format!("`{text}` is not a decimal number")),
+        }
+    }
+
+    /// The JSON number.
+    pub fn as_number(&self) -> &serde_json::Number {
+        &self.0
+    }
+}
+
+impl From<u64> for Decimal {
+    fn from(n: u64) -> Decimal {
+        Decimal(n.into())
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+macro_rules! text_format {
+    ($ty:ident, $format:literal) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = Cow::<str>::deserialize(d)?;
+                $ty::parse(&text).map_err(de::Error::custom)
+            }
+        }
+
+        impl JsonSchema for $ty {
+            fn schema_name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($ty))
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({"type": "string", "format": $format})
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+text_format!(DateTime, "date-time");
+text_format!(Date, "date");
+
+impl Serialize for Decimal {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Decimal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde_json::Number::deserialize(d).map(Decimal)
+    }
+}
+
+impl JsonSchema for Decimal {
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("Decimal")
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "number", "description": "An exact decimal (USD for money)."})
+    }
+}
+
+/// Serde helper for a field that may be absent but is never `null` (the spec does not mark it
+/// nullable): the recursive `Borrower.coBorrower`, whose chain has to end somewhere.
+pub(crate) mod absent_not_null {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        T::deserialize(d).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_keep_their_text_and_refuse_other_text() {
+        for ok in ["2026-03-01T10:00:00Z", "2026-03-01T10:00:00.1234567+02:00"] {
+            assert_eq!(DateTime::parse(ok).unwrap().as_str(), ok);
+        }
+        for bad in ["2026-03-01", "2026-02-30T00:00:00Z", "yesterday"] {
+            assert!(DateTime::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Date::parse("2024-02-29").unwrap().to_string(), "2024-02-29");
+        for bad in ["2026-02-29", "2026-3-1", "2026-03-01T00:00:00Z"] {
+            assert!(Date::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Decimal::parse("350000.25").unwrap().to_string(),
+            "350000.25"
+        );
+        assert!(Decimal::parse("\"1\"").is_err());
+    }
+}
