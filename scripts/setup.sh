@@ -14,14 +14,18 @@ done
 
 # Real MCP and OAuth clients for the end-to-end tests.
 venv="$root/.venv"
-if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
-    echo "setup: creating $venv with the Python MCP SDK" >&2
-    python3 -m venv "$venv" >&2 || { apt_get_python_venv=1; }
-    if [ "${apt_get_python_venv:-}" = 1 ]; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
-        python3 -m venv "$venv" >&2
+requirements="$root/tests/clients/requirements.txt"
+if ! [ -x "$venv/bin/python" ] || ! cmp -s "$requirements" "$venv/.requirements-installed"; then
+    echo "setup: preparing $venv (Python MCP SDK, JSON Schema and OpenAPI validators)" >&2
+    if ! [ -x "$venv/bin/python" ]; then
+        python3 -m venv "$venv" >&2 || { apt_get_python_venv=1; }
+        if [ "${apt_get_python_venv:-}" = 1 ]; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+            python3 -m venv "$venv" >&2
+        fi
     fi
-    "$venv/bin/pip" install -q -r "$root/tests/clients/requirements.txt" >&2
+    "$venv/bin/pip" install -q -r "$requirements" >&2
+    cp "$requirements" "$venv/.requirements-installed"
 fi
 clients="$root/tests/clients"
 if ! [ -f "$clients/node_modules/.package-lock.json" ] || ! cmp -s "$clients/package-lock.json" "$clients/node_modules/.lock-installed"; then

@@ -52,6 +52,10 @@ enum Command {
         #[arg(long)]
         email: String,
     },
+    /// Print the REST API description (OpenAPI 3.1, version v1.2) for this configuration's
+    /// LOANHOST_BASE_URL and LOANHOST_API_PREFIX; the server serves the same document at
+    /// {api_prefix}/openapi.json.
+    Openapi,
     /// Plugin tooling.
     Plugin {
         #[command(subcommand)]
@@ -325,6 +329,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 println!("wrote {}", dir.display());
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Openapi => {
+            let doc = loanhost::http::openapi::document(&config.base_url, &config.api_prefix);
+            println!("{}", serde_json::to_string_pretty(&doc)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Token { email } => {

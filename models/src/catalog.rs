@@ -23,7 +23,7 @@ fn add<T: JsonSchema>(generator: &mut schemars::SchemaGenerator, out: &mut Map<S
 /// Every shared model's schema by its spec name (`ProblemDetails`, `Borrower`, …), `$ref`s
 /// pointing at [`COMPONENTS_PATH`]: the `components.schemas` of the API description. The
 /// reporting response records are included too (they are tool results, not REST bodies, but
-/// the spec lists them among its models).
+/// the spec lists them among its models), and so is the token endpoint's request body.
 pub fn schemas() -> Map<String, Value> {
     let settings = SchemaSettings::draft2020_12().with(|s| {
         s.definitions_path = COMPONENTS_PATH.into();
@@ -104,6 +104,7 @@ pub fn schemas() -> Map<String, Value> {
             reporting::MloPipelineReportResponse,
             reporting::DwLoanMilestoneReportResponse,
             reporting::LoanReportingMetadataResponse,
+            rest::OAuthTokenRequest,
         );
     }
     for (name, schema) in generator.take_definitions(true) {

@@ -46,6 +46,7 @@ pub mod licensing;
 pub mod loan_application;
 pub mod notifications;
 pub mod reporting;
+pub mod rest;
 
 pub use address::*;
 pub use application::*;
@@ -56,6 +57,7 @@ pub use formats::{Date, DateTime, Decimal};
 pub use licensing::*;
 pub use loan_application::*;
 pub use notifications::*;
+pub use schemars;
 pub use uuid::Uuid;
 
 /// Finishes a generated schema for readers: a description's wrapped doc-comment lines become

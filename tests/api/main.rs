@@ -16,6 +16,7 @@ mod mcp_protocol;
 mod metadata;
 mod metrics;
 mod oauth;
+mod openapi;
 mod outage;
 mod real_clients;
 mod reload;

@@ -283,16 +283,32 @@ async fn rest_token_endpoint() {
         "{p}"
     );
     assert_eq!(wrong_type.status(), 400);
+    let v: loanhost_models::ValidationProblemDetails =
+        serde_json::from_value(problem(wrong_type).await).unwrap();
     assert_eq!(
-        problem(wrong_type).await["errors"],
+        serde_json::to_value(v.errors).unwrap(),
         json!({"client_id": ["The client_id field must be a string or null."]})
     );
     assert_eq!(form.status(), 415);
-    assert_eq!(problem(form).await["status"], 415);
+    let p = problem(form).await;
+    assert_eq!(p["status"], 415);
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("application/x-www-form-urlencoded"),
+        "{p}"
+    );
     for r in [basic, none] {
         assert_eq!(r.status(), 401);
         assert!(r.headers().get("www-authenticate").is_some());
-        assert_eq!(problem(r).await["status"], 401);
+        let p = problem(r).await;
+        // Every answer reads as the spec's ProblemDetails, naming the request.
+        let details: loanhost_models::ProblemDetails = serde_json::from_value(p).unwrap();
+        assert_eq!(details.status, Some(401));
+        assert_eq!(details.title.as_deref(), Some("Unauthorized"));
+        assert_eq!(details.instance.as_deref(), Some("/api/oauth/token"));
+        assert!(details.detail.unwrap().contains("bearer token"));
     }
 }
 

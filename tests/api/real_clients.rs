@@ -2,25 +2,9 @@
 //! with a bearer token (both connect modes) and through the full OAuth flow with refresh, and
 //! the TypeScript SDK's v2 client (2026-07-28) and v1 client (2025-11-25).
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
-use crate::helpers::{spawn_app, spawn_app_with, AppOptions};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// The Python with `mcp==2.3.0` (`make test` creates `.venv`; `MCP_TEST_PYTHON` overrides).
-fn python() -> PathBuf {
-    std::env::var_os("MCP_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"))
-}
+use crate::helpers::{python, root, spawn_app, spawn_app_with, AppOptions};
 
 async fn python_client(args: &[&str]) -> Value {
     let script = root().join("tests/clients/python_sdk_client.py");
@@ -242,4 +226,80 @@ async fn typescript_sdk_v2_speaks_2026_07_28_and_v1_speaks_2025_11_25() {
             "{result}"
         );
     }
+}
+
+/// Several argument sets per tool, for the output-schema check: every grouping family, metric
+/// and date field of `report_loans`, both granularities and groupings of the milestone report,
+/// both buckets of the Data Warehouse reports, filters that leave buckets without values.
+fn output_schema_calls() -> Value {
+    serde_json::json!([
+        {"tool": "get_loan_reporting_metadata", "arguments": {}},
+        {"tool": "report_loans", "arguments": {}},
+        {"tool": "report_loans", "arguments": {"groupBy": "Status"}},
+        {"tool": "report_loans", "arguments": {"groupBy": "LoanOfficer", "metric": "Average"}},
+        {"tool": "report_loans", "arguments": {"groupBy": "ReferringAgent", "metric": "Sum", "metricField": "EstimatedCompensation"}},
+        {"tool": "report_loans", "arguments": {"groupBy": "Month", "metric": "Max", "metricField": "LockedCompensation"}},
+        {"tool": "report_loans", "arguments": {"groupBy": "Quarter", "dateField": "ClosingDate", "metric": "Min"}},
+        {"tool": "report_loans", "arguments": {"groupBy": "LoanType", "filter": {"loanTypes": ["VA"], "statuses": ["Loan Funded"]}}},
+        {"tool": "report_loans", "arguments": {"groupBy": "Year", "filter": {"loanAmountMin": 999999999}}},
+        {"tool": "loan_pipeline_report", "arguments": {}},
+        {"tool": "loan_pipeline_report", "arguments": {"lookbackMonths": 12, "filter": {"purposes": ["Purchase"]}}},
+        {"tool": "report_loan_milestones", "arguments": {}},
+        {"tool": "report_loan_milestones", "arguments": {"granularity": "Week", "lookback": 6}},
+        {"tool": "report_loan_milestones", "arguments": {"groupByNorthstar": false, "excludeStages": ["Other"]}},
+        {"tool": "mlo_pipeline_report", "arguments": {}},
+        {"tool": "mlo_pipeline_report", "arguments": {"bucket": "Week", "fromDate": "2025-10-01"}},
+        {"tool": "warehouse_loan_milestone_report", "arguments": {"fromDate": "2025-01-01", "toDate": "2026-03-15"}},
+        {"tool": "warehouse_loan_milestone_report", "arguments": {"fromDate": "2026-01-01", "toDate": "2026-03-15", "bucket": "Week"}}
+    ])
+}
+
+#[tokio::test]
+async fn every_tool_result_validates_against_its_output_schema_in_an_independent_validator() {
+    // Arrange: all six tools on seeded data; an Admin (org-wide) and an Agent (scoped) caller.
+    let mut options = AppOptions::default();
+    for t in crate::helpers::ALL_TOOLS {
+        options = options.plugin(
+            t,
+            crate::helpers::tool_wasm(t),
+            crate::helpers::tool_manifest(t),
+        );
+    }
+    let app = spawn_app_with(options).await;
+    crate::helpers::seed_app(&app, 11, 400).await;
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.json");
+    std::fs::write(&calls, output_schema_calls().to_string()).unwrap();
+    let script = root().join("tests/clients/output_schemas.py");
+    let run = |token: String| {
+        let (script, calls, url) = (script.clone(), calls.clone(), format!("{}/mcp", app.base));
+        async move {
+            let out = tokio::process::Command::new(python())
+                .arg(&script)
+                .arg(&url)
+                .arg(&token)
+                .arg(&calls)
+                .output()
+                .await
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{}\n{}",
+                stdout,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_str::<Value>(stdout.lines().last().unwrap()).unwrap()
+        }
+    };
+
+    // Act
+    let admin = run(app.token_for("admin@demo.loanhost.local")).await;
+
+    // Assert
+    let n = output_schema_calls().as_array().unwrap().len();
+    assert_eq!(admin["failures"], serde_json::json!([]), "{admin}");
+    assert_eq!(admin["checked"], n, "{admin}");
+    assert_eq!(admin["tamperedCaught"], n, "{admin}");
+    assert_eq!(admin["tools"].as_array().unwrap().len(), 6);
 }

@@ -1,7 +1,6 @@
 //! Authentication: who the caller is. Owns bearer-token extraction, token validation and
 //! agent resolution; hands the rest of the host an [`Identity`], never a token.
 
-pub mod facade;
 mod identity;
 pub mod jwks;
 pub mod jwt;

@@ -1,8 +1,11 @@
 //! HTTP: the router, shared state, request limits and tracing, and the error responses
 //! that must be exact (the `401` challenge).
 
+pub mod facade;
 pub mod metrics;
+pub mod openapi;
 pub mod penalty;
+mod rest;
 mod router;
 mod serve;
 

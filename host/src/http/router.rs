@@ -13,14 +13,19 @@ use serde_json::{json, Value};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
+use super::{facade, rest};
 use super::{AppState, MAX_BODY_BYTES};
-use crate::auth::facade;
 use crate::mcp::transport;
 use crate::mcp::{failure, RpcError, RATE_LIMITED};
 
 /// The application's router.
 pub fn router(state: AppState) -> Router {
     let rest_token = format!("{}/oauth/token", state.config.api_prefix);
+    let description = format!(
+        "{}{}",
+        state.config.api_prefix,
+        super::openapi::DESCRIPTION_PATH
+    );
     let mut app = Router::new()
         .route("/health", get(health))
         .route(
@@ -37,7 +42,8 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/authorize", get(facade::authorize))
         .route("/token", post(facade::token))
-        .route(&rest_token, post(facade::rest_token))
+        .route(&rest_token, post(rest::token))
+        .route(&description, get(rest::description))
         .route(
             "/mcp",
             post(transport::post)

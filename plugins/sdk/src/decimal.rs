@@ -72,6 +72,13 @@ impl Decimal {
     }
 }
 
+impl From<Decimal> for loanhost_models::Decimal {
+    /// The same exact value, as the models write money.
+    fn from(d: Decimal) -> Self {
+        loanhost_models::Decimal::parse(&d.to_text()).expect("a decimal literal is a JSON number")
+    }
+}
+
 impl std::ops::Add for Decimal {
     type Output = Decimal;
 

@@ -34,6 +34,9 @@ pub mod vocab;
 
 pub use args::{parse_arguments, NoArguments};
 pub use decimal::Decimal;
+/// The spec's shared models and reporting records (with `schemars`, for a plugin's own
+/// result records).
+pub use loanhost_models as models;
 pub use serde_json;
 
 /// The generated bindings of the `loan:reporting@1.0.0` world.
@@ -172,6 +175,17 @@ impl Description {
         self.output_schema = schema;
         self
     }
+    /// The result object's schema, generated from the record type the tool returns (see
+    /// [`result`]), so the two cannot drift apart.
+    pub fn output_record<T: models::schemars::JsonSchema>(self) -> Self {
+        self.output_schema(models::reporting::output_schema::<T>())
+    }
+}
+
+/// A tool's result from its record type (the one named in [`Description::output_record`]).
+pub fn result<T: serde::Serialize>(record: &T) -> Result<serde_json::Value, ToolError> {
+    serde_json::to_value(record)
+        .map_err(|e| ToolError::internal(format!("the result could not be written: {e}")))
 }
 
 /// A reporting tool: the only thing a plugin author writes.

@@ -1,6 +1,7 @@
 //! `get_loan_reporting_metadata`: the static vocabulary of the loan reporting tools. Reads
 //! nothing and returns no loan or user data.
 
+use loanhost_guest::models::reporting::LoanReportingMetadataResponse;
 use loanhost_guest::{parse_arguments, Description, NoArguments, Tool, ToolError};
 use serde_json::{json, Value};
 
@@ -42,30 +43,10 @@ const NORTHSTAR_STAGES: &[&str] = &[
 ];
 const MILESTONE_GRANULARITIES: &[&str] = &["Week", "Month"];
 
-const FIELDS: &[&str] = &[
-    "statuses",
-    "loanTypes",
-    "purposes",
-    "groupByDimensions",
-    "metricFunctions",
-    "metricFields",
-    "dateFields",
-    "orderByOptions",
-    "northstarStages",
-    "milestoneGranularities",
-];
-
 struct Metadata;
 
 impl Tool for Metadata {
     fn describe() -> Description {
-        let mut properties = serde_json::Map::new();
-        for field in FIELDS {
-            properties.insert(
-                (*field).into(),
-                json!({"type": "array", "items": {"type": "string"}}),
-            );
-        }
         Description::new(
             "get_loan_reporting_metadata",
             "Loan reporting vocabulary",
@@ -81,28 +62,24 @@ impl Tool for Metadata {
             "properties": {},
             "additionalProperties": false
         }))
-        .output_schema(json!({
-            "type": "object",
-            "properties": properties,
-            "required": FIELDS,
-            "additionalProperties": false
-        }))
+        .output_record::<LoanReportingMetadataResponse>()
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
         let NoArguments {} = parse_arguments(arguments)?;
-        Ok(json!({
-            "statuses": STATUSES,
-            "loanTypes": LOAN_TYPES,
-            "purposes": PURPOSES,
-            "groupByDimensions": GROUP_BY_DIMENSIONS,
-            "metricFunctions": METRIC_FUNCTIONS,
-            "metricFields": METRIC_FIELDS,
-            "dateFields": DATE_FIELDS,
-            "orderByOptions": ORDER_BY_OPTIONS,
-            "northstarStages": NORTHSTAR_STAGES,
-            "milestoneGranularities": MILESTONE_GRANULARITIES,
-        }))
+        let list = |words: &[&str]| words.iter().map(|w| w.to_string()).collect();
+        loanhost_guest::result(&LoanReportingMetadataResponse {
+            statuses: list(STATUSES),
+            loan_types: list(LOAN_TYPES),
+            purposes: list(PURPOSES),
+            group_by_dimensions: list(GROUP_BY_DIMENSIONS),
+            metric_functions: list(METRIC_FUNCTIONS),
+            metric_fields: list(METRIC_FIELDS),
+            date_fields: list(DATE_FIELDS),
+            order_by_options: list(ORDER_BY_OPTIONS),
+            northstar_stages: list(NORTHSTAR_STAGES),
+            milestone_granularities: list(MILESTONE_GRANULARITIES),
+        })
     }
 }
 

@@ -6,6 +6,9 @@ use loanhost_guest::data::{
     self, Aggregate, Condition, Key, LabelMap, PeriodUnit, Predicate, Query, Value as Cell,
 };
 use loanhost_guest::dates::{self, Date};
+use loanhost_guest::models::reporting::{
+    LoanPipelineReportResponse, MonthlyTrendPoint, PipelineStage,
+};
 use loanhost_guest::{parse_arguments, Decimal, Description, Tool, ToolError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -156,20 +159,7 @@ impl Tool for Pipeline {
                 "lookbackMonths": {"type": "integer", "default": 3, "description": "Months of monthly trend ending with the current month; below 1 becomes 3, above 36 becomes 36."}
             }
         }))
-        .output_schema(json!({
-            "type": "object",
-            "required": ["currentPipelineByStage", "monthlyTrend", "activeLoanCount", "note"],
-            "properties": {
-                "currentPipelineByStage": {"type": "array", "items": {"type": "object", "properties": {
-                    "stage": {"type": "string"}, "order": {"type": "integer"}, "isTerminal": {"type": "boolean"},
-                    "count": {"type": "integer"}, "totalLoanAmount": {"type": "number"},
-                    "statuses": {"type": "array", "items": {"type": "string"}}}}},
-                "monthlyTrend": {"type": "array", "items": {"type": "object", "properties": {
-                    "period": {"type": "string"}, "count": {"type": "integer"}, "totalLoanAmount": {"type": "number"}}}},
-                "activeLoanCount": {"type": "integer"},
-                "note": {"type": "string"}
-            }
-        }))
+        .output_record::<LoanPipelineReportResponse>()
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
@@ -215,18 +205,32 @@ impl Tool for Pipeline {
                 .find(|r| text(&r[0]) == stage)
                 .map(|r| (int(&r[1]), money(&r[2])))
         };
-        let mut rows: Vec<Value> = Vec::new();
+        let mut rows: Vec<PipelineStage> = Vec::new();
         let mut active = 0;
         for (order, stage, terminal, statuses) in STAGES {
             let (count, amount) = found(stage).unwrap_or((0, Decimal::ZERO));
             if !terminal {
                 active += count;
             }
-            rows.push(json!({"stage": stage, "order": order, "isTerminal": terminal, "count": count, "totalLoanAmount": amount.to_json(), "statuses": statuses}));
+            rows.push(PipelineStage {
+                stage: stage.to_string(),
+                order: *order,
+                is_terminal: *terminal,
+                count,
+                total_loan_amount: amount.into(),
+                statuses: statuses.iter().map(|s| s.to_string()).collect(),
+            });
         }
         if let Some((count, amount)) = found(UNMAPPED) {
             active += count;
-            rows.push(json!({"stage": UNMAPPED, "order": 99, "isTerminal": false, "count": count, "totalLoanAmount": amount.to_json(), "statuses": []}));
+            rows.push(PipelineStage {
+                stage: UNMAPPED.into(),
+                order: 99,
+                is_terminal: false,
+                count,
+                total_loan_amount: amount.into(),
+                statuses: vec![],
+            });
         }
 
         // Monthly trend by status date over the window ending with this month.
@@ -252,7 +256,7 @@ impl Tool for Pipeline {
             order_by: vec![],
             limit: None,
         })?;
-        let monthly: Vec<Value> = (0..months)
+        let monthly: Vec<MonthlyTrendPoint> = (0..months)
             .map(|i| {
                 let label = first.plus_months(i).month_label();
                 let (count, amount) = trend
@@ -261,18 +265,22 @@ impl Tool for Pipeline {
                     .find(|r| text(&r[0]) == label)
                     .map(|r| (int(&r[1]), money(&r[2])))
                     .unwrap_or((0, Decimal::ZERO));
-                json!({"period": label, "count": count, "totalLoanAmount": amount.to_json()})
+                MonthlyTrendPoint {
+                    period: label,
+                    count,
+                    total_loan_amount: amount.into(),
+                }
             })
             .collect();
-        Ok(json!({
-            "currentPipelineByStage": rows,
-            "monthlyTrend": monthly,
-            "activeLoanCount": active,
-            "note": format!(
+        loanhost_guest::result(&LoanPipelineReportResponse {
+            current_pipeline_by_stage: rows,
+            monthly_trend: monthly,
+            active_loan_count: active,
+            note: format!(
                 "Pipeline by current status; terminal stages are Post-Closing and Inactive. Monthly trend counts loans by the date their current status was set, over the {months} month(s) ending {}. Loans move on after closing or funding, so use report_loan_milestones to count loans closed or funded in a period.",
                 this_month.month_label()
             ),
-        }))
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 
 use loanhost_guest::data::{self, Aggregate, Condition, Key, Predicate, Query, Value as Cell};
 use loanhost_guest::dates::{self, date_arg, Bucket};
+use loanhost_guest::models::reporting::{MloPipelineReportResponse, MloPipelineRow};
 use loanhost_guest::{parse_arguments, Description, Tool, ToolError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -73,17 +74,7 @@ impl Tool for MloPipeline {
                 "bucket": {"type": "string", "enum": ["Month", "Week"], "default": "Month", "description": "Month (YYYY-MM) or Week (YYYY-Wnn, ISO week)."}
             }
         }))
-        .output_schema(json!({
-            "type": "object",
-            "required": ["bucket", "rowCount", "rows"],
-            "properties": {
-                "bucket": {"type": "string"},
-                "rowCount": {"type": "integer"},
-                "rows": {"type": "array", "items": {"type": "object", "properties": {
-                    "period": {"type": "string"}, "stage": {"type": "string"}, "displayOrder": {"type": "integer"},
-                    "isTerminal": {"type": "boolean"}, "entryCount": {"type": "integer"}}}}
-            }
-        }))
+        .output_record::<MloPipelineReportResponse>()
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
@@ -137,13 +128,23 @@ impl Tool for MloPipeline {
             })
             .collect();
         out.sort();
-        let rows: Vec<Value> = out
+        let rows: Vec<MloPipelineRow> = out
             .into_iter()
-            .map(|(period, order, stage, count)| {
-                json!({"period": period, "stage": stage, "displayOrder": order, "isTerminal": TERMINAL.contains(&stage.as_str()), "entryCount": count})
-            })
+            .map(
+                |(period, display_order, stage, entry_count)| MloPipelineRow {
+                    period,
+                    display_order,
+                    is_terminal: TERMINAL.contains(&stage.as_str()),
+                    stage,
+                    entry_count,
+                },
+            )
             .collect();
-        Ok(json!({"bucket": format!("{bucket:?}"), "rowCount": rows.len(), "rows": rows}))
+        loanhost_guest::result(&MloPipelineReportResponse {
+            bucket: format!("{bucket:?}"),
+            row_count: rows.len() as u64,
+            rows,
+        })
     }
 }
 

@@ -7,6 +7,7 @@ use loanhost_guest::data::{
     self, Aggregate, Condition, Key, LabelMap, PeriodUnit, Predicate, Query, Value as Cell,
 };
 use loanhost_guest::dates::{self, Date};
+use loanhost_guest::models::reporting::{LoanMilestoneReportResponse, MilestoneBucket};
 use loanhost_guest::{parse_arguments, Decimal, Description, Tool, ToolError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -81,19 +82,7 @@ impl Tool for Milestones {
                 "excludeStages": {"type": "array", "items": {"type": "string"}, "description": "Stage labels to leave out, e.g. Other."}
             }
         }))
-        .output_schema(json!({
-            "type": "object",
-            "required": ["granularity", "groupBy", "truncated", "note", "buckets"],
-            "properties": {
-                "granularity": {"type": "string"},
-                "groupBy": {"type": "string", "description": "Northstar or Milestone."},
-                "truncated": {"type": "boolean"},
-                "note": {"type": "string"},
-                "buckets": {"type": "array", "items": {"type": "object", "properties": {
-                    "period": {"type": "string"}, "stage": {"type": "string"}, "stageOrder": {"type": "integer"},
-                    "loanCount": {"type": "integer"}, "loanAmount": {"type": "number"}}}}
-            }
-        }))
+        .output_record::<LoanMilestoneReportResponse>()
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
@@ -194,21 +183,28 @@ impl Tool for Milestones {
         let truncated = rows.truncated || buckets.len() > MAX_ROWS;
         buckets.truncate(MAX_ROWS);
         let granularity = if week { "Week" } else { "Month" };
-        Ok(json!({
-            "granularity": granularity,
-            "groupBy": if northstar { "Northstar" } else { "Milestone" },
-            "truncated": truncated,
-            "note": format!(
+        loanhost_guest::result(&LoanMilestoneReportResponse {
+            granularity: granularity.into(),
+            group_by: if northstar { "Northstar" } else { "Milestone" }.into(),
+            truncated,
+            note: format!(
                 "Distinct loans per {} and {} from persisted LOS status history, {} through {} (UTC); only loans synced to the LOS are covered. A loan that crosses a stage in two periods counts in both. The funnel stage mapping is provisional.",
                 granularity.to_lowercase(),
                 if northstar { "funnel stage" } else { "raw milestone" },
                 start,
                 end.plus_days(-1)
             ),
-            "buckets": buckets.into_iter().map(|(period, order, stage, count, amount)| json!({
-                "period": period, "stage": stage, "stageOrder": order, "loanCount": count, "loanAmount": amount.to_json()
-            })).collect::<Vec<_>>(),
-        }))
+            buckets: buckets
+                .into_iter()
+                .map(|(period, stage_order, stage, loan_count, amount)| MilestoneBucket {
+                    period,
+                    stage,
+                    stage_order,
+                    loan_count,
+                    loan_amount: amount.into(),
+                })
+                .collect(),
+        })
     }
 }
 

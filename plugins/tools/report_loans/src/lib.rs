@@ -6,9 +6,11 @@
 use loanhost_guest::data::{
     self, Aggregate, Condition, Key, Order, PeriodUnit, Predicate, Query, Value as Cell,
 };
+use loanhost_guest::models::reporting::{LoanAggregationBucket, LoanAggregationResponse};
+use loanhost_guest::models::{self, Uuid};
 use loanhost_guest::{caller, parse_arguments, Decimal, Description, Tool, ToolError};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Buckets returned at most.
 const MAX_BUCKETS: usize = 100;
@@ -126,15 +128,15 @@ fn decimal(c: &Cell) -> Option<Decimal> {
     }
 }
 
-fn metric_value(b: &Bucket, metric: Metric) -> Value {
+fn metric_value(b: &Bucket, metric: Metric) -> Option<models::Decimal> {
     let has = b.with_value > 0;
     match metric {
-        Metric::Count => json!(b.count),
-        Metric::Sum if has => b.sum.unwrap_or_default().to_json(),
-        Metric::Average if has => b.sum.unwrap_or_default().average(b.with_value).to_json(),
-        Metric::Min if has => b.min.map(Decimal::to_json).unwrap_or(Value::Null),
-        Metric::Max if has => b.max.map(Decimal::to_json).unwrap_or(Value::Null),
-        _ => Value::Null,
+        Metric::Count => Some(b.count.into()),
+        Metric::Sum if has => Some(b.sum.unwrap_or_default().into()),
+        Metric::Average if has => Some(b.sum.unwrap_or_default().average(b.with_value).into()),
+        Metric::Min if has => b.min.map(Into::into),
+        Metric::Max if has => b.max.map(Into::into),
+        _ => None,
     }
 }
 
@@ -157,7 +159,7 @@ impl Tool for ReportLoans {
              ClosingDate often return little. At most 100 buckets are returned (truncated=true).",
         )
         .input_schema(input_schema())
-        .output_schema(output_schema())
+        .output_record::<LoanAggregationResponse>()
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
@@ -289,39 +291,40 @@ impl Tool for ReportLoans {
         }
         let truncated = rows.truncated || buckets.len() > MAX_BUCKETS;
         buckets.truncate(MAX_BUCKETS);
-        let out: Vec<Value> = buckets
+        let out = buckets
             .iter()
             .map(|b| {
-                let mut o = Map::new();
-                o.insert("key".into(), json!(b.key));
-                o.insert("keyId".into(), json!(b.key_id));
-                o.insert("count".into(), json!(b.count));
-                if b.with_value > 0 {
-                    let sum = b.sum.unwrap_or_default();
-                    o.insert("sum".into(), sum.to_json());
-                    o.insert("average".into(), sum.average(b.with_value).to_json());
-                    o.insert(
-                        "min".into(),
-                        b.min.map(Decimal::to_json).unwrap_or(Value::Null),
-                    );
-                    o.insert(
-                        "max".into(),
-                        b.max.map(Decimal::to_json).unwrap_or(Value::Null),
-                    );
-                }
-                o.insert("value".into(), metric_value(b, metric));
-                Value::Object(o)
+                let has = b.with_value > 0;
+                let sum = b.sum.unwrap_or_default();
+                let key_id = match &b.key_id {
+                    None => None,
+                    Some(id) => Some(id.parse::<Uuid>().map_err(|_| {
+                        ToolError::internal(format!(
+                            "the host sent a user id that is not a UUID: {id}"
+                        ))
+                    })?),
+                };
+                Ok(LoanAggregationBucket {
+                    key: b.key.clone(),
+                    key_id,
+                    count: b.count,
+                    sum: has.then(|| sum.into()),
+                    average: has.then(|| sum.average(b.with_value).into()),
+                    min: b.min.filter(|_| has).map(Into::into),
+                    max: b.max.filter(|_| has).map(Into::into),
+                    value: metric_value(b, metric),
+                })
             })
-            .collect();
-        Ok(json!({
-            "groupBy": name_of(group_by),
-            "metric": name_of(metric_field),
-            "function": name_of(metric),
-            "totalCount": total_count,
-            "bucketCount": out.len(),
-            "truncated": truncated,
-            "buckets": out,
-        }))
+            .collect::<Result<Vec<_>, ToolError>>()?;
+        loanhost_guest::result(&LoanAggregationResponse {
+            group_by: name_of(group_by),
+            metric: name_of(metric_field),
+            function: name_of(metric),
+            total_count,
+            bucket_count: out.len() as u64,
+            truncated,
+            buckets: out,
+        })
     }
 }
 
@@ -362,35 +365,6 @@ fn input_schema() -> Value {
                             "description": "Money field measured (USD); loans without a value are ignored by sum/average/min/max."},
             "dateField": {"type": "string", "enum": ["StatusDate", "ClosingDate", "Updated"], "default": "StatusDate",
                           "description": "Date used by Month/Quarter/Year grouping."}
-        }
-    })
-}
-
-fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["groupBy", "metric", "function", "totalCount", "bucketCount", "truncated", "buckets"],
-        "properties": {
-            "groupBy": {"type": "string"},
-            "metric": {"type": "string", "description": "Echo of metricField."},
-            "function": {"type": "string", "description": "Echo of metric."},
-            "totalCount": {"type": "integer", "description": "Loans in all buckets, truncated ones included."},
-            "bucketCount": {"type": "integer"},
-            "truncated": {"type": "boolean"},
-            "buckets": {"type": "array", "items": {
-                "type": "object",
-                "required": ["key", "count"],
-                "properties": {
-                    "key": {"type": "string"},
-                    "keyId": {"type": ["string", "null"], "format": "uuid"},
-                    "count": {"type": "integer"},
-                    "sum": {"type": "number"},
-                    "average": {"type": "number"},
-                    "min": {"type": "number"},
-                    "max": {"type": "number"},
-                    "value": {"type": ["number", "null"]}
-                }
-            }}
         }
     })
 }

@@ -4,6 +4,7 @@
 
 use loanhost_guest::data::{self, Aggregate, Condition, Key, Predicate, Query, Value as Cell};
 use loanhost_guest::dates::{date_arg, Bucket};
+use loanhost_guest::models::reporting::{DwLoanMilestoneReportResponse, DwMilestoneRow};
 use loanhost_guest::{parse_arguments, Description, Tool, ToolError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -74,17 +75,7 @@ impl Tool for Warehouse {
                 "bucket": {"type": "string", "enum": ["Month", "Week"], "default": "Month", "description": "Month (period YYYY-MM) or Week (YYYY-Wnn, ISO week)."}
             }
         }))
-        .output_schema(json!({
-            "type": "object",
-            "required": ["bucket", "fromDate", "toDate", "rowCount", "rows"],
-            "properties": {
-                "bucket": {"type": "string"}, "fromDate": {"type": "string"}, "toDate": {"type": "string"},
-                "rowCount": {"type": "integer"},
-                "rows": {"type": "array", "items": {"type": "object", "properties": {
-                    "period": {"type": "string"}, "milestone": {"type": "string"}, "stage": {"type": "string"},
-                    "stageOrder": {"type": "integer"}, "loanCount": {"type": "integer"}}}}
-            }
-        }))
+        .output_record::<DwLoanMilestoneReportResponse>()
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
@@ -133,20 +124,26 @@ impl Tool for Warehouse {
             })
             .collect();
         out.sort();
-        let rows: Vec<Value> = out
+        let rows: Vec<DwMilestoneRow> = out
             .into_iter()
-            .map(|(period, _, milestone, count)| {
-                let (stage, order) = stage_of(&milestone);
-                json!({"period": period, "milestone": milestone, "stage": stage, "stageOrder": order, "loanCount": count})
+            .map(|(period, _, milestone, loan_count)| {
+                let (stage, stage_order) = stage_of(&milestone);
+                DwMilestoneRow {
+                    period,
+                    milestone,
+                    stage: stage.to_string(),
+                    stage_order,
+                    loan_count,
+                }
             })
             .collect();
-        Ok(json!({
-            "bucket": format!("{bucket:?}"),
-            "fromDate": from.to_string(),
-            "toDate": to.to_string(),
-            "rowCount": rows.len(),
-            "rows": rows,
-        }))
+        loanhost_guest::result(&DwLoanMilestoneReportResponse {
+            bucket: format!("{bucket:?}"),
+            from_date: from.to_string(),
+            to_date: to.to_string(),
+            row_count: rows.len() as u64,
+            rows,
+        })
     }
 }
 

@@ -9,9 +9,8 @@ use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::AuthError;
 use crate::http::AppState;
 
 /// Largest `/token` body forwarded.
@@ -208,134 +207,6 @@ pub async fn token(State(state): State<AppState>, headers: HeaderMap, body: Byte
             "the identity provider's reply was cut off",
         ),
     }
-}
-
-/// `POST {api_prefix}/oauth/token`: bearer token only; body `{client_id?, client_secret?}`
-/// (nullable strings); `200` with no content. Anything else is `400` with
-/// `ValidationProblemDetails`.
-pub async fn rest_token(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    match state.authenticator.authenticate(&headers).await {
-        Ok(_) => {}
-        Err(AuthError::Unavailable(reason)) => {
-            tracing::error!(%reason, "the agent directory is unavailable");
-            let mut resp = problem(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The platform database is unavailable; retry shortly.",
-                None,
-            );
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return resp;
-        }
-        Err(e) => {
-            tracing::info!(reason = %e, "unauthenticated REST token request");
-            let mut resp = problem(
-                StatusCode::UNAUTHORIZED,
-                "A bearer token is required in the Authorization header.",
-                None,
-            );
-            let challenges = crate::http::unauthorized(&state.config.base_url);
-            for v in challenges.headers().get_all(header::WWW_AUTHENTICATE) {
-                resp.headers_mut()
-                    .append(header::WWW_AUTHENTICATE, v.clone());
-            }
-            return resp;
-        }
-    }
-    // JSON, including the OData-flavoured `application/json;odata.metadata=…` the description
-    // lists, and `+json` types; no Content-Type at all is read as JSON too.
-    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        let essence = ct
-            .to_str()
-            .unwrap_or("")
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        if essence != "application/json" && !essence.ends_with("+json") {
-            return problem(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                &format!("The body must be JSON (application/json); got {essence}."),
-                None,
-            );
-        }
-    }
-    // Both fields are optional and nullable, and the body is not closed: an empty body and
-    // unknown properties are accepted.
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return StatusCode::OK.into_response();
-    }
-    let mut errors = serde_json::Map::new();
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(Value::Object(obj)) => {
-            for k in ["client_id", "client_secret"] {
-                if obj.get(k).is_some_and(|v| !(v.is_string() || v.is_null())) {
-                    errors.insert(
-                        k.to_string(),
-                        json!([format!("The {k} field must be a string or null.")]),
-                    );
-                }
-            }
-        }
-        Ok(_) => {
-            errors.insert(
-                "$".into(),
-                json!(["The request body must be a JSON object."]),
-            );
-        }
-        Err(e) => {
-            errors.insert(
-                "$".into(),
-                json!([format!("The request body is not valid JSON: {e}")]),
-            );
-        }
-    }
-    if errors.is_empty() {
-        return StatusCode::OK.into_response();
-    }
-    problem(
-        StatusCode::BAD_REQUEST,
-        "One or more validation errors occurred.",
-        Some(errors),
-    )
-}
-
-/// An RFC 9457 problem (`ProblemDetails`, or `ValidationProblemDetails` with `errors`) as
-/// `application/problem+json`.
-fn problem(
-    status: StatusCode,
-    title: &str,
-    errors: Option<serde_json::Map<String, Value>>,
-) -> Response {
-    let section = match status.as_u16() {
-        400 => "15.5.1",
-        401 => "15.5.2",
-        415 => "15.5.16",
-        503 => "15.6.4",
-        _ => "15",
-    };
-    let mut body = json!({
-        "type": format!("https://tools.ietf.org/html/rfc9110#section-{section}"),
-        "title": title,
-        "status": status.as_u16(),
-    });
-    if let Some(errors) = errors {
-        body["errors"] = Value::Object(errors);
-    }
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        )],
-        body.to_string(),
-    )
-        .into_response()
 }
 
 #[cfg(test)]
