@@ -86,8 +86,9 @@ fn lib_rs(name: &str) -> String {
 //! loans the caller's role may see; the host applies the scope).
 
 use loanhost_guest::data::{{self, Aggregate, Key, Query, Value as Cell}};
+use loanhost_guest::models::schemars::JsonSchema;
 use loanhost_guest::{{parse_arguments, Description, Tool, ToolError}};
-use serde::Deserialize;
+use serde::{{Deserialize, Serialize}};
 use serde_json::{{json, Value}};
 
 #[derive(Deserialize)]
@@ -96,6 +97,25 @@ struct Args {{
     /// Only these statuses (all when absent or empty).
     #[serde(default)]
     statuses: Vec<String>,
+}}
+
+/// The result: its JSON Schema (the tool's `outputSchema`) is generated from this type, so
+/// what the tool returns and what it promises cannot drift apart. The doc comments become the
+/// schema's descriptions.
+#[derive(Serialize, JsonSchema)]
+#[schemars(crate = "loanhost_guest::models::schemars")]
+#[serde(rename_all = "camelCase")]
+struct StatusCounts {{
+    /// One entry per current status that has loans.
+    buckets: Vec<StatusCount>,
+}}
+
+/// Loans at one current status.
+#[derive(Serialize, JsonSchema)]
+#[schemars(crate = "loanhost_guest::models::schemars")]
+struct StatusCount {{
+    status: String,
+    count: u64,
 }}
 
 struct Report;
@@ -114,12 +134,7 @@ impl Tool for Report {{
                 "statuses": {{"type": "array", "items": {{"type": "string", "enum": &loanhost_guest::vocab::LOAN_STATUSES[..]}}}}
             }}
         }}))
-        .output_schema(json!({{
-            "type": "object",
-            "required": ["buckets"],
-            "properties": {{"buckets": {{"type": "array", "items": {{"type": "object", "properties": {{
-                "status": {{"type": "string"}}, "count": {{"type": "integer"}}}}}}}}}}
-        }}))
+        .output_record::<StatusCounts>()
     }}
 
     fn call(arguments: Value) -> Result<Value, ToolError> {{
@@ -135,7 +150,7 @@ impl Tool for Report {{
             order_by: vec![],
             limit: None,
         }})?;
-        let buckets: Vec<Value> = rows
+        let buckets = rows
             .rows
             .iter()
             .map(|r| {{
@@ -144,13 +159,13 @@ impl Tool for Report {{
                     _ => "Unknown".into(),
                 }};
                 let count = match &r[1] {{
-                    Cell::Integer(n) => *n,
+                    Cell::Integer(n) => (*n).max(0) as u64,
                     _ => 0,
                 }};
-                json!({{"status": status, "count": count}})
+                StatusCount {{ status, count }}
             }})
             .collect();
-        Ok(json!({{ "buckets": buckets }}))
+        loanhost_guest::result(&StatusCounts {{ buckets }})
     }}
 }}
 
