@@ -1,4 +1,9 @@
 //! The address family (all closed): `Address` and the models that carry its six fields.
+//!
+//! The six fields are written out in each model rather than flattened from `Address`: the
+//! models are flat on the wire, and serde's `flatten` cannot be combined with
+//! `deny_unknown_fields`, which is what makes a model closed. (`LoanEstimateDates` and
+//! `ClosingDisclosureDates` repeat their shared fields for the same reason.)
 
 use crate::borrower::{FieldType, Liability};
 

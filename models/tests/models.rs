@@ -83,66 +83,7 @@ fn round_trip(name: &str, doc: &Value) -> Result<Value, String> {
             }
         };
     }
-    by_name!(
-        ProblemDetails,
-        ValidationProblemDetails,
-        Application,
-        NotificationSettingsDocument,
-        CategorySettings,
-        RecipientBranch,
-        NotificationSettingsPatchOperation,
-        EffectiveNotificationSettings,
-        EffectiveNotificationPermissions,
-        EffectiveCategory,
-        EffectiveBranch,
-        EffectiveValue,
-        NotificationCatalogResponse,
-        NotificationCatalogEntry,
-        NotificationCatalogMilestones,
-        MilestoneSummary,
-        GetUserLicensesResponse,
-        UserLicenseInfo,
-        OpportunityTypeModel,
-        Address,
-        Residence,
-        MailingAddress,
-        OwnedProperty,
-        Contact,
-        Contacts,
-        Assignments,
-        Borrower,
-        FieldType,
-        Language,
-        Asset,
-        Liability,
-        BorrowerExternalId,
-        Income,
-        Employment,
-        Declaration,
-        Demographics,
-        Ethnicity,
-        EthnicityOrigin,
-        Race,
-        RaceDesignation,
-        VeteranDetail,
-        CreditScore,
-        HmdaApplicantCreditScore,
-        CreditReportType,
-        CustomField,
-        DownPaymentSource,
-        Document,
-        DisclosureTracker,
-        LoanEstimateDates,
-        ClosingDisclosureDates,
-        ConsumerDisclosureDates,
-        GetLoanApplicationResponse,
-        LoanAppSectionCompletionReport,
-        LoanAppSectionCompletion,
-        LoanInfo,
-        LoanApplicationTaskItem,
-        TaskSummary,
-        LoanTimeline,
-    )
+    with_shared_models!(by_name)
 }
 
 #[test]
@@ -383,4 +324,15 @@ fn formats_in_the_schemas_are_the_spec_formats() {
         s["Borrower"]["properties"]["coBorrower"]["$ref"],
         "#/components/schemas/Borrower"
     );
+}
+
+#[test]
+fn the_list_of_models_is_the_spec_list() {
+    macro_rules! names {
+        ($($t:ident),* $(,)?) => { vec![$(stringify!($t)),*] };
+    }
+    let listed: BTreeSet<&str> = with_shared_models!(names).into_iter().collect();
+    let spec = fixture();
+    let transcribed: BTreeSet<&str> = spec.keys().map(String::as_str).collect();
+    assert_eq!(listed, transcribed);
 }
