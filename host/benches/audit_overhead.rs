@@ -12,7 +12,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use loanhost::app::Application;
 use loanhost::config::Config;
 use loanhost::devidp::SigningKey;
-use serde_json::{json, Value};
+use serde_json::json;
 
 struct Server {
     url: String,
@@ -90,17 +90,14 @@ fn bench(c: &mut Criterion) {
     let call = |s: &Server| {
         let (client, url, token) = (client.clone(), s.url.clone(), s.token.clone());
         async move {
-            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_loan_reporting_metadata", "arguments": {}}});
-            let r: Value = client
-                .post(&url)
-                .bearer_auth(token)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let r = common::tools_call(
+                &client,
+                &url,
+                &token,
+                "get_loan_reporting_metadata",
+                json!({}),
+            )
+            .await;
             assert_eq!(r["result"]["isError"], false, "{r}");
         }
     };

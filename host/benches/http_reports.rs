@@ -99,17 +99,7 @@ fn bench(c: &mut Criterion) {
         let client = client.clone();
         let url = url.clone();
         async move {
-            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}});
-            let r: Value = client
-                .post(&url)
-                .bearer_auth(token)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let r = common::tools_call(&client, &url, &token, tool, args).await;
             if r["result"]["isError"] != false {
                 eprintln!("{tool}: {}", r["result"]["content"][0]["text"]);
             }

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde_json::{json, Value};
+
 /// `LOANHOST_*` settings for a server on `127.0.0.1:{port}` with the dev IdP, no audit log
 /// (its cost has a benchmark of its own), and the per-caller budgets lifted (they are measured
 /// by the attack suite, not here).
@@ -29,4 +31,26 @@ pub fn server_env(
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect()
+}
+
+/// One authenticated `tools/call` of `tool` with `arguments` at `url` (`…/mcp`); the whole
+/// JSON-RPC reply.
+pub async fn tools_call(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    client
+        .post(url)
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
