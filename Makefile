@@ -45,7 +45,8 @@ lint:
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
-	cargo bench -p loanhost --bench http_reports --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench http_reports --locked
+	cargo bench -p loanhost --bench hot_path --locked
 	cargo bench -p loanhost --bench audit_overhead --locked
 
 ## attack: the attack suite at length (10 s per attack, release build); checks the legitimate

@@ -21,6 +21,7 @@ pub struct Application {
     metrics: Option<TcpListener>,
     state: AppState,
     reloader: tokio::task::JoinHandle<()>,
+    directory: Option<Arc<crate::data::directory::Directory>>,
 }
 
 impl Application {
@@ -40,8 +41,12 @@ impl Application {
         } else {
             None
         };
-        let authenticator = crate::auth::from_config(&config, db.clone(), dev_idp.as_deref());
-        Self::build_with(config, db, dev_idp, authenticator).await
+        let directory = Arc::new(crate::data::directory::Directory::open(db.clone()).await?);
+        let authenticator =
+            crate::auth::from_config(&config, directory.clone(), dev_idp.as_deref());
+        let mut app = Self::build_with(config, db, dev_idp, authenticator).await?;
+        app.directory = Some(directory);
+        Ok(app)
     }
 
     /// Builds the application with a given authenticator (for embedding).
@@ -64,6 +69,7 @@ impl Application {
         options.cache_key = Some(cache_key);
         options.db = Some(reports);
         options.memory_mib = limits.plugin_memory_mib;
+        options.heavy_queries = limits.heavy_queries as usize;
         options.log_lines_per_second = limits.plugin_log_lines_per_second;
         options.callers = CallerLimits {
             max_concurrent: limits.caller_max_concurrent,
@@ -118,6 +124,7 @@ impl Application {
             metrics,
             state,
             reloader,
+            directory: None,
         })
     }
 
@@ -129,6 +136,12 @@ impl Application {
     /// The database (for tests and tooling).
     pub fn db(&self) -> Db {
         self.state.db.clone()
+    }
+
+    /// The agent directory identity is resolved through (for tests and tooling); `None` when
+    /// the application was built with an authenticator of its own.
+    pub fn directory(&self) -> Option<Arc<crate::data::directory::Directory>> {
+        self.directory.clone()
     }
 
     /// The plugin host (for tests and tooling).

@@ -48,6 +48,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", Some("24")),
     ("LOANHOST_PLUGIN_MEMORY_MIB", Some("256")),
     ("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", Some("200")),
+    ("LOANHOST_HEAVY_QUERIES", Some("auto")),
 ];
 
 /// The limits that protect the server from its callers and its plugins (each has a
@@ -76,6 +77,10 @@ pub struct ServerLimits {
     pub plugin_memory_mib: u64,
     /// Plugin log lines written per second, host-wide.
     pub plugin_log_lines_per_second: u32,
+    /// Organisation-wide report statements run at once (0, `auto`: half the cores, at least
+    /// one);
+    /// caller-scoped statements never wait for these.
+    pub heavy_queries: u32,
 }
 
 /// The upstream identity provider's endpoints.
@@ -351,6 +356,11 @@ impl Config {
             plugin_memory_mib: number("LOANHOST_PLUGIN_MEMORY_MIB", 65_536)?,
             plugin_log_lines_per_second: number("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", 1_000_000)?
                 as u32,
+            heavy_queries: if required("LOANHOST_HEAVY_QUERIES").trim() == "auto" {
+                0
+            } else {
+                number("LOANHOST_HEAVY_QUERIES", 64)? as u32
+            },
         };
         let cache_dir = PathBuf::from(required("LOANHOST_CACHE_DIR"));
         let cache_key_file = match get("LOANHOST_CACHE_KEY_FILE") {

@@ -273,6 +273,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub plugins: Arc<loanhost::plugins::Plugins>,
     pub db: loanhost::data::Db,
+    pub directory: Option<Arc<loanhost::data::directory::Directory>>,
     pub key: SigningKey,
     tokens: std::collections::HashMap<String, String>,
     _tmp: tempfile::TempDir,
@@ -429,6 +430,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     };
     let plugins = app.plugins();
     let db = app.db();
+    let directory = app.directory();
     let key = SigningKey::from_pem(signing_pem()).unwrap();
     let mut tokens = std::collections::HashMap::new();
     for u in users() {
@@ -455,6 +457,7 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
             .unwrap(),
         plugins,
         db,
+        directory,
         key,
         tokens,
         _tmp: tmp,

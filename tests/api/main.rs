@@ -11,6 +11,7 @@ mod auth;
 mod conformance;
 mod data;
 mod differential;
+mod directory;
 mod mcp_modern;
 mod mcp_protocol;
 mod metadata;

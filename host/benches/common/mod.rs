@@ -54,3 +54,43 @@ pub async fn tools_call(
         .await
         .unwrap()
 }
+
+/// A port free on loopback now.
+#[allow(dead_code)]
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// A plugin directory under `dir` holding `tools` copied from `plugins/dist`.
+#[allow(dead_code)]
+pub fn plugins_dir(dir: &Path, tools: &[&str]) -> std::path::PathBuf {
+    let dist = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
+    let plugins = dir.join(format!("plugins-{}", free_port()));
+    std::fs::create_dir_all(&plugins).unwrap();
+    for tool in tools {
+        for ext in ["wasm", "toml"] {
+            std::fs::copy(
+                dist.join(format!("{tool}.{ext}")),
+                plugins.join(format!("{tool}.{ext}")),
+            )
+            .expect("run `make plugins` first");
+        }
+    }
+    plugins
+}
+
+/// Waits (at most 30 s) until `url` answers 200.
+#[allow(dead_code)]
+pub async fn wait_until_up(client: &reqwest::Client, url: &str) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < until {
+        if let Ok(r) = client.get(url).send().await {
+            if r.status().is_success() {
+                return;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{url} did not come up within 30 s");
+}

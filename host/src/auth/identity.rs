@@ -75,6 +75,19 @@ pub struct Identity {
     pub user_id: String,
     /// Role codes from the platform, plus the baseline `User`; sorted, no duplicates.
     pub roles: Vec<RoleCode>,
+    /// What caller scope needs besides the roles (company, managed agents), when it was
+    /// resolved with the identity on this request (the agent directory); `None`: scope reads
+    /// them from the database.
+    pub scope_facts: Option<std::sync::Arc<ScopeFacts>>,
+}
+
+/// What caller scope needs of an agent besides its roles.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScopeFacts {
+    /// The agent's company (a Processor sees its loans).
+    pub company_id: Option<String>,
+    /// The agents a ConciergeKey manages, sorted.
+    pub managed_agent_ids: Vec<String>,
 }
 
 impl Identity {
@@ -86,10 +99,18 @@ impl Identity {
         Identity {
             user_id: user_id.into(),
             roles,
+            scope_facts: None,
         }
     }
 
     /// Whether the caller holds the role.
+    /// The same identity with its scope facts resolved.
+    pub fn with_scope_facts(mut self, facts: std::sync::Arc<ScopeFacts>) -> Self {
+        self.scope_facts = Some(facts);
+        self
+    }
+
+    /// Whether the caller holds `role`.
     pub fn has(&self, role: RoleCode) -> bool {
         self.roles.contains(&role)
     }

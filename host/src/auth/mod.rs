@@ -10,7 +10,7 @@ use std::pin::Pin;
 
 use axum::http::HeaderMap;
 
-pub use identity::{Identity, RoleCode, NAME_READER_ROLES};
+pub use identity::{Identity, RoleCode, ScopeFacts, NAME_READER_ROLES};
 
 /// Why a request is not authenticated. Every case answers the same `401` challenge; the
 /// reason is only logged.
@@ -68,22 +68,23 @@ pub fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthError> {
 }
 
 /// The production authenticator: validates the bearer JWT (scheme routed by issuer), reads
-/// the email claim, and resolves the platform agent and its role codes from the database on
-/// every request.
+/// the email claim, and resolves the platform agent, its role codes and its scope facts from
+/// the platform's data on every request (through the agent directory, which answers from
+/// memory only while the data has not changed).
 pub struct JwtAuthenticator {
     validator: jwt::TokenValidator,
-    db: crate::data::Db,
+    directory: std::sync::Arc<crate::data::directory::Directory>,
     email_claims: Vec<String>,
     verified_claims: Vec<String>,
     require_verified: bool,
 }
 
 impl JwtAuthenticator {
-    /// An authenticator over `validator`, resolving agents in `db`. `email_claim` is the
-    /// configured claim; `None` reads `email`, then `{claims_namespace}/email`.
+    /// An authenticator over `validator`, resolving agents in `directory`. `email_claim` is
+    /// the configured claim; `None` reads `email`, then `{claims_namespace}/email`.
     pub fn new(
         validator: jwt::TokenValidator,
-        db: crate::data::Db,
+        directory: std::sync::Arc<crate::data::directory::Directory>,
         email_claim: Option<&str>,
         claims_namespace: &str,
     ) -> Self {
@@ -97,7 +98,7 @@ impl JwtAuthenticator {
             .collect();
         JwtAuthenticator {
             validator,
-            db,
+            directory,
             email_claims,
             verified_claims,
             require_verified: false,
@@ -157,13 +158,13 @@ impl Authenticator for JwtAuthenticator {
                     ))
                 })?;
             self.check_verified(&claims)?;
-            let agent = self
-                .db
+            let entry = self
+                .directory
                 .agent_by_email(email)
                 .await
                 .map_err(|e| AuthError::Unavailable(e.to_string()))?
                 .ok_or(AuthError::UnknownAgent)?;
-            let identity = identity_of(&agent);
+            let identity = identity_of(&entry.agent).with_scope_facts(entry.facts.clone());
             tracing::debug!(user_id = %identity.user_id, scheme, "authenticated");
             Ok(identity)
         })
@@ -187,7 +188,7 @@ pub fn identity_of(agent: &crate::data::Agent) -> Identity {
 /// embedded dev IdP's keys taken directly when it is the upstream) and the internal scheme.
 pub fn from_config(
     config: &crate::config::Config,
-    db: crate::data::Db,
+    directory: std::sync::Arc<crate::data::directory::Directory>,
     dev_idp: Option<&crate::devidp::DevIdp>,
 ) -> std::sync::Arc<dyn Authenticator> {
     let upstream_keys = match dev_idp {
@@ -213,7 +214,7 @@ pub fn from_config(
     std::sync::Arc::new(
         JwtAuthenticator::new(
             validator,
-            db,
+            directory,
             config.email_claim.as_deref(),
             &config.claims_namespace,
         )

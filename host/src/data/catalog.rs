@@ -36,6 +36,16 @@ pub struct Field {
     pub ty: FieldType,
     /// Readable only by callers who may read names (Admin, Processor, ConciergeKey).
     pub restricted: bool,
+    /// A cheaper expression with exactly the same equality (an integer key for a UUID), used
+    /// where only equality matters: `DISTINCT` and `COUNT(DISTINCT …)`. `None`: the column.
+    pub identity: Option<&'static str>,
+}
+
+impl Field {
+    /// The expression to de-duplicate on: the identity when there is one, else the column.
+    pub fn identity(&self) -> &'static str {
+        self.identity.unwrap_or(self.column)
+    }
 }
 
 const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
@@ -44,6 +54,7 @@ const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
         column,
         ty,
         restricted: false,
+        identity: None,
     }
 }
 
@@ -53,14 +64,33 @@ const fn name_field(name: &'static str, column: &'static str) -> Field {
         column,
         ty: FieldType::Text,
         restricted: true,
+        identity: None,
+    }
+}
+
+/// A loan id held as an integer key (`key` over the row's alias): reads back as the UUID,
+/// de-duplicates on the integer.
+const fn loan_key_field(column: &'static str, key: &'static str) -> Field {
+    Field {
+        name: "loanId",
+        column,
+        ty: FieldType::Text,
+        restricted: false,
+        identity: Some(key),
     }
 }
 
 use FieldType::{Decimal, Instant, Text};
 
+/// The amounts the snapshot's covering indexes hold beside their key.
+const COVERED_AMOUNTS: [&str; 3] = ["loanAmount", "lockedCompensation", "estimatedCompensation"];
+
 /// Fields of the loan snapshot (alias `l`).
 const LOAN_FIELDS: &[Field] = &[
-    f("id", "l.id", Text),
+    Field {
+        identity: Some("l.key"),
+        ..f("id", "l.id", Text)
+    },
     f("loanNumber", "l.loan_number", Text),
     f("status", "l.status", Text),
     f("statusDate", "l.status_date", Instant),
@@ -84,13 +114,19 @@ const LOAN_FIELDS: &[Field] = &[
 
 /// Fields of a history row (alias `h`), besides the loan's own fields.
 const HISTORY_FIELDS: &[Field] = &[
-    f("loanId", "h.loan_id", Text),
+    loan_key_field(
+        "(SELECT lk.id FROM loan_keys lk WHERE lk.key = h.loan_key)",
+        "h.loan_key",
+    ),
     f("milestone", "h.status", Text),
     f("occurredAt", "h.occurred_at", Instant),
 ];
 
 const DW_MILESTONE_FIELDS: &[Field] = &[
-    f("loanId", "m.loan_id", Text),
+    loan_key_field(
+        "(SELECT lk.id FROM loan_keys lk WHERE lk.key = m.loan_key)",
+        "m.loan_key",
+    ),
     f("milestone", "m.milestone", Text),
     f("occurredAt", "m.occurred_at", Instant),
 ];
@@ -135,15 +171,35 @@ impl Dataset {
         matches!(self, Dataset::Loans | Dataset::LosStatusHistory)
     }
 
-    /// The `FROM` clause.
+    /// The `FROM` clause. History rows join their loan by its integer key (only loans in the
+    /// snapshot appear).
     pub const fn from_clause(self) -> &'static str {
         match self {
             Dataset::Loans => "loans l",
-            Dataset::LosStatusHistory => "los_status_history h JOIN loans l ON l.id = h.loan_id",
+            Dataset::LosStatusHistory => "los_status_history h JOIN loans l ON l.key = h.loan_key",
             Dataset::DwLoanMilestones => "dw_loan_milestones m",
             Dataset::DwDeals => "dw_deals d",
         }
     }
+
+    /// History on its own, for a query that reads nothing of the loan but what history rows
+    /// carry (its amount) and has no loan scope or filter to apply: the same rows as
+    /// [`Dataset::from_clause`] (`in_snapshot` stands for the join), no loan row read.
+    pub const HISTORY_ONLY_FROM: &'static str = "los_status_history h";
+    /// The condition that keeps [`Dataset::HISTORY_ONLY_FROM`] to the joined rows.
+    pub const HISTORY_ONLY_WHERE: &'static str = "h.in_snapshot = 1";
+    /// Whole-snapshot group-bys the snapshot's covering indexes serve in key order (SQLite
+    /// then aggregates while it reads, without sorting a million rows): (key field, the
+    /// fields the same index holds). Migration 0003 creates these indexes.
+    pub const COVERED_GROUPS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("status", &COVERED_AMOUNTS),
+        ("loanType", &COVERED_AMOUNTS),
+        ("purpose", &COVERED_AMOUNTS),
+    ];
+
+    /// What history rows carry of their loan: (field, column).
+    pub const HISTORY_CARRIED: &'static [(&'static str, &'static str)] =
+        &[("loan.loanAmount", "h.loan_amount")];
 
     /// Looks up a field. History rows also expose the loan's fields as `loan.<field>`.
     pub fn field(self, name: &str) -> Option<Field> {

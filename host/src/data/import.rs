@@ -123,6 +123,114 @@ impl Tx {
         Ok(())
     }
 
+    /// `INSERT INTO table (cols) SELECT <select> FROM (VALUES (…),(…)) v CROSS JOIN loan_keys k
+    /// <joins> WHERE k.id = v.column1 <tail>` in batches: each row of `rows` is one `VALUES` row
+    /// (`v.column1`, `v.column2`, … on both engines) whose first value is a loan id, so its key
+    /// is looked up by the database in the same statement. (`CROSS JOIN` makes SQLite read the
+    /// batch first and look each id up in the unique index, never the other way round.)
+    async fn insert_select(
+        &mut self,
+        table: &str,
+        cols: &[&str],
+        select: &str,
+        joins: &str,
+        tail: &str,
+        rows: &[Vec<V>],
+    ) -> Result<(), sqlx::Error> {
+        let Some(width) = rows.first().map(Vec::len) else {
+            return Ok(());
+        };
+        let per = (BATCH_PARAMS / width).max(1);
+        let one = format!("({})", vec!["?"; width].join(", "));
+        for chunk in rows.chunks(per) {
+            let sql = format!(
+                "INSERT INTO {table} ({}) SELECT {select} FROM (VALUES {}) v CROSS JOIN loan_keys k {joins} WHERE k.id = v.column1 {tail}",
+                cols.join(", "),
+                vec![one.as_str(); chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().flatten().cloned().collect();
+            self.exec(&sql, &values).await?;
+        }
+        Ok(())
+    }
+
+    /// Gives every loan id in `ids` its integer key (`loan_keys`), keeping existing keys.
+    async fn intern_loan_ids(&mut self, ids: &[String]) -> Result<(), sqlx::Error> {
+        let mut unique: Vec<&String> = ids.iter().collect();
+        unique.sort();
+        unique.dedup();
+        for chunk in unique.chunks(BATCH_PARAMS) {
+            let sql = format!(
+                "INSERT INTO loan_keys (id) VALUES {} ON CONFLICT (id) DO NOTHING",
+                vec!["(?)"; chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().map(|id| V::T(Some((*id).clone()))).collect();
+            self.exec(&sql, &values).await?;
+        }
+        Ok(())
+    }
+
+    /// Copies the current amount of each loan in `ids` onto its history rows and marks them
+    /// as in the snapshot (history rows carry what an organisation-wide report needs).
+    async fn sync_history(&mut self, ids: &[String]) -> Result<(), sqlx::Error> {
+        for chunk in ids.chunks(BATCH_PARAMS) {
+            let sql = format!(
+                "UPDATE los_status_history SET in_snapshot = 1, \
+                 loan_amount = (SELECT l.loan_amount FROM loans l WHERE l.key = los_status_history.loan_key) \
+                 WHERE loan_key IN (SELECT key FROM loan_keys WHERE id IN ({}))",
+                vec!["?"; chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().map(|id| V::T(Some(id.clone()))).collect();
+            self.exec(&sql, &values).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether `table` has no row (in this transaction).
+    async fn is_empty(&mut self, table: &str) -> Result<bool, sqlx::Error> {
+        let sql = format!("SELECT NOT EXISTS (SELECT 1 FROM {table})");
+        Ok(match self {
+            Tx::Sqlite(tx) => {
+                sqlx::query_scalar::<_, bool>(&sql)
+                    .fetch_one(&mut **tx)
+                    .await?
+            }
+            Tx::Postgres(tx) => {
+                sqlx::query_scalar::<_, bool>(&sql)
+                    .fetch_one(&mut **tx)
+                    .await?
+            }
+        })
+    }
+
+    /// Drops the secondary indexes of `table` (not the ones behind its primary key or unique
+    /// constraints) and returns the statements that create them again, as the schema has them.
+    async fn drop_indexes(&mut self, table: &str) -> Result<Vec<String>, sqlx::Error> {
+        let indexes: Vec<(String, String)> = match self {
+            // `sql` is NULL for the indexes SQLite makes for keys and UNIQUE columns.
+            Tx::Sqlite(tx) => sqlx::query_as(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL",
+            )
+            .bind(table)
+            .fetch_all(&mut **tx)
+            .await?,
+            Tx::Postgres(tx) => sqlx::query_as(
+                "SELECT i.indexname::text, i.indexdef FROM pg_indexes i \
+                 WHERE i.schemaname = current_schema() AND i.tablename = $1 \
+                 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)",
+            )
+            .bind(table)
+            .fetch_all(&mut **tx)
+            .await?,
+        };
+        let mut creates = Vec::with_capacity(indexes.len());
+        for (name, create) in indexes {
+            self.exec(&format!("DROP INDEX {name}"), &[]).await?;
+            creates.push(create);
+        }
+        Ok(creates)
+    }
+
     async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
             Tx::Sqlite(tx) => tx.commit().await,
@@ -174,11 +282,32 @@ pub async fn import_dir(
     };
     let mut report = ImportReport::default();
     for file in present {
+        // Into an empty table, the secondary indexes are built once at the end of the file
+        // (sorted, in one pass) instead of row by row: a first import of a million loans
+        // spends most of its time inserting into indexes otherwise. Still one transaction.
+        let deferred = match table_of(file) {
+            Some(table) if tx.is_empty(table).await? => tx.drop_indexes(table).await?,
+            _ => Vec::new(),
+        };
         let rows = import_file(&mut tx, &dir.join(file), file, &mut progress).await?;
+        for create in deferred {
+            tx.exec(&create, &[]).await?;
+        }
         report.files.push((file.to_string(), rows));
     }
     tx.commit().await?;
     Ok(report)
+}
+
+/// The table a file writes its rows to (agents also write their roles and managed agents).
+fn table_of(file: &str) -> Option<&'static str> {
+    match file {
+        "loans.jsonl" => Some("loans"),
+        "los_status_history.jsonl" => Some("los_status_history"),
+        "dw_loan_milestones.jsonl" => Some("dw_loan_milestones"),
+        "dw_deals.jsonl" => Some("dw_deals"),
+        _ => None,
+    }
 }
 
 /// Rows held before a batch is written.
@@ -355,14 +484,28 @@ const LOAN_COLUMNS: [&str; 24] = [
     "referring_agent_name",
 ];
 
-/// `ON CONFLICT (id) DO UPDATE SET c = excluded.c, …` for every column but `id`.
+/// `ON CONFLICT (<first column>) DO UPDATE SET c = excluded.c, …` for every other column.
 fn upsert_tail(cols: &[&str]) -> String {
     let sets: Vec<String> = cols
         .iter()
         .skip(1)
         .map(|c| format!("{c} = excluded.{c}"))
         .collect();
-    format!("ON CONFLICT (id) DO UPDATE SET {}", sets.join(", "))
+    format!(
+        "ON CONFLICT ({}) DO UPDATE SET {}",
+        cols[0],
+        sets.join(", ")
+    )
+}
+
+/// The first value of each row (the loan id of loans, history and warehouse rows).
+fn first_texts(rows: &[Vec<V>]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| match r.first() {
+            Some(V::T(Some(id))) => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Keeps the last record of each id (PostgreSQL refuses to upsert one row twice in a statement).
@@ -478,27 +621,38 @@ async fn write(tx: &mut Tx, file: &str, records: Vec<Record>) -> Result<(), Impo
                 .collect();
             match file {
                 "loans.jsonl" => {
-                    tx.insert_rows(
-                        "loans",
-                        &LOAN_COLUMNS,
-                        &upsert_tail(&LOAN_COLUMNS),
-                        &last_per_id(rows),
-                    )
-                    .await?
+                    let rows = last_per_id(rows);
+                    let ids = first_texts(&rows);
+                    tx.intern_loan_ids(&ids).await?;
+                    let mut cols = vec!["key"];
+                    cols.extend(LOAN_COLUMNS);
+                    let select = std::iter::once("k.key".to_string())
+                        .chain((1..=LOAN_COLUMNS.len()).map(|i| format!("v.column{i}")))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    tx.insert_select("loans", &cols, &select, "", &upsert_tail(&cols), &rows)
+                        .await?;
+                    tx.sync_history(&ids).await?;
                 }
                 "los_status_history.jsonl" => {
-                    tx.insert_rows(
+                    tx.intern_loan_ids(&first_texts(&rows)).await?;
+                    tx.insert_select(
                         "los_status_history",
-                        &["loan_id", "status", "occurred_at"],
+                        &["loan_key", "status", "occurred_at", "loan_amount", "in_snapshot"],
+                        "k.key, v.column2, v.column3, l.loan_amount, CASE WHEN l.key IS NULL THEN 0 ELSE 1 END",
+                        "LEFT JOIN loans l ON l.key = k.key",
                         "ON CONFLICT DO NOTHING",
                         &rows,
                     )
                     .await?
                 }
                 "dw_loan_milestones.jsonl" => {
-                    tx.insert_rows(
+                    tx.intern_loan_ids(&first_texts(&rows)).await?;
+                    tx.insert_select(
                         "dw_loan_milestones",
-                        &["loan_id", "milestone", "occurred_at"],
+                        &["loan_key", "milestone", "occurred_at"],
+                        "k.key, v.column2, v.column3",
+                        "",
                         "ON CONFLICT DO NOTHING",
                         &rows,
                     )

@@ -1,8 +1,10 @@
 //! Data access: the datasets, the stores behind them, and the structured query capability
 //! plugins use. Owns SQL; plugins never see it.
 
+pub mod admission;
 pub mod agents;
 pub mod catalog;
+pub mod directory;
 pub mod import;
 pub mod query;
 pub mod scope;
@@ -10,5 +12,6 @@ pub mod seed;
 pub mod store;
 pub mod values;
 
+pub use admission::Reports;
 pub use agents::{Agent, NewAgent};
 pub use store::{Db, DbError};

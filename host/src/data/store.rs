@@ -40,7 +40,27 @@ enum PoolKind {
     Reports,
 }
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// The portable migrations (one DDL for both engines), then each engine's own from schema v3 on
+/// (`host/migrations/{sqlite,postgres}/`: surrogate keys and clustering need each engine's words).
+static PORTABLE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+static SQLITE_ONLY: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_ONLY: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The migrations of one engine, in version order.
+fn migrator(postgres: bool) -> sqlx::migrate::Migrator {
+    let own = if postgres {
+        &POSTGRES_ONLY
+    } else {
+        &SQLITE_ONLY
+    };
+    let mut all: Vec<sqlx::migrate::Migration> =
+        PORTABLE.iter().chain(own.iter()).cloned().collect();
+    all.sort_by_key(|m| m.version);
+    sqlx::migrate::Migrator {
+        migrations: std::borrow::Cow::Owned(all),
+        ..sqlx::migrate::Migrator::DEFAULT
+    }
+}
 
 impl Db {
     /// Connects (creating a SQLite file and its folder when missing) and applies migrations:
@@ -139,8 +159,8 @@ impl Db {
     /// Applies pending migrations.
     pub async fn migrate(&self) -> Result<(), DbError> {
         let r = match self {
-            Db::Sqlite(p) => MIGRATOR.run(p).await,
-            Db::Postgres(p) => MIGRATOR.run(p).await,
+            Db::Sqlite(p) => migrator(false).run(p).await,
+            Db::Postgres(p) => migrator(true).run(p).await,
         };
         r.map_err(|e| DbError::Migrate(e.to_string()))
     }

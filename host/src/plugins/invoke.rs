@@ -61,7 +61,7 @@ pub(crate) struct Runner {
     pub engine: Arc<PluginEngine>,
     pub permits: Arc<Semaphore>,
     pub clock: Clock,
-    pub db: Option<crate::data::Db>,
+    pub reports: Option<crate::data::Reports>,
     /// Linear memory of all live stores together.
     pub memory: Arc<SharedMemoryBudget>,
     /// Longest a call waits for an instance slot.
@@ -114,7 +114,7 @@ impl Runner {
                 manifest: manifest.clone(),
                 call,
                 clock: self.clock,
-                db: self.db.clone(),
+                reports: self.reports.clone(),
                 limiter: CallLimiter::new(limits.memory_mib, self.memory.clone(), caller),
                 deadline: Instant::now() + timeout,
                 timed_out: false,

@@ -144,6 +144,8 @@ pub struct HostOptions {
     pub clock: Clock,
     /// The database of the `data` capability (its report pool).
     pub db: Option<crate::data::Db>,
+    /// Organisation-wide statements run at once (0: half the cores, at least one).
+    pub heavy_queries: usize,
     /// Linear memory of all plugin calls together, in MiB.
     pub memory_mib: u64,
     /// Longest a call waits for an instance slot.
@@ -165,6 +167,7 @@ impl HostOptions {
             policy,
             clock,
             db: None,
+            heavy_queries: 0,
             memory_mib: DEFAULT_PLUGIN_MEMORY_MIB,
             permit_wait: std::time::Duration::from_secs(5),
             callers: CallerLimits::default(),
@@ -218,7 +221,9 @@ impl Plugins {
                 engine,
                 permits: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
                 clock: options.clock,
-                db: options.db,
+                reports: options
+                    .db
+                    .map(|db| crate::data::Reports::new(db, options.heavy_queries)),
                 memory: state::SharedMemoryBudget::new(options.memory_mib),
                 permit_wait: options.permit_wait,
                 log_budget: Arc::new(capabilities::LogBudget::new(options.log_lines_per_second)),
@@ -238,7 +243,7 @@ impl Plugins {
 
     /// The database of the `data` capability, if any.
     pub fn reports_db(&self) -> Option<&crate::data::Db> {
-        self.runner.db.as_ref()
+        self.runner.reports.as_ref().map(|r| &r.db)
     }
 
     /// Bytes of linear memory held by live plugin calls.

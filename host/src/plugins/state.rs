@@ -30,8 +30,8 @@ pub struct PluginState {
     pub call: Option<CallContext>,
     /// Today's date source.
     pub clock: Clock,
-    /// The data store (absent in `loanhost plugin check`).
-    pub db: Option<crate::data::Db>,
+    /// The report store and its admission control (absent in `loanhost plugin check`).
+    pub reports: Option<crate::data::Reports>,
     /// Memory and table limits; records whether a limit was hit.
     pub limiter: CallLimiter,
     /// When the call's wall-clock deadline passes.

@@ -34,7 +34,7 @@ impl Host for PluginState {
                 self.manifest.name
             ))));
         }
-        let Some(db) = self.db.clone() else {
+        let Some(reports) = self.reports.clone() else {
             return Ok(Err(DataError::Unavailable(format!(
                 "dataset `{}` has no data store here",
                 dataset.as_str()
@@ -56,11 +56,12 @@ impl Host for PluginState {
         };
         let allowance = self.next_allowance()?;
         let started = Instant::now();
+        let db = &reports.db;
         let outcome = async {
             let scope = if dataset.is_org_wide() {
                 None
             } else {
-                match Scope::resolve(&db, &identity).await {
+                match Scope::resolve(db, &identity).await {
                     Ok(s) => Some(s),
                     Err(e) => {
                         tracing::error!(error = %e, "cannot resolve the caller's scope");
@@ -71,8 +72,14 @@ impl Host for PluginState {
                 }
             };
             let host_query = convert(dataset, q);
+            // Organisation-wide statements queue for a heavy slot (within the deadline).
+            let heavy = dataset.is_org_wide() || scope.as_ref().is_some_and(|s| s.all);
+            let _slot = reports
+                .admit(heavy, allowance.deadline)
+                .await
+                .map_err(|e| QueryError::Timeout(e.to_string()))?;
             query::run(
-                &db,
+                db,
                 &host_query,
                 scope.as_ref(),
                 identity.can_read_names(),

@@ -1,0 +1,187 @@
+//! The HTTP hot path, as throughput: authenticated `tools/call get_loan_reporting_metadata`
+//! against loanhost and against a bare reference written here (axum + jsonwebtoken: verify the
+//! RS256 bearer token on every request, parse the JSON-RPC body, answer the same bytes
+//! loanhost answers), in the same run, on loopback, at 16 and 64 connections. The load
+//! generator runs in this process and shares the machine's cores with the server, as the
+//! figures in `docs/benchmarks.md` say. Prints requests per second and the ratio.
+//!
+//! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::routing::post;
+use axum::Router;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use loanhost::app::Application;
+use loanhost::config::Config;
+use loanhost::devidp::SigningKey;
+use serde_json::{json, Value};
+
+/// What the bare handler needs: the key, the expected issuer and audience, the answer.
+struct Bare {
+    key: DecodingKey,
+    validation: Validation,
+    answer: Value,
+}
+
+/// The reference: bearer → RS256 verification (every request) → JSON-RPC body → answer.
+async fn bare_handler(
+    State(bare): State<Arc<Bare>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some(token) = token else {
+        return (axum::http::StatusCode::UNAUTHORIZED, "no token").into_response();
+    };
+    if jsonwebtoken::decode::<serde_json::Map<String, Value>>(token, &bare.key, &bare.validation)
+        .is_err()
+    {
+        return (axum::http::StatusCode::UNAUTHORIZED, "bad token").into_response();
+    }
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return (axum::http::StatusCode::BAD_REQUEST, "bad body").into_response();
+    };
+    let mut answer = bare.answer.clone();
+    answer["id"] = request["id"].clone();
+    axum::Json(answer).into_response()
+}
+
+/// Requests per second of `connections` loops calling `url` for `seconds`.
+async fn throughput(url: &str, token: &str, connections: usize, seconds: f64) -> f64 {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(connections)
+        .build()
+        .unwrap();
+    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_loan_reporting_metadata", "arguments": {}}}))
+    .unwrap();
+    let done = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let counting = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for _ in 0..connections {
+        let (client, url, token, body) = (
+            client.clone(),
+            url.to_string(),
+            token.to_string(),
+            body.clone(),
+        );
+        let (done, stop, counting) = (done.clone(), stop.clone(), counting.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let r = client
+                    .post(&url)
+                    .bearer_auth(&token)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(r.status().is_success(), "{}", r.status());
+                let bytes = r.bytes().await.unwrap();
+                assert!(bytes.len() > 100);
+                if counting.load(Ordering::Relaxed) {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    // One second of warm-up (connections opened, caches filled), then the measured time.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    counting.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    let n = done.load(Ordering::Relaxed);
+    let elapsed = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / elapsed
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let test_mode = std::env::args().any(|a| a == "--test");
+    let seconds: f64 = std::env::var("HOT_PATH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if test_mode { 0.5 } else { 8.0 });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    rt.block_on(async {
+        // loanhost with the metadata plugin, a fresh SQLite database and one agent.
+        let port = common::free_port();
+        let plugins = common::plugins_dir(dir.path(), &["get_loan_reporting_metadata"]);
+        let env = common::server_env(
+            port,
+            format!("sqlite://{}", dir.path().join("hot.db").display()),
+            &plugins,
+            &dir.path().join("cache"),
+        );
+        let config = Config::from_map(&env).unwrap();
+        let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
+        let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();
+        let app = Application::build(config).await.unwrap();
+        app.db()
+            .upsert_agent(&loanhost::data::NewAgent {
+                id: "00000000-0000-0000-0000-0000000000b2".into(),
+                email: "agent@example.com".into(),
+                roles: vec!["Agent".into()],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        tokio::spawn(app.run_until_stopped());
+        let token = key
+            .mint(&issuer, "agent@example.com", &audience, "", Duration::from_secs(3600))
+            .unwrap();
+        let loanhost_url = format!("http://127.0.0.1:{port}/mcp");
+        let client = reqwest::Client::new();
+        common::wait_until_up(&client, &format!("http://127.0.0.1:{port}/health")).await;
+        let answer = common::tools_call(&client, &loanhost_url, &token, "get_loan_reporting_metadata", json!({})).await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+
+        // The bare reference, answering the same bytes.
+        let jwk = key.jwks().keys[0].clone();
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.set_issuer(&[&issuer]);
+        validation.set_audience(&[&audience]);
+        let bare = Arc::new(Bare {
+            key: DecodingKey::from_jwk(&jwk).unwrap(),
+            validation,
+            answer,
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let bare_url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let router = Router::new().route("/mcp", post(bare_handler)).with_state(bare);
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+
+        println!("hot_path: authenticated tools/call get_loan_reporting_metadata, {seconds} s per run");
+        for connections in [16, 64] {
+            let reference = throughput(&bare_url, &token, connections, seconds).await;
+            let ours = throughput(&loanhost_url, &token, connections, seconds).await;
+            println!(
+                "hot_path/{connections}_connections: bare axum + jsonwebtoken {reference:.0} req/s, loanhost {ours:.0} req/s, ratio {:.2}",
+                ours / reference
+            );
+        }
+    });
+}

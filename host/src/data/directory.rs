@@ -1,0 +1,259 @@
+//! The in-memory agent directory: who a signed-in email is (agent id, role codes, company,
+//! managed agents), answered from memory while the database has not changed and from the
+//! database the moment it has. It keeps the spec's rule that identity and scope are resolved
+//! from the platform's data on every request, without a round trip to the database's worker
+//! thread on each one.
+//!
+//! How a change is noticed, per engine:
+//! - SQLite: `PRAGMA data_version` on a connection of the directory's own (a few microseconds,
+//!   on the calling thread). It changes whenever any other connection, in this process or
+//!   another (`loanhost import`), commits to the file.
+//! - PostgreSQL: triggers on the agent tables `NOTIFY loanhost_directory` (migration 0004); a
+//!   listener task bumps a generation on each notification. While the listener is not
+//!   connected, nothing is answered from memory.
+//!
+//! Entries are loaded lazily (one email at a time) and all dropped together when the
+//! version moves on. An entry is tagged with the version read *before* it was loaded, so an
+//! entry can only be newer than its tag, never older.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use crate::auth::ScopeFacts;
+
+use super::agents::{email_key, Agent};
+use super::store::{Db, DbError};
+
+/// Entries kept at most; past this the directory starts over (a bound, not an eviction policy:
+/// a platform's agents are thousands).
+const MAX_ENTRIES: usize = 50_000;
+
+/// The NOTIFY channel the PostgreSQL triggers signal on (migration 0004).
+pub const CHANNEL: &str = "loanhost_directory";
+
+/// An active agent with what scope needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectoryEntry {
+    /// The agent.
+    pub agent: Agent,
+    /// Company and managed agents.
+    pub facts: Arc<ScopeFacts>,
+}
+
+/// How the directory learns that the data changed.
+enum Version {
+    /// A connection of its own to the SQLite file, for `PRAGMA data_version`.
+    Sqlite(Mutex<rusqlite::Connection>),
+    /// A generation bumped by the listener; `listening` is false while it is not connected.
+    Postgres {
+        generation: Arc<AtomicU64>,
+        listening: Arc<AtomicBool>,
+    },
+    /// No cheap way to tell (an in-memory database): every lookup reads the database.
+    None,
+}
+
+#[derive(Default)]
+struct Entries {
+    version: i64,
+    by_email: HashMap<String, Option<Arc<DirectoryEntry>>>,
+}
+
+/// Counters of the directory's answers (for the metrics and the tests).
+#[derive(Debug, Default)]
+pub struct DirectoryStats {
+    /// Answered from memory.
+    pub hits: AtomicU64,
+    /// Read from the database.
+    pub loads: AtomicU64,
+    /// Times the entries were dropped because the data changed.
+    pub invalidations: AtomicU64,
+}
+
+/// The agent directory over one database.
+pub struct Directory {
+    db: Db,
+    version: Version,
+    entries: Mutex<Entries>,
+    stats: DirectoryStats,
+    listener: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Directory {
+    fn drop(&mut self) {
+        if let Some(task) = self.listener.take() {
+            task.abort();
+        }
+    }
+}
+
+impl Directory {
+    /// A directory over `db` (the identity pool). On PostgreSQL it starts the listener task;
+    /// on a SQLite file it opens a read-only connection of its own.
+    pub async fn open(db: Db) -> Result<Directory, DbError> {
+        let (version, listener) = match &db {
+            Db::Sqlite(pool) => {
+                let path = pool.connect_options().get_filename().to_path_buf();
+                // An in-memory database has no file another connection could open.
+                if !path.is_file() {
+                    (Version::None, None)
+                } else {
+                    let conn = rusqlite::Connection::open_with_flags(
+                        &path,
+                        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                    )
+                    .map_err(|e| DbError::Connect(format!("{}: {e}", path.display())))?;
+                    (Version::Sqlite(Mutex::new(conn)), None)
+                }
+            }
+            Db::Postgres(pool) => {
+                let generation = Arc::new(AtomicU64::new(0));
+                let listening = Arc::new(AtomicBool::new(false));
+                // The listener holds its connection for good: a pool of its own, so the
+                // identity pool keeps all of its connections.
+                let own = sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(Duration::from_secs(2))
+                    .connect_lazy_with((*pool.connect_options()).clone());
+                let task = tokio::spawn(listen(own, generation.clone(), listening.clone()));
+                (
+                    Version::Postgres {
+                        generation,
+                        listening,
+                    },
+                    Some(task),
+                )
+            }
+        };
+        Ok(Directory {
+            db,
+            version,
+            entries: Mutex::new(Entries::default()),
+            stats: DirectoryStats::default(),
+            listener,
+        })
+    }
+
+    /// Whether lookups are answered from memory now (false on an in-memory database, and on
+    /// PostgreSQL while the listener is not connected).
+    pub fn answers_from_memory(&self) -> bool {
+        self.current_version().is_some()
+    }
+
+    /// The answers so far.
+    pub fn stats(&self) -> &DirectoryStats {
+        &self.stats
+    }
+
+    /// The data's current version, or `None` when it cannot be known cheaply now (then the
+    /// database answers).
+    fn current_version(&self) -> Option<i64> {
+        match &self.version {
+            Version::Sqlite(conn) => {
+                let conn = conn.lock().unwrap_or_else(|e| e.into_inner());
+                conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))
+                    .map_err(|e| tracing::warn!(error = %e, "PRAGMA data_version failed"))
+                    .ok()
+            }
+            Version::Postgres {
+                generation,
+                listening,
+            } => listening
+                .load(Ordering::Acquire)
+                .then(|| generation.load(Ordering::Acquire) as i64),
+            Version::None => None,
+        }
+    }
+
+    /// Entries valid for `version` (dropping older ones).
+    fn entries_at(&self, version: i64) -> std::sync::MutexGuard<'_, Entries> {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.version != version || entries.by_email.len() > MAX_ENTRIES {
+            if !entries.by_email.is_empty() {
+                self.stats.invalidations.fetch_add(1, Ordering::Relaxed);
+            }
+            *entries = Entries {
+                version,
+                ..Entries::default()
+            };
+        }
+        entries
+    }
+
+    /// The active agent with this email (ASCII case-insensitive) and its scope facts.
+    pub async fn agent_by_email(
+        &self,
+        email: &str,
+    ) -> Result<Option<Arc<DirectoryEntry>>, DbError> {
+        let key = email_key(email);
+        let version = self.current_version();
+        if let Some(v) = version {
+            if let Some(hit) = self.entries_at(v).by_email.get(&key) {
+                self.stats.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(hit.clone());
+            }
+        }
+        self.stats.loads.fetch_add(1, Ordering::Relaxed);
+        let entry = match self.db.agent_by_email(&key).await? {
+            Some(agent) => {
+                let facts = Arc::new(self.load_facts(&agent.id).await?);
+                Some(Arc::new(DirectoryEntry { agent, facts }))
+            }
+            None => None,
+        };
+        if let Some(v) = version {
+            self.entries_at(v).by_email.insert(key, entry.clone());
+        }
+        Ok(entry)
+    }
+
+    async fn load_facts(&self, agent_id: &str) -> Result<ScopeFacts, DbError> {
+        Ok(ScopeFacts {
+            company_id: self.db.agent_company(agent_id).await?,
+            managed_agent_ids: self.db.managed_agents(agent_id).await?,
+        })
+    }
+}
+
+/// Keeps a `LISTEN loanhost_directory` connection: each notification bumps the generation;
+/// a lost connection bumps it, stops answers from memory until it is back, and is retried.
+async fn listen(pool: sqlx::PgPool, generation: Arc<AtomicU64>, listening: Arc<AtomicBool>) {
+    loop {
+        let connected = async {
+            let mut l = sqlx::postgres::PgListener::connect_with(&pool).await?;
+            // A lost connection must be reported at once (not after reconnecting), so that
+            // nothing is answered from memory while notifications could be missed.
+            l.eager_reconnect(false);
+            l.listen(CHANNEL).await?;
+            Ok::<_, sqlx::Error>(l)
+        }
+        .await;
+        let mut listener = match connected {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "agent directory: cannot LISTEN; answering from the database");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        // Anything may have changed while not listening.
+        generation.fetch_add(1, Ordering::AcqRel);
+        listening.store(true, Ordering::Release);
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(_)) => {
+                    generation.fetch_add(1, Ordering::AcqRel);
+                }
+                Ok(None) | Err(_) => {
+                    listening.store(false, Ordering::Release);
+                    generation.fetch_add(1, Ordering::AcqRel);
+                    tracing::warn!("agent directory: the LISTEN connection was lost; reconnecting");
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! Scale-out: the host keeps no state of its own beyond caches, so several `loanhost serve`
+//! processes can serve one PostgreSQL database behind any load balancer. Two processes of the
+//! real binary, one database, one shared plugin directory, one public base URL (the load
+//! balancer's): every report answers the same from both; a plugin removed from and put back
+//! into the shared directory disappears from and comes back to both; an agent deactivated in
+//! the database is refused by both (each host's directory is told by `NOTIFY`).
+//!
+//! Every request goes to loopback servers this test started; every wait is bounded.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use loanhost::devidp::SigningKey;
+use serde_json::{json, Value};
+
+mod common;
+
+const TODAY: &str = "2026-03-15";
+/// The one public URL both hosts answer for (tokens name it as their issuer).
+const PUBLIC: &str = "http://loanhost.example";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+struct Host {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_host(db_url: &str, plugins: &Path, cache: &Path, log: &Path) -> Host {
+    let port = common::free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "warn")
+        .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+        .env("LOANHOST_BASE_URL", PUBLIC)
+        .env("LOANHOST_DATABASE_URL", db_url)
+        .env("LOANHOST_PLUGIN_DIR", plugins)
+        .env("LOANHOST_CACHE_DIR", cache)
+        .env("LOANHOST_DEV_IDP", "true")
+        .env("LOANHOST_TODAY", TODAY)
+        .env("LOANHOST_AUDIT_LOG", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
+        .spawn()
+        .expect("starting the loanhost binary");
+    Host {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+async fn fresh_postgres_database() -> String {
+    let admin = std::env::var("TEST_POSTGRES_URL")
+        .expect("TEST_POSTGRES_URL is not set: run `make test`, which starts PostgreSQL (scripts/postgres.sh)");
+    let pool = sqlx::PgPool::connect(&admin).await.unwrap();
+    let name = format!(
+        "loanhost_test_{}_scale_out_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (base, _) = admin.rsplit_once('/').unwrap();
+    format!("{base}/{name}")
+}
+
+async fn call(
+    client: &reqwest::Client,
+    host: &Host,
+    token: &str,
+    tool: &str,
+    args: &Value,
+) -> reqwest::Response {
+    client
+        .post(format!("{}/mcp", host.base))
+        .bearer_auth(token)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}))
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn tools(client: &reqwest::Client, host: &Host, token: &str) -> Vec<String> {
+    let reply: Value = client
+        .post(format!("{}/mcp", host.base))
+        .bearer_auth(token)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut names: Vec<String> = reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Polls `check` on both hosts until it holds for both (bounded: 10 s).
+async fn on_both<F, Fut>(hosts: &[Host; 2], what: &str, mut check: F)
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    for i in 0..2 {
+        while !check(i).await {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "host {i} ({}): not within 10 s: {what}",
+                hosts[i].base
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hosts_serve_one_postgres_database() {
+    // Arrange: one database with seeded data, one plugin directory, two processes.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    let status = Command::new(root().join("scripts/build-plugins.sh"))
+        .arg(&plugins)
+        .stdout(Stdio::null())
+        .status()
+        .expect("running scripts/build-plugins.sh");
+    assert!(status.success(), "building the plugins failed");
+    let db_url = fresh_postgres_database().await;
+    {
+        let db = loanhost::data::Db::open(&db_url).await.unwrap();
+        let seed = dir.path().join("seed");
+        loanhost::data::seed::write_dir(
+            loanhost::data::seed::SeedSpec {
+                loans: 2000,
+                seed: 7,
+                today: loanhost::config::parse_date(TODAY).unwrap(),
+            },
+            &seed,
+        )
+        .unwrap();
+        loanhost::data::import::import_dir(&db, &seed, |_, _| {})
+            .await
+            .unwrap();
+    }
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    // The dev IdP's key, made once here so both hosts sign and accept with it.
+    let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
+    let hosts = [
+        start_host(&db_url, &plugins, &cache, &dir.path().join("host-0.log")),
+        start_host(&db_url, &plugins, &cache, &dir.path().join("host-1.log")),
+    ];
+    for h in &hosts {
+        common::wait_until_up(&h.base).await;
+    }
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let token = |email: &str| {
+        key.mint(
+            &format!("{PUBLIC}/dev-idp"),
+            email,
+            "https://loanhost.local/mcp",
+            "",
+            Duration::from_secs(600),
+        )
+        .unwrap()
+    };
+    let admin = token("admin@demo.loanhost.local");
+    let all_tools = tools(&client, &hosts[0], &admin).await;
+    on_both(&hosts, "all six tools are loaded", |i| {
+        let (client, admin, all) = (&client, &admin, &all_tools);
+        let h = &hosts[i];
+        async move { all.len() == 6 && tools(client, h, admin).await == *all }
+    })
+    .await;
+
+    // Act 1 / Assert: the same answers from both hosts, per caller and report.
+    let calls = [
+        ("report_loans", json!({"groupBy": "Status"})),
+        (
+            "report_loans",
+            json!({"groupBy": "LoanOfficer", "metric": "Sum"}),
+        ),
+        ("loan_pipeline_report", json!({})),
+        ("report_loan_milestones", json!({"lookback": 6})),
+        ("mlo_pipeline_report", json!({})),
+        (
+            "warehouse_loan_milestone_report",
+            json!({"fromDate": "2025-01-01", "toDate": "2026-03-15"}),
+        ),
+    ];
+    let mut compared = 0;
+    for email in [
+        "admin@demo.loanhost.local",
+        "agent@demo.loanhost.local",
+        "processor@demo.loanhost.local",
+    ] {
+        let t = token(email);
+        for (tool, args) in &calls {
+            let a: Value = call(&client, &hosts[0], &t, tool, args)
+                .await
+                .json()
+                .await
+                .unwrap();
+            let b: Value = call(&client, &hosts[1], &t, tool, args)
+                .await
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(a, b, "{email} {tool} {args}: both hosts answer the same");
+            if a["result"]["isError"] == false {
+                compared += 1;
+            }
+        }
+    }
+    assert!(
+        compared >= 12,
+        "most calls succeed for these callers ({compared})"
+    );
+
+    // Act 2 / Assert: hot reload from the shared directory reaches both hosts.
+    let parked = dir.path().join("parked");
+    std::fs::create_dir_all(&parked).unwrap();
+    for ext in ["wasm", "toml"] {
+        let f = format!("mlo_pipeline_report.{ext}");
+        std::fs::rename(plugins.join(&f), parked.join(&f)).unwrap();
+    }
+    on_both(&hosts, "mlo_pipeline_report is gone", |i| {
+        let (client, admin) = (&client, &admin);
+        let h = &hosts[i];
+        async move {
+            !tools(client, h, admin)
+                .await
+                .contains(&"mlo_pipeline_report".to_string())
+        }
+    })
+    .await;
+    // Back, manifest first, as a deployment would copy them (each file renamed into place).
+    for ext in ["toml", "wasm"] {
+        let f = format!("mlo_pipeline_report.{ext}");
+        std::fs::rename(parked.join(&f), plugins.join(&f)).unwrap();
+    }
+    on_both(&hosts, "mlo_pipeline_report is back", |i| {
+        let (client, admin, all) = (&client, &admin, &all_tools);
+        let h = &hosts[i];
+        async move { tools(client, h, admin).await == *all }
+    })
+    .await;
+
+    // Act 3 / Assert: an agent deactivated in the database is refused by both hosts.
+    let agent = token("agent@demo.loanhost.local");
+    for h in &hosts {
+        let r = call(&client, h, &agent, "report_loans", &json!({})).await;
+        assert_eq!(r.status(), 200);
+    }
+    let db = loanhost::data::Db::open(&db_url).await.unwrap();
+    let found = db
+        .agent_by_email("agent@demo.loanhost.local")
+        .await
+        .unwrap()
+        .unwrap();
+    let deactivate = match &db {
+        loanhost::data::Db::Postgres(p) => {
+            sqlx::query("UPDATE agents SET active = 0 WHERE id = $1")
+                .bind(&found.id)
+                .execute(p)
+        }
+        loanhost::data::Db::Sqlite(_) => unreachable!(),
+    };
+    deactivate.await.unwrap();
+    on_both(&hosts, "the deactivated agent is refused", |i| {
+        let (client, agent) = (&client, &agent);
+        let h = &hosts[i];
+        async move {
+            call(client, h, agent, "report_loans", &json!({}))
+                .await
+                .status()
+                == 401
+        }
+    })
+    .await;
+}
