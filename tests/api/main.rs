@@ -16,6 +16,7 @@ mod mcp_modern;
 mod mcp_protocol;
 mod metadata;
 mod metrics;
+mod migration;
 mod oauth;
 mod openapi;
 mod outage;

@@ -72,6 +72,27 @@ impl Db {
         Ok(db)
     }
 
+    /// Connects and applies the migrations up to `version` only (upgrade tests build a
+    /// database of an earlier schema this way, then [`Db::open`] it).
+    #[doc(hidden)]
+    pub async fn open_at_version(url: &str, version: i64) -> Result<Db, DbError> {
+        let db = Self::connect(url, PoolKind::General).await?;
+        let mut m = migrator(db.engine() == "postgres");
+        m.migrations = std::borrow::Cow::Owned(
+            m.migrations
+                .iter()
+                .filter(|x| x.version <= version)
+                .cloned()
+                .collect(),
+        );
+        let r = match &db {
+            Db::Sqlite(p) => m.run(p).await,
+            Db::Postgres(p) => m.run(p).await,
+        };
+        r.map_err(|e| DbError::Migrate(e.to_string()))?;
+        Ok(db)
+    }
+
     /// The server's pool for identity (agent lookups on every request, the dev IdP): small,
     /// and never shared with reports, so sign-ins do not wait behind long statements; it gives
     /// up quickly when the database is down, so callers get a `503` soon. Applies migrations.

@@ -1,0 +1,357 @@
+//! Schema v3 converts an existing v2 database in place (nothing re-imported): a database built
+//! at v2 holding a seeded data set, opened by this version, holds the same data as a fresh
+//! import of the same files and gives the same answers to the reports' queries, on SQLite and
+//! PostgreSQL.
+
+use loanhost::data::catalog::Dataset;
+use loanhost::data::query::{self, Aggregate, Allowance, Condition, Key, PeriodUnit, Query, Value};
+use loanhost::data::scope::Scope;
+use loanhost::data::Db;
+use sqlx::Row;
+
+use crate::helpers::fresh_postgres_database;
+
+/// Column kinds, for copying rows between schemas.
+#[derive(Clone, Copy)]
+enum Kind {
+    T,
+    I,
+}
+use Kind::{I, T};
+
+/// Copies the rows `select` reads in `from` into `table (cols)` of `to`.
+async fn copy(from: &Db, to: &Db, select: &str, table: &str, cols: &[(&str, Kind)]) -> usize {
+    let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+    let marks: Vec<String> = (1..=cols.len())
+        .map(|i| {
+            if to.engine() == "postgres" {
+                format!("${i}")
+            } else {
+                format!("?{i}")
+            }
+        })
+        .collect();
+    let insert = format!(
+        "INSERT INTO {table} ({}) VALUES ({})",
+        names.join(", "),
+        marks.join(", ")
+    );
+    macro_rules! rows {
+        ($pool:expr) => {{
+            let rows = sqlx::query(select).fetch_all($pool).await.unwrap();
+            rows.iter()
+                .map(|r| {
+                    cols.iter()
+                        .enumerate()
+                        .map(|(i, (_, k))| match k {
+                            T => (r.get::<Option<String>, _>(i), None),
+                            I => (None, r.get::<Option<i64>, _>(i)),
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        }};
+    }
+    let rows = match from {
+        Db::Sqlite(p) => rows!(p),
+        Db::Postgres(p) => rows!(p),
+    };
+    macro_rules! write {
+        ($pool:expr) => {{
+            let mut tx = $pool.begin().await.unwrap();
+            for row in &rows {
+                let mut q = sqlx::query(&insert);
+                for ((t, i), (_, k)) in row.iter().zip(cols) {
+                    q = match k {
+                        T => q.bind(t.clone()),
+                        I => q.bind(*i),
+                    };
+                }
+                q.execute(&mut *tx).await.unwrap();
+            }
+            tx.commit().await.unwrap();
+        }};
+    }
+    match to {
+        Db::Sqlite(p) => write!(p),
+        Db::Postgres(p) => write!(p),
+    }
+    rows.len()
+}
+
+const LOAN_COLUMNS: &[(&str, Kind)] = &[
+    ("id", T),
+    ("loan_number", T),
+    ("borrower_first_name", T),
+    ("borrower_last_name", T),
+    ("borrower_email", T),
+    ("search_key", T),
+    ("status", T),
+    ("status_date", I),
+    ("loan_type", T),
+    ("purpose", T),
+    ("estimated_closing_date", I),
+    ("updated", I),
+    ("loan_amount", I),
+    ("locked_compensation", I),
+    ("estimated_compensation", I),
+    ("property_state", T),
+    ("company_id", T),
+    ("loan_officer_id", T),
+    ("loan_officer_name", T),
+    ("loan_assistant_id", T),
+    ("processor_id", T),
+    ("processor_name", T),
+    ("referring_agent_id", T),
+    ("referring_agent_name", T),
+];
+
+/// Builds a v2 database at `url` with the rows of the v3 database `source` (as v2 held them).
+async fn v2_copy_of(source: &Db, url: &str) -> Db {
+    let old = Db::open_at_version(url, 2).await.unwrap();
+    let cols =
+        |c: &[(&'static str, Kind)]| c.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    let agents: &[(&str, Kind)] = &[
+        ("id", T),
+        ("email", T),
+        ("email_key", T),
+        ("first_name", T),
+        ("last_name", T),
+        ("company_id", T),
+        ("active", I),
+    ];
+    let agent_select = "SELECT id, email, email_key, first_name, last_name, company_id, CAST(active AS BIGINT) FROM agents";
+    copy(source, &old, agent_select, "agents", agents).await;
+    let roles: &[(&str, Kind)] = &[("agent_id", T), ("role", T)];
+    copy(
+        source,
+        &old,
+        "SELECT agent_id, role FROM agent_roles",
+        "agent_roles",
+        roles,
+    )
+    .await;
+    let managed: &[(&str, Kind)] = &[("manager_id", T), ("agent_id", T)];
+    copy(
+        source,
+        &old,
+        "SELECT manager_id, agent_id FROM agent_managed",
+        "agent_managed",
+        managed,
+    )
+    .await;
+    copy(
+        source,
+        &old,
+        &format!("SELECT {} FROM loans", cols(LOAN_COLUMNS)),
+        "loans",
+        LOAN_COLUMNS,
+    )
+    .await;
+    let history: &[(&str, Kind)] = &[("loan_id", T), ("status", T), ("occurred_at", I)];
+    let n = copy(
+        source,
+        &old,
+        "SELECT k.id, h.status, h.occurred_at FROM los_status_history h JOIN loan_keys k ON k.key = h.loan_key",
+        "los_status_history",
+        history,
+    )
+    .await;
+    assert!(n > 100, "the data set has history ({n} rows)");
+    let milestones: &[(&str, Kind)] = &[("loan_id", T), ("milestone", T), ("occurred_at", I)];
+    copy(
+        source,
+        &old,
+        "SELECT k.id, m.milestone, m.occurred_at FROM dw_loan_milestones m JOIN loan_keys k ON k.key = m.loan_key",
+        "dw_loan_milestones",
+        milestones,
+    )
+    .await;
+    let deals: &[(&str, Kind)] = &[("id", T), ("created_at", I), ("stage", T)];
+    copy(
+        source,
+        &old,
+        "SELECT id, created_at, stage FROM dw_deals",
+        "dw_deals",
+        deals,
+    )
+    .await;
+    old
+}
+
+/// The stored data, keys replaced by the ids they stand for (each database numbers its own).
+async fn contents(db: &Db) -> Vec<Vec<String>> {
+    let queries = [
+        format!("SELECT {} FROM loans ORDER BY id", LOAN_COLUMNS.iter().map(|(n, _)| format!("COALESCE(CAST({n} AS TEXT), '-')")).collect::<Vec<_>>().join(" || '|' || ")),
+        "SELECT k.id || '|' || h.status || '|' || CAST(h.occurred_at AS TEXT) || '|' || COALESCE(CAST(h.loan_amount AS TEXT), '-') || '|' || CAST(h.in_snapshot AS TEXT) FROM los_status_history h JOIN loan_keys k ON k.key = h.loan_key ORDER BY 1".to_string(),
+        "SELECT k.id || '|' || m.milestone || '|' || CAST(m.occurred_at AS TEXT) FROM dw_loan_milestones m JOIN loan_keys k ON k.key = m.loan_key ORDER BY 1".to_string(),
+        "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
+        "SELECT id FROM loan_keys ORDER BY 1".to_string(),
+    ];
+    let mut out = Vec::new();
+    for sql in queries {
+        let rows: Vec<String> = match db {
+            Db::Sqlite(p) => sqlx::query_scalar(&sql).fetch_all(p).await.unwrap(),
+            Db::Postgres(p) => sqlx::query_scalar(&sql).fetch_all(p).await.unwrap(),
+        };
+        out.push(rows);
+    }
+    out
+}
+
+/// The reports' query shapes: organisation-wide history alone, an Agent's joined history, a
+/// pre-aggregated mapping, a covered group-by, a warehouse distinct count.
+fn queries() -> Vec<(Query, Scope)> {
+    let admin = Scope {
+        all: true,
+        ..Default::default()
+    };
+    let base = Query {
+        dataset: Dataset::Loans,
+        filter: None,
+        predicates: vec![],
+        group_by: vec![],
+        distinct_on: None,
+        aggregates: vec![Aggregate::Count],
+        order_by: vec![],
+        limit: None,
+    };
+    let milestones = Query {
+        dataset: Dataset::LosStatusHistory,
+        predicates: vec![(
+            "occurredAt".into(),
+            Condition::Ge(Value::Timestamp("2025-01-01T00:00:00Z".into())),
+        )],
+        group_by: vec![
+            Key::Period("occurredAt".into(), PeriodUnit::Month),
+            Key::Mapped(
+                "milestone".into(),
+                vec![
+                    ("Loan Open".into(), "1. Opened".into()),
+                    ("Loan Funded".into(), "5. Closed".into()),
+                ],
+                Some("Other".into()),
+            ),
+        ],
+        distinct_on: Some("loanId".into()),
+        aggregates: vec![Aggregate::Count, Aggregate::Sum("loan.loanAmount".into())],
+        ..base.clone()
+    };
+    let pipeline = Query {
+        group_by: vec![Key::Mapped(
+            "status".into(),
+            vec![("Loan Open".into(), "Open".into())],
+            Some("Other".into()),
+        )],
+        aggregates: vec![
+            Aggregate::Count,
+            Aggregate::Sum("loanAmount".into()),
+            Aggregate::Max("loanAmount".into()),
+        ],
+        ..base.clone()
+    };
+    let by_status = Query {
+        group_by: vec![Key::Field("status".into())],
+        aggregates: vec![
+            Aggregate::Count,
+            Aggregate::Sum("lockedCompensation".into()),
+        ],
+        ..base.clone()
+    };
+    let warehouse = Query {
+        dataset: Dataset::DwLoanMilestones,
+        group_by: vec![Key::Field("milestone".into())],
+        aggregates: vec![Aggregate::CountDistinct("loanId".into())],
+        ..base.clone()
+    };
+    vec![
+        (milestones.clone(), admin.clone()),
+        (
+            milestones,
+            Scope {
+                company: Some("c".into()),
+                all: false,
+                ..Default::default()
+            },
+        ),
+        (pipeline, admin.clone()),
+        (by_status, admin.clone()),
+        (warehouse, admin),
+    ]
+}
+
+async fn a_v2_database_is_converted_in_place(postgres: bool) {
+    // Arrange: a v3 database with a seeded data set, and a v2 database holding the same data.
+    let dir = tempfile::tempdir().unwrap();
+    let (new_url, old_url) = if postgres {
+        (
+            fresh_postgres_database().await,
+            fresh_postgres_database().await,
+        )
+    } else {
+        (
+            format!("sqlite://{}", dir.path().join("new.db").display()),
+            format!("sqlite://{}", dir.path().join("old.db").display()),
+        )
+    };
+    let seed = dir.path().join("seed");
+    loanhost::data::seed::write_dir(
+        loanhost::data::seed::SeedSpec {
+            loans: 400,
+            seed: 11,
+            today: loanhost::config::parse_date("2026-03-15").unwrap(),
+        },
+        &seed,
+    )
+    .unwrap();
+    let fresh = Db::open(&new_url).await.unwrap();
+    loanhost::data::import::import_dir(&fresh, &seed, |_, _| {})
+        .await
+        .unwrap();
+    let old = v2_copy_of(&fresh, &old_url).await;
+    drop(old);
+
+    // Act: this version opens the v2 database.
+    let migrated = Db::open(&old_url).await.unwrap();
+
+    // Assert: the same data, the same answers.
+    assert_eq!(contents(&migrated).await, contents(&fresh).await);
+    // The company of the scope above: the seed's first loan's.
+    let company: String = match &fresh {
+        Db::Sqlite(p) => {
+            sqlx::query_scalar("SELECT company_id FROM loans WHERE company_id IS NOT NULL LIMIT 1")
+                .fetch_one(p)
+                .await
+                .unwrap()
+        }
+        Db::Postgres(p) => {
+            sqlx::query_scalar("SELECT company_id FROM loans WHERE company_id IS NOT NULL LIMIT 1")
+                .fetch_one(p)
+                .await
+                .unwrap()
+        }
+    };
+    for (q, mut scope) in queries() {
+        if scope.company.is_some() {
+            scope.company = Some(company.clone());
+        }
+        let a = query::run(&migrated, &q, Some(&scope), true, Allowance::standard())
+            .await
+            .unwrap();
+        let b = query::run(&fresh, &q, Some(&scope), true, Allowance::standard())
+            .await
+            .unwrap();
+        assert!(!b.rows.is_empty(), "{q:?} answers something");
+        assert_eq!(a.rows, b.rows, "{q:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_sqlite_v2_database_is_converted_in_place() {
+    a_v2_database_is_converted_in_place(false).await;
+}
+
+#[tokio::test]
+async fn a_postgres_v2_database_is_converted_in_place() {
+    a_v2_database_is_converted_in_place(true).await;
+}
