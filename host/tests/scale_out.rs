@@ -128,12 +128,12 @@ where
     Fut: std::future::Future<Output = bool>,
 {
     let started = Instant::now();
-    for i in 0..2 {
+    for (i, host) in hosts.iter().enumerate() {
         while !check(i).await {
             assert!(
                 started.elapsed() < Duration::from_secs(10),
                 "host {i} ({}): not within 10 s: {what}",
-                hosts[i].base
+                host.base
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
