@@ -123,64 +123,91 @@ impl Tx {
         Ok(())
     }
 
-    /// `INSERT INTO table (cols) SELECT <select> FROM (VALUES (…),(…)) v CROSS JOIN loan_keys k
-    /// <joins> WHERE k.id = v.column1 <tail>` in batches: each row of `rows` is one `VALUES` row
-    /// (`v.column1`, `v.column2`, … on both engines) whose first value is a loan id, so its key
-    /// is looked up by the database in the same statement. (`CROSS JOIN` makes SQLite read the
-    /// batch first and look each id up in the unique index, never the other way round.)
-    async fn insert_select(
-        &mut self,
-        table: &str,
-        cols: &[&str],
-        select: &str,
-        joins: &str,
-        tail: &str,
-        rows: &[Vec<V>],
-    ) -> Result<(), sqlx::Error> {
-        let Some(width) = rows.first().map(Vec::len) else {
-            return Ok(());
-        };
-        let per = (BATCH_PARAMS / width).max(1);
-        let one = format!("({})", vec!["?"; width].join(", "));
-        for chunk in rows.chunks(per) {
-            let sql = format!(
-                "INSERT INTO {table} ({}) SELECT {select} FROM (VALUES {}) v CROSS JOIN loan_keys k {joins} WHERE k.id = v.column1 {tail}",
-                cols.join(", "),
-                vec![one.as_str(); chunk.len()].join(", ")
-            );
-            let values: Vec<V> = chunk.iter().flatten().cloned().collect();
-            self.exec(&sql, &values).await?;
+    /// Rows of a statement with `?` placeholders, on either engine.
+    async fn fetch<T>(&mut self, sql: &str, values: &[V]) -> Result<Vec<T>, sqlx::Error>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+            + Send
+            + Unpin,
+    {
+        macro_rules! run {
+            ($tx:expr, $sql:expr) => {{
+                let mut q = sqlx::query_as::<_, T>($sql);
+                for v in values {
+                    q = match v {
+                        V::T(s) => q.bind(s.clone()),
+                        V::I(i) => q.bind(*i),
+                    };
+                }
+                q.fetch_all(&mut **$tx).await
+            }};
         }
-        Ok(())
+        match self {
+            Tx::Sqlite(tx) => run!(tx, sql),
+            Tx::Postgres(tx) => {
+                let numbered = number_placeholders(sql);
+                run!(tx, numbered.as_str())
+            }
+        }
     }
 
-    /// Gives every loan id in `ids` its integer key (`loan_keys`), keeping existing keys.
-    async fn intern_loan_ids(&mut self, ids: &[String]) -> Result<(), sqlx::Error> {
+    /// The integer key of every loan id in `ids` (`loan_keys`), giving new ids their key.
+    async fn loan_keys(&mut self, ids: &[String]) -> Result<HashMap<String, i64>, sqlx::Error> {
         let mut unique: Vec<&String> = ids.iter().collect();
         unique.sort();
         unique.dedup();
+        let mut keys = HashMap::with_capacity(unique.len());
         for chunk in unique.chunks(BATCH_PARAMS) {
-            let sql = format!(
-                "INSERT INTO loan_keys (id) VALUES {} ON CONFLICT (id) DO NOTHING",
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let values: Vec<V> = chunk.iter().map(|id| V::T(Some((*id).clone()))).collect();
+            let insert = format!(
+                "INSERT INTO loan_keys (id) VALUES {} ON CONFLICT (id) DO NOTHING RETURNING id, key",
                 vec!["(?)"; chunk.len()].join(", ")
             );
-            let values: Vec<V> = chunk.iter().map(|id| V::T(Some((*id).clone()))).collect();
-            self.exec(&sql, &values).await?;
+            let new = self.fetch::<(String, i64)>(&insert, &values).await?;
+            let all_new = new.len() == chunk.len();
+            keys.extend(new);
+            if !all_new {
+                // Ids the platform had mentioned before keep their key.
+                let select = format!("SELECT id, key FROM loan_keys WHERE id IN ({marks})");
+                keys.extend(self.fetch::<(String, i64)>(&select, &values).await?);
+            }
         }
-        Ok(())
+        Ok(keys)
     }
 
-    /// Copies the current amount of each loan in `ids` onto its history rows and marks them
+    /// The snapshot's amount of each loan in `keys` that is in the snapshot.
+    async fn snapshot_amounts(
+        &mut self,
+        keys: &[i64],
+    ) -> Result<HashMap<i64, Option<i64>>, sqlx::Error> {
+        let mut unique = keys.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        let mut amounts = HashMap::with_capacity(unique.len());
+        for chunk in unique.chunks(BATCH_PARAMS) {
+            let select = format!(
+                "SELECT key, loan_amount FROM loans WHERE key IN ({})",
+                vec!["?"; chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
+            amounts.extend(self.fetch::<(i64, Option<i64>)>(&select, &values).await?);
+        }
+        Ok(amounts)
+    }
+
+    /// Copies the current amount of each loan in `keys` onto its history rows and marks them
     /// as in the snapshot (history rows carry what an organisation-wide report needs).
-    async fn sync_history(&mut self, ids: &[String]) -> Result<(), sqlx::Error> {
-        for chunk in ids.chunks(BATCH_PARAMS) {
+    async fn sync_history(&mut self, keys: &[i64]) -> Result<(), sqlx::Error> {
+        for chunk in keys.chunks(BATCH_PARAMS) {
             let sql = format!(
                 "UPDATE los_status_history SET in_snapshot = 1, \
                  loan_amount = (SELECT l.loan_amount FROM loans l WHERE l.key = los_status_history.loan_key) \
-                 WHERE loan_key IN (SELECT key FROM loan_keys WHERE id IN ({}))",
+                 WHERE loan_key IN ({})",
                 vec!["?"; chunk.len()].join(", ")
             );
-            let values: Vec<V> = chunk.iter().map(|id| V::T(Some(id.clone()))).collect();
+            let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
             self.exec(&sql, &values).await?;
         }
         Ok(())
@@ -278,7 +305,19 @@ pub async fn import_dir(
     }
     let mut tx = match db {
         Db::Sqlite(p) => Tx::Sqlite(p.begin().await?),
-        Db::Postgres(p) => Tx::Postgres(p.begin().await?),
+        Db::Postgres(p) => {
+            let mut tx = p.begin().await?;
+            // Index builds at the end of a first import sort in memory (the default, 64 MB,
+            // spills a million rows to disk), and a large import is not stopped by the
+            // server's default statement timeout.
+            sqlx::query("SET LOCAL maintenance_work_mem = '256MB'")
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("SET LOCAL statement_timeout = 0")
+                .execute(&mut *tx)
+                .await?;
+            Tx::Postgres(tx)
+        }
     };
     let mut report = ImportReport::default();
     for file in present {
@@ -289,7 +328,10 @@ pub async fn import_dir(
             Some(table) if tx.is_empty(table).await? => tx.drop_indexes(table).await?,
             _ => Vec::new(),
         };
-        let rows = import_file(&mut tx, &dir.join(file), file, &mut progress).await?;
+        // Loans are written before the history (FILES' order): an empty history now is empty
+        // while they are written.
+        let history_empty = tx.is_empty("los_status_history").await?;
+        let rows = import_file(&mut tx, &dir.join(file), file, history_empty, &mut progress).await?;
         for create in deferred {
             tx.exec(&create, &[]).await?;
         }
@@ -317,6 +359,7 @@ async fn import_file(
     tx: &mut Tx,
     path: &Path,
     file: &str,
+    history_empty: bool,
     progress: &mut impl FnMut(&str, u64),
 ) -> Result<u64, ImportError> {
     let f = tokio::fs::File::open(path)
@@ -344,13 +387,13 @@ async fn import_file(
         pending.push(record);
         rows += 1;
         if pending.len() >= FLUSH_ROWS {
-            write(tx, file, std::mem::take(&mut pending)).await?;
+            write(tx, file, std::mem::take(&mut pending), history_empty).await?;
         }
         if rows % 100_000 == 0 {
             progress(file, rows);
         }
     }
-    write(tx, file, pending).await?;
+    write(tx, file, pending, history_empty).await?;
     progress(file, rows);
     Ok(rows)
 }
@@ -508,6 +551,24 @@ fn first_texts(rows: &[Vec<V>]) -> Vec<String> {
         .collect()
 }
 
+/// Each row with its loan's key in front (rows start with the loan id), and the keys in row
+/// order.
+fn with_keys(rows: Vec<Vec<V>>, keys: &HashMap<String, i64>) -> (Vec<Vec<V>>, Vec<i64>) {
+    let mut order = Vec::with_capacity(rows.len());
+    let rows = rows
+        .into_iter()
+        .map(|r| {
+            let key = match r.first() {
+                Some(V::T(Some(id))) => keys[id],
+                _ => unreachable!("every row starts with its loan id"),
+            };
+            order.push(key);
+            std::iter::once(V::I(Some(key))).chain(r).collect()
+        })
+        .collect();
+    (rows, order)
+}
+
 /// Keeps the last record of each id (PostgreSQL refuses to upsert one row twice in a statement).
 fn last_per_id(rows: Vec<Vec<V>>) -> Vec<Vec<V>> {
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -525,7 +586,14 @@ fn last_per_id(rows: Vec<Vec<V>>) -> Vec<Vec<V>> {
     out
 }
 
-async fn write(tx: &mut Tx, file: &str, records: Vec<Record>) -> Result<(), ImportError> {
+/// Writes a batch of `file`'s records. `history_empty`: the LOS history has no row yet (loans
+/// then have no history rows to bring in step).
+async fn write(
+    tx: &mut Tx,
+    file: &str,
+    records: Vec<Record>,
+    history_empty: bool,
+) -> Result<(), ImportError> {
     if records.is_empty() {
         return Ok(());
     }
@@ -622,37 +690,53 @@ async fn write(tx: &mut Tx, file: &str, records: Vec<Record>) -> Result<(), Impo
             match file {
                 "loans.jsonl" => {
                     let rows = last_per_id(rows);
-                    let ids = first_texts(&rows);
-                    tx.intern_loan_ids(&ids).await?;
+                    let keys = tx.loan_keys(&first_texts(&rows)).await?;
+                    let (rows, batch_keys) = with_keys(rows, &keys);
                     let mut cols = vec!["key"];
                     cols.extend(LOAN_COLUMNS);
-                    let select = std::iter::once("k.key".to_string())
-                        .chain((1..=LOAN_COLUMNS.len()).map(|i| format!("v.column{i}")))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    tx.insert_select("loans", &cols, &select, "", &upsert_tail(&cols), &rows)
+                    tx.insert_rows("loans", &cols, &upsert_tail(&cols), &rows)
                         .await?;
-                    tx.sync_history(&ids).await?;
+                    if !history_empty {
+                        tx.sync_history(&batch_keys).await?;
+                    }
                 }
                 "los_status_history.jsonl" => {
-                    tx.intern_loan_ids(&first_texts(&rows)).await?;
-                    tx.insert_select(
+                    let keys = tx.loan_keys(&first_texts(&rows)).await?;
+                    let (rows, batch_keys) = with_keys(rows, &keys);
+                    let amounts = tx.snapshot_amounts(&batch_keys).await?;
+                    // (key, id, status, at) → (key, status, at, amount, in snapshot)
+                    let rows: Vec<Vec<V>> = rows
+                        .into_iter()
+                        .zip(&batch_keys)
+                        .map(|(mut r, key)| {
+                            r.remove(1);
+                            let amount = amounts.get(key);
+                            r.push(V::I(amount.copied().flatten()));
+                            r.push(V::I(Some(amount.is_some() as i64)));
+                            r
+                        })
+                        .collect();
+                    tx.insert_rows(
                         "los_status_history",
                         &["loan_key", "status", "occurred_at", "loan_amount", "in_snapshot"],
-                        "k.key, v.column2, v.column3, l.loan_amount, CASE WHEN l.key IS NULL THEN 0 ELSE 1 END",
-                        "LEFT JOIN loans l ON l.key = k.key",
                         "ON CONFLICT DO NOTHING",
                         &rows,
                     )
                     .await?
                 }
                 "dw_loan_milestones.jsonl" => {
-                    tx.intern_loan_ids(&first_texts(&rows)).await?;
-                    tx.insert_select(
+                    let keys = tx.loan_keys(&first_texts(&rows)).await?;
+                    let (rows, _) = with_keys(rows, &keys);
+                    let rows: Vec<Vec<V>> = rows
+                        .into_iter()
+                        .map(|mut r| {
+                            r.remove(1);
+                            r
+                        })
+                        .collect();
+                    tx.insert_rows(
                         "dw_loan_milestones",
                         &["loan_key", "milestone", "occurred_at"],
-                        "k.key, v.column2, v.column3",
-                        "",
                         "ON CONFLICT DO NOTHING",
                         &rows,
                     )
