@@ -5,7 +5,8 @@
 //! generator runs in this process and shares the machine's cores with the server, as the
 //! figures in `docs/benchmarks.md` say. Prints requests per second and the ratio.
 //!
-//! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run.
+//! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run; `HOT_PATH_ONLY=loanhost`
+//! (or `bare`) runs one side only, for profiling it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -175,9 +176,18 @@ fn main() {
         tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
 
         println!("hot_path: authenticated tools/call get_loan_reporting_metadata, {seconds} s per run");
+        let only = std::env::var("HOT_PATH_ONLY").unwrap_or_default();
         for connections in [16, 64] {
-            let reference = throughput(&bare_url, &token, connections, seconds).await;
-            let ours = throughput(&loanhost_url, &token, connections, seconds).await;
+            let reference = if only == "loanhost" {
+                f64::NAN
+            } else {
+                throughput(&bare_url, &token, connections, seconds).await
+            };
+            let ours = if only == "bare" {
+                f64::NAN
+            } else {
+                throughput(&loanhost_url, &token, connections, seconds).await
+            };
             println!(
                 "hot_path/{connections}_connections: bare axum + jsonwebtoken {reference:.0} req/s, loanhost {ours:.0} req/s, ratio {:.2}",
                 ours / reference
