@@ -331,7 +331,8 @@ pub async fn import_dir(
         // Loans are written before the history (FILES' order): an empty history now is empty
         // while they are written.
         let history_empty = tx.is_empty("los_status_history").await?;
-        let rows = import_file(&mut tx, &dir.join(file), file, history_empty, &mut progress).await?;
+        let rows =
+            import_file(&mut tx, &dir.join(file), file, history_empty, &mut progress).await?;
         for create in deferred {
             tx.exec(&create, &[]).await?;
         }
@@ -718,7 +719,13 @@ async fn write(
                         .collect();
                     tx.insert_rows(
                         "los_status_history",
-                        &["loan_key", "status", "occurred_at", "loan_amount", "in_snapshot"],
+                        &[
+                            "loan_key",
+                            "status",
+                            "occurred_at",
+                            "loan_amount",
+                            "in_snapshot",
+                        ],
                         "ON CONFLICT DO NOTHING",
                         &rows,
                     )

@@ -207,6 +207,8 @@ struct Compiler {
     /// A whole-snapshot group-by a covering index serves in key order: the key is read as
     /// is (SQLite would otherwise be kept off indexes on group keys).
     covered_group: bool,
+    /// The bounds the predicates put on date-time fields (epoch ms, both ends inclusive).
+    bounds: std::collections::HashMap<String, (i64, i64)>,
 }
 
 impl Compiler {
@@ -361,7 +363,33 @@ impl Compiler {
                         "field `{name}` is not a date-time; it has no period"
                     )));
                 }
-                (self.period(f.column, *unit), Out::Text)
+                let generic = self.period(f.column, *unit);
+                let bounded = self
+                    .bounds
+                    .get(name.as_str())
+                    .and_then(|(lo, hi)| periods_between(*lo, *hi, *unit));
+                let sql = match bounded {
+                    // A bounded window: labels by comparing with the window's period
+                    // boundaries (a few integer comparisons a row instead of formatting a
+                    // date); rows outside the boundaries, which the predicates exclude
+                    // anyway, still get the formatted label.
+                    Some(periods) => {
+                        let col = f.column;
+                        let mut sql = format!(
+                            "CASE WHEN {col} IS NULL THEN NULL WHEN {col} < ? THEN {generic}"
+                        );
+                        self.params.push(P::I(periods.start));
+                        for (end, label) in periods.ends {
+                            sql.push_str(&format!(" WHEN {col} < ? THEN CAST(? AS TEXT)"));
+                            self.params.push(P::I(end));
+                            self.params.push(P::T(label));
+                        }
+                        sql.push_str(&format!(" ELSE {generic} END"));
+                        sql
+                    }
+                    None => generic,
+                };
+                (sql, Out::Text)
             }
             Key::Mapped(name, pairs, otherwise) => {
                 let f = self.field(name)?;
@@ -398,6 +426,123 @@ impl Compiler {
             }
         })
     }
+}
+
+/// The periods of a window: where the first starts, and each one's end (exclusive) and label.
+struct Periods {
+    start: i64,
+    ends: Vec<(i64, String)>,
+}
+
+/// Most periods a window is labelled by comparisons; a longer one is formatted row by row.
+const MAX_WINDOW_PERIODS: usize = 64;
+
+/// The periods from the one holding `lo` to the one holding `hi` (epoch ms), labelled as the
+/// SQL formats label them (`2026-W05`, `2026-02`, `2026-Q1`, `2026`, UTC).
+fn periods_between(lo: i64, hi: i64, unit: PeriodUnit) -> Option<Periods> {
+    use time::{Date, Duration, Month, OffsetDateTime, Time};
+    let date_of = |ms: i64| {
+        OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+            .ok()
+            .map(|t| t.date())
+    };
+    let ms_of = |d: Date| {
+        let t = d.with_time(Time::MIDNIGHT).assume_utc();
+        i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+    };
+    let first_of_month = |d: Date, month: u8| {
+        Date::from_calendar_date(d.year(), Month::try_from(month).ok()?, 1).ok()
+    };
+    let start_of = |d: Date| -> Option<Date> {
+        match unit {
+            PeriodUnit::Week => d.checked_sub(Duration::days(i64::from(
+                d.weekday().number_days_from_monday(),
+            ))),
+            PeriodUnit::Month => first_of_month(d, u8::from(d.month())),
+            PeriodUnit::Quarter => first_of_month(d, (u8::from(d.month()) - 1) / 3 * 3 + 1),
+            PeriodUnit::Year => first_of_month(d, 1),
+        }
+    };
+    let next = |d: Date| -> Option<Date> {
+        match unit {
+            PeriodUnit::Week => d.checked_add(Duration::days(7)),
+            PeriodUnit::Month | PeriodUnit::Quarter => {
+                let step = if unit == PeriodUnit::Month { 1 } else { 3 };
+                let m = u8::from(d.month()) + step;
+                let (year, month) = if m > 12 {
+                    (d.year() + 1, m - 12)
+                } else {
+                    (d.year(), m)
+                };
+                Date::from_calendar_date(year, Month::try_from(month).ok()?, 1).ok()
+            }
+            PeriodUnit::Year => Date::from_calendar_date(d.year() + 1, Month::January, 1).ok(),
+        }
+    };
+    let label = |d: Date| match unit {
+        PeriodUnit::Week => {
+            let (year, week, _) = d.to_iso_week_date();
+            format!("{year:04}-W{week:02}")
+        }
+        PeriodUnit::Month => format!("{:04}-{:02}", d.year(), u8::from(d.month())),
+        PeriodUnit::Quarter => format!("{:04}-Q{}", d.year(), (u8::from(d.month()) - 1) / 3 + 1),
+        PeriodUnit::Year => format!("{:04}", d.year()),
+    };
+    if lo > hi {
+        return None;
+    }
+    let mut start = start_of(date_of(lo)?)?;
+    let last = date_of(hi)?;
+    if !(0..=9999).contains(&start.year()) || !(0..=9999).contains(&last.year()) {
+        return None;
+    }
+    let first = ms_of(start)?;
+    let mut ends = Vec::new();
+    while start <= last {
+        if ends.len() == MAX_WINDOW_PERIODS {
+            return None;
+        }
+        let end = next(start)?;
+        ends.push((ms_of(end)?, label(start)));
+        start = end;
+    }
+    Some(Periods { start: first, ends })
+}
+
+/// The bounds the query's predicates put on each date-time field (both ends inclusive), for
+/// fields bounded on both sides.
+fn instant_bounds(q: &Query) -> std::collections::HashMap<String, (i64, i64)> {
+    let mut bounds: std::collections::HashMap<String, (i64, i64)> = Default::default();
+    for (field, condition) in &q.predicates {
+        let is_instant = q
+            .dataset
+            .field(field)
+            .is_some_and(|f| f.ty == FieldType::Instant);
+        let ms = |v: &Value| match v {
+            Value::Timestamp(s) | Value::Text(s) => parse_instant(s),
+            _ => None,
+        };
+        let (lo, hi) = match condition {
+            Condition::Ge(v) => (ms(v), None),
+            Condition::Gt(v) => (ms(v).map(|m| m.saturating_add(1)), None),
+            Condition::Le(v) => (None, ms(v)),
+            Condition::Lt(v) => (None, ms(v).map(|m| m.saturating_sub(1))),
+            Condition::Eq(v) => (ms(v), ms(v)),
+            _ => (None, None),
+        };
+        if !is_instant || (lo.is_none() && hi.is_none()) {
+            continue;
+        }
+        let entry = bounds.entry(field.clone()).or_insert((i64::MIN, i64::MAX));
+        if let Some(lo) = lo {
+            entry.0 = entry.0.max(lo);
+        }
+        if let Some(hi) = hi {
+            entry.1 = entry.1.min(hi);
+        }
+    }
+    bounds.retain(|_, (lo, hi)| *lo != i64::MIN && *hi != i64::MAX);
+    bounds
 }
 
 /// Refuses a value→label map past its caps: labels are copied into every result row, so
@@ -654,6 +799,7 @@ fn compile(
         params: vec![],
         history_only: false,
         covered_group: false,
+        bounds: instant_bounds(q),
     };
     if q.aggregates.is_empty() {
         return Err(QueryError::Invalid(
@@ -1537,6 +1683,74 @@ mod tests {
                 Value::Decimal("1".into())
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn window_labels_equal_the_engines_own_formatting() {
+        // Arrange: instants around year ends (ISO week 53 of 2026, week 1 of 2025 starting in
+        // December 2024), quarter and month boundaries, a leap day.
+        let db = Db::open("sqlite::memory:").await.unwrap();
+        let Db::Sqlite(pool) = &db else {
+            unreachable!()
+        };
+        let instants: Vec<i64> = [
+            "2024-12-29T23:59:59.999Z",
+            "2024-12-30T00:00:00Z",
+            "2025-01-01T12:00:00Z",
+            "2025-03-31T23:59:59.999Z",
+            "2025-04-01T00:00:00Z",
+            "2026-12-28T00:00:00Z",
+            "2027-01-03T23:59:59Z",
+            "2027-01-04T00:00:00Z",
+            "2028-02-29T12:00:00Z",
+        ]
+        .iter()
+        .map(|s| parse_instant(s).unwrap())
+        .collect();
+        let (lo, hi) = (instants[0], *instants.last().unwrap());
+        for unit in [
+            PeriodUnit::Week,
+            PeriodUnit::Month,
+            PeriodUnit::Quarter,
+            PeriodUnit::Year,
+        ] {
+            // Act
+            let periods = periods_between(lo, hi, unit).unwrap_or_else(|| {
+                assert_eq!(
+                    unit,
+                    PeriodUnit::Week,
+                    "only weeks exceed the window cap here"
+                );
+                periods_between(lo, lo + 30 * 86_400_000, unit).unwrap()
+            });
+            let c = Compiler {
+                dataset: Dataset::Loans,
+                can_read_names: true,
+                postgres: false,
+                params: vec![],
+                history_only: false,
+                covered_group: false,
+                bounds: Default::default(),
+            };
+            let sql = format!("SELECT {}", c.period("?1", unit));
+            for ms in instants
+                .iter()
+                .copied()
+                .filter(|ms| *ms < periods.ends.last().unwrap().0)
+            {
+                let expected: String = sqlx::query_scalar(&sql)
+                    .bind(ms)
+                    .fetch_one(pool)
+                    .await
+                    .unwrap();
+                // Assert: the period whose end first exceeds the instant has SQLite's label.
+                assert!(ms >= periods.start);
+                let label = &periods.ends.iter().find(|(end, _)| ms < *end).unwrap().1;
+                assert_eq!(label, &expected, "{unit:?} at {ms}");
+            }
+        }
+        // A window of more than 64 periods is formatted row by row.
+        assert!(periods_between(lo, hi, PeriodUnit::Week).is_none());
     }
 
     #[test]
