@@ -355,3 +355,76 @@ async fn a_sqlite_v2_database_is_converted_in_place() {
 async fn a_postgres_v2_database_is_converted_in_place() {
     a_v2_database_is_converted_in_place(true).await;
 }
+
+/// Loan count and amount of an Admin's milestone report (two months ending with TODAY).
+async fn admin_milestones(app: &crate::helpers::TestApp) -> (u64, String) {
+    let r = app
+        .call_ok(
+            "admin-token",
+            "report_loan_milestones",
+            serde_json::json!({"lookback": 2}),
+        )
+        .await;
+    let buckets = r["buckets"].as_array().unwrap();
+    let count = buckets
+        .iter()
+        .map(|b| b["loanCount"].as_u64().unwrap())
+        .sum();
+    let amounts: Vec<String> = buckets
+        .iter()
+        .map(|b| b["loanAmount"].to_string())
+        .collect();
+    (count, amounts.join(","))
+}
+
+async fn history_rows_carry_their_loan_in_step(postgres: bool) {
+    use crate::helpers::{import_lines, spawn_app_with, tool_manifest, tool_wasm, AppOptions};
+    use serde_json::json;
+    // Arrange: LOS history for a loan the snapshot does not have yet.
+    let app = spawn_app_with(AppOptions {
+        postgres,
+        ..AppOptions::default().plugin(
+            "report_loan_milestones",
+            tool_wasm("report_loan_milestones"),
+            tool_manifest("report_loan_milestones"),
+        )
+    })
+    .await;
+    let id = "00000000-0000-4000-8000-00000000a001";
+    import_lines(
+        &app,
+        "los_status_history.jsonl",
+        &[
+            json!({"loanId": id, "status": "Loan Open", "occurredAt": "2026-03-02T10:00:00Z"})
+                .to_string(),
+        ],
+    )
+    .await;
+    let loan =
+        |amount: &str| json!({"id": id, "status": "Loan Open", "loanAmount": amount}).to_string();
+
+    // Act
+    let before = admin_milestones(&app).await;
+    import_lines(&app, "loans.jsonl", &[loan("100")]).await;
+    let synced = admin_milestones(&app).await;
+    import_lines(&app, "loans.jsonl", &[loan("250.5")]).await;
+    let changed = admin_milestones(&app).await;
+
+    // Assert: only loans in the snapshot count, with their current amount.
+    assert_eq!(
+        before.0, 0,
+        "a loan missing from the snapshot does not count: {before:?}"
+    );
+    assert_eq!(synced, (1, "\"100\"".to_string()));
+    assert_eq!(changed, (1, "\"250.5\"".to_string()));
+}
+
+#[tokio::test]
+async fn sqlite_history_rows_carry_their_loan_in_step() {
+    history_rows_carry_their_loan_in_step(false).await;
+}
+
+#[tokio::test]
+async fn postgres_history_rows_carry_their_loan_in_step() {
+    history_rows_carry_their_loan_in_step(true).await;
+}

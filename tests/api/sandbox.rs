@@ -479,3 +479,74 @@ async fn a_host_import_stuck_past_the_deadline_is_abandoned() {
     );
     assert_eq!(after.unwrap()["rows"], 1);
 }
+
+#[tokio::test]
+async fn organisation_wide_statements_queue_for_their_slots_and_never_hold_up_scoped_ones() {
+    // Arrange: one heavy slot. An Admin's warehouse statement (organisation-wide) holds it,
+    // waiting on a lock the test takes.
+    let org_wide = manifest(
+        "query_echo",
+        &["Admin"],
+        &["dw-loan-milestones"],
+        64,
+        20_000,
+        1 << 20,
+    )
+    .replace("scope = \"caller\"", "scope = \"org-wide\"");
+    let options = AppOptions {
+        postgres: true,
+        env: vec![("LOANHOST_HEAVY_QUERIES", "1".to_string())],
+        ..misbehave_with("", 1500, &["loans"], true).plugin(
+            "query_echo",
+            fixture_wasm("query-echo"),
+            org_wide,
+        )
+    };
+    let app = std::sync::Arc::new(spawn_app_with(options).await);
+    let held = lock(&app.pg_pool(), "dw_loan_milestones").await;
+    let warehouse = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            app.call_tool(
+                "admin-token",
+                "query_echo",
+                json!({"dataset": "dw-loan-milestones", "aggregates": [["count", null]]}),
+            )
+            .await
+        })
+    };
+    app.eventually("the warehouse statement holds the heavy slot", || async {
+        app.plugins.heavy_slots_free() == Some(0)
+    })
+    .await;
+
+    // Act: an Admin's statement over every loan is heavy too; an Agent's own loans are not.
+    let started = std::time::Instant::now();
+    let agent = app
+        .call_tool("agent-token", "misbehave", json!({"action": "query"}))
+        .await;
+    let agent_took = started.elapsed();
+    let admin = app
+        .call_tool("admin-token", "misbehave", json!({"action": "query"}))
+        .await;
+    held.rollback().await.unwrap();
+    let warehouse = warehouse.await.unwrap();
+
+    // Assert
+    assert_eq!(agent["isError"], false, "{agent}");
+    assert!(
+        agent_took < std::time::Duration::from_secs(1),
+        "the Agent waited {agent_took:?}"
+    );
+    assert_eq!(admin["isError"], true, "{admin}");
+    let text = admin["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("waited past its deadline for one of the 1 heavy-query slots"),
+        "{text}"
+    );
+    assert_eq!(
+        warehouse["isError"], false,
+        "the held statement finishes: {warehouse}"
+    );
+    assert_eq!(app.plugins.heavy_slots_free(), Some(1));
+}

@@ -1332,19 +1332,21 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
             outcome?;
         }
         Db::Postgres(pool) => {
-            let ms = left().as_millis().max(1);
-            let mut tx = tokio::time::timeout(left(), pool.begin())
+            let mut conn = tokio::time::timeout(left(), pool.acquire())
                 .await
                 .map_err(|_| timed_out(&allowance))?
                 .map_err(|e| unavailable(&e))?;
-            // The server stops the statement itself; `SET LOCAL` ends with the transaction.
-            sqlx::query(&format!("SET LOCAL statement_timeout = {ms}"))
-                .execute(&mut *tx)
+            // The server stops the statement itself. The setting is the session's: every
+            // statement on the report pool sets its own first (one round trip, where a
+            // transaction with `SET LOCAL` took three), and only report statements use it.
+            let ms = left().as_millis().max(1);
+            sqlx::raw_sql(&format!("SET statement_timeout = {ms}"))
+                .execute(&mut *conn)
                 .await
                 .map_err(|e| unavailable(&e))?;
             let numbered = number_placeholders(&c.sql);
             {
-                let mut stream = bind_all!(numbered.as_str()).fetch(&mut *tx);
+                let mut stream = bind_all!(numbered.as_str()).fetch(&mut *conn);
                 loop {
                     match stream.try_next().await {
                         Ok(Some(row)) => decode_into!(row),
@@ -1354,7 +1356,6 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
                     }
                 }
             }
-            tx.rollback().await.map_err(|e| unavailable(&e))?;
         }
     }
     Ok(Fetched {

@@ -241,6 +241,11 @@ impl Plugins {
         &self.metrics
     }
 
+    /// Heavy-query slots free now (organisation-wide statements; `None` without a database).
+    pub fn heavy_slots_free(&self) -> Option<usize> {
+        self.runner.reports.as_ref().map(|r| r.heavy_slots_free())
+    }
+
     /// The database of the `data` capability, if any.
     pub fn reports_db(&self) -> Option<&crate::data::Db> {
         self.runner.reports.as_ref().map(|r| &r.db)
