@@ -503,12 +503,23 @@ async fn organisation_wide_statements_queue_for_their_slots_and_never_hold_up_sc
         )
     };
     let app = std::sync::Arc::new(spawn_app_with(options).await);
+    // Another Admin: a caller runs one statement at a time, whatever its class.
+    app.db
+        .upsert_agent(&loanhost::data::NewAgent {
+            id: "00000000-0000-0000-0000-0000000000a9".into(),
+            email: "second.admin@example.com".into(),
+            roles: vec!["Admin".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let second_admin = app.token_for("second.admin@example.com");
     let held = lock(&app.pg_pool(), "dw_loan_milestones").await;
     let warehouse = {
         let app = app.clone();
         tokio::spawn(async move {
             app.call_tool(
-                "admin-token",
+                &second_admin,
                 "query_echo",
                 json!({"dataset": "dw-loan-milestones", "aggregates": [["count", null]]}),
             )

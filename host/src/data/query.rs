@@ -1340,7 +1340,8 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
             // statement on the report pool sets its own first (one round trip, where a
             // transaction with `SET LOCAL` took three), and only report statements use it.
             let ms = left().as_millis().max(1);
-            sqlx::raw_sql(&format!("SET statement_timeout = {ms}"))
+            sqlx::query(&format!("SET statement_timeout = {ms}"))
+                .persistent(false)
                 .execute(&mut *conn)
                 .await
                 .map_err(|e| unavailable(&e))?;
