@@ -40,13 +40,15 @@ lint:
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	cd plugins && cargo clippy --workspace --all-targets --locked -- -D warnings
 
-## bench: criterion benchmarks: one plugin call; a grouped aggregate over 1M seeded loans
-## (BENCH_LOANS to change the size) on SQLite and PostgreSQL; tools/call end to end over HTTP
+## bench: one plugin call; a grouped aggregate over 1M seeded loans (BENCH_LOANS to change
+## the size) on SQLite and PostgreSQL; reports end to end over HTTP beside their raw SQL, and
+## an Agent beside 8 Admin reports; the hot path against a bare handler; two hosts against one
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench http_reports --locked
 	cargo bench -p loanhost --bench hot_path --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench scale_out --locked
 	cargo bench -p loanhost --bench audit_overhead --locked
 
 ## attack: the attack suite at length (10 s per attack, release build); checks the legitimate

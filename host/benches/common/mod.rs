@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+#[allow(dead_code)]
 /// `LOANHOST_*` settings for a server on `127.0.0.1:{port}` with the dev IdP, no audit log
 /// (its cost has a benchmark of its own), and the per-caller budgets lifted (they are measured
 /// by the attack suite, not here).
@@ -33,6 +34,7 @@ pub fn server_env(
     .collect()
 }
 
+#[allow(dead_code)]
 /// One authenticated `tools/call` of `tool` with `arguments` at `url` (`…/mcp`); the whole
 /// JSON-RPC reply.
 pub async fn tools_call(

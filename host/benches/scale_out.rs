@@ -1,0 +1,185 @@
+//! Scale-out throughput: Agents' `tools/call report_loans` (each caller's own loans, a real
+//! statement) against one `loanhost serve` process, then against two processes of the binary
+//! on the same PostgreSQL database with the load spread over both, in the same run. Needs
+//! `BENCH_POSTGRES_URL` (`make bench` sets it); prints requests per second and the ratio.
+//!
+//! `SCALE_OUT_SECONDS` (default 8) is the measuring time of each run. On a machine with fewer
+//! cores than hosts + database + load generator need, the ratio measures the machine.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use loanhost::devidp::SigningKey;
+use serde_json::json;
+
+const TODAY: &str = "2026-03-15";
+const PUBLIC: &str = "http://loanhost.example";
+
+struct Host(Child);
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(port: u16, db_url: &str, plugins: &std::path::Path, cache: &std::path::Path) -> Host {
+    Host(
+        Command::new(env!("CARGO_BIN_EXE_loanhost"))
+            .arg("serve")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env(
+                "RUST_LOG",
+                std::env::var("SCALE_OUT_LOG").unwrap_or_else(|_| "error".into()),
+            )
+            .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+            .env("LOANHOST_BASE_URL", PUBLIC)
+            .env("LOANHOST_DATABASE_URL", db_url)
+            .env("LOANHOST_PLUGIN_DIR", plugins)
+            .env("LOANHOST_CACHE_DIR", cache)
+            .env("LOANHOST_DEV_IDP", "true")
+            .env("LOANHOST_TODAY", TODAY)
+            .env("LOANHOST_AUDIT_LOG", "off")
+            .env("LOANHOST_CALLER_MAX_CONCURRENT", "1000")
+            .env("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000")
+            .env("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000")
+            .env("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1000000")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting the loanhost binary"),
+    )
+}
+
+/// Requests per second of `connections` loops, spread over `urls`, for `seconds`.
+async fn throughput(urls: &[String], tokens: &[String], connections: usize, seconds: f64) -> f64 {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(connections)
+        .build()
+        .unwrap();
+    let done = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let counting = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for i in 0..connections {
+        let url = urls[i % urls.len()].clone();
+        let token = tokens[i % tokens.len()].clone();
+        let (client, done, stop, counting) =
+            (client.clone(), done.clone(), stop.clone(), counting.clone());
+        tasks.push(tokio::spawn(async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "report_loans", "arguments": {}}});
+            while !stop.load(Ordering::Relaxed) {
+                let r = client
+                    .post(&url)
+                    .bearer_auth(&token)
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
+                let status = r.status();
+                let text = r.text().await.unwrap();
+                assert!(
+                    status.is_success() && text.contains("\"isError\":false"),
+                    "{status}: {text}"
+                );
+                if counting.load(Ordering::Relaxed) {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    counting.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    let n = done.load(Ordering::Relaxed);
+    let elapsed = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / elapsed
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let Ok(admin_url) = std::env::var("BENCH_POSTGRES_URL") else {
+        println!("scale_out: skipped (BENCH_POSTGRES_URL is not set)");
+        return;
+    };
+    let test_mode = std::env::args().any(|a| a == "--test");
+    let seconds: f64 = std::env::var("SCALE_OUT_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if test_mode { 0.5 } else { 8.0 });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    rt.block_on(async {
+        // A fresh database with 5,000 seeded loans.
+        let admin = sqlx::PgPool::connect(&admin_url).await.unwrap();
+        sqlx::query("DROP DATABASE IF EXISTS loanhost_bench_scale_out").execute(&admin).await.unwrap();
+        sqlx::query("CREATE DATABASE loanhost_bench_scale_out").execute(&admin).await.unwrap();
+        let db_url = format!("{}/loanhost_bench_scale_out", admin_url.rsplit_once('/').unwrap().0);
+        let db = loanhost::data::Db::open(&db_url).await.unwrap();
+        let seed = dir.path().join("seed");
+        loanhost::data::seed::write_dir(
+            loanhost::data::seed::SeedSpec {
+                loans: 5000,
+                seed: 1,
+                today: loanhost::config::parse_date(TODAY).unwrap(),
+            },
+            &seed,
+        )
+        .unwrap();
+        loanhost::data::import::import_dir(&db, &seed, |_, _| {}).await.unwrap();
+        // Active Agents, as the database has them (later lines of the seed may give an id
+        // another email).
+        let loanhost::data::Db::Postgres(pool) = &db else { unreachable!() };
+        let agents: Vec<String> = sqlx::query_scalar(
+            "SELECT a.email FROM agents a JOIN agent_roles r ON r.agent_id = a.id \
+             WHERE r.role = 'Agent' AND a.active = 1 ORDER BY a.email LIMIT 16",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        let plugins = common::plugins_dir(dir.path(), &["report_loans"]);
+        let cache = dir.path().join("cache");
+        std::fs::create_dir_all(&cache).unwrap();
+        let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
+        let tokens: Vec<String> = agents
+            .iter()
+            .map(|e| {
+                key.mint(&format!("{PUBLIC}/dev-idp"), e, "https://loanhost.local/mcp", "", Duration::from_secs(3600))
+                    .unwrap()
+            })
+            .collect();
+        let ports = [common::free_port(), common::free_port()];
+        let _hosts: Vec<Host> = ports.iter().map(|p| start(*p, &db_url, &plugins, &cache)).collect();
+        let client = reqwest::Client::new();
+        let urls: Vec<String> = ports.iter().map(|p| format!("http://127.0.0.1:{p}/mcp")).collect();
+        for p in ports {
+            common::wait_until_up(&client, &format!("http://127.0.0.1:{p}/ready")).await;
+        }
+        println!("scale_out: Agents' tools/call report_loans on one PostgreSQL, 32 connections, {seconds} s per run ({} agents)", tokens.len());
+        let one = throughput(&urls[..1], &tokens, 32, seconds).await;
+        let two = throughput(&urls, &tokens, 32, seconds).await;
+        println!(
+            "scale_out: one host {one:.0} req/s, two hosts {two:.0} req/s, ratio {:.2} ({} cores here)",
+            two / one,
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        );
+    });
+}
