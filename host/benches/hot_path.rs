@@ -8,9 +8,8 @@
 //! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run; `HOT_PATH_ONLY=loanhost`
 //! (or `bare`) runs one side only, for profiling it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
@@ -56,60 +55,6 @@ async fn bare_handler(
     let mut answer = bare.answer.clone();
     answer["id"] = request["id"].clone();
     axum::Json(answer).into_response()
-}
-
-/// Requests per second of `connections` loops calling `url` for `seconds`.
-async fn throughput(url: &str, token: &str, connections: usize, seconds: f64) -> f64 {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(connections)
-        .build()
-        .unwrap();
-    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "get_loan_reporting_metadata", "arguments": {}}}))
-    .unwrap();
-    let done = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let counting = Arc::new(AtomicBool::new(false));
-    let mut tasks = Vec::new();
-    for _ in 0..connections {
-        let (client, url, token, body) = (
-            client.clone(),
-            url.to_string(),
-            token.to_string(),
-            body.clone(),
-        );
-        let (done, stop, counting) = (done.clone(), stop.clone(), counting.clone());
-        tasks.push(tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                let r = client
-                    .post(&url)
-                    .bearer_auth(&token)
-                    .header("content-type", "application/json")
-                    .body(body.clone())
-                    .send()
-                    .await
-                    .unwrap();
-                assert!(r.status().is_success(), "{}", r.status());
-                let bytes = r.bytes().await.unwrap();
-                assert!(bytes.len() > 100);
-                if counting.load(Ordering::Relaxed) {
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }));
-    }
-    // One second of warm-up (connections opened, caches filled), then the measured time.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    counting.store(true, Ordering::Relaxed);
-    let started = Instant::now();
-    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-    let n = done.load(Ordering::Relaxed);
-    let elapsed = started.elapsed().as_secs_f64();
-    stop.store(true, Ordering::Relaxed);
-    for t in tasks {
-        t.await.unwrap();
-    }
-    n as f64 / elapsed
 }
 
 fn main() {
@@ -181,12 +126,12 @@ fn main() {
             let reference = if only == "loanhost" {
                 f64::NAN
             } else {
-                throughput(&bare_url, &token, connections, seconds).await
+                common::throughput(std::slice::from_ref(&bare_url), std::slice::from_ref(&token), "get_loan_reporting_metadata", connections, seconds).await
             };
             let ours = if only == "bare" {
                 f64::NAN
             } else {
-                throughput(&loanhost_url, &token, connections, seconds).await
+                common::throughput(std::slice::from_ref(&loanhost_url), std::slice::from_ref(&token), "get_loan_reporting_metadata", connections, seconds).await
             };
             println!(
                 "hot_path/{connections}_connections: bare axum + jsonwebtoken {reference:.0} req/s, loanhost {ours:.0} req/s, ratio {:.2}",

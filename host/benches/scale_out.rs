@@ -7,14 +7,11 @@
 //! cores than hosts + database + load generator need, the ratio measures the machine.
 
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
 use loanhost::devidp::SigningKey;
-use serde_json::json;
 
 const TODAY: &str = "2026-03-15";
 const PUBLIC: &str = "http://loanhost.example";
@@ -55,57 +52,6 @@ fn start(port: u16, db_url: &str, plugins: &std::path::Path, cache: &std::path::
             .spawn()
             .expect("starting the loanhost binary"),
     )
-}
-
-/// Requests per second of `connections` loops, spread over `urls`, for `seconds`.
-async fn throughput(urls: &[String], tokens: &[String], connections: usize, seconds: f64) -> f64 {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(connections)
-        .build()
-        .unwrap();
-    let done = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let counting = Arc::new(AtomicBool::new(false));
-    let mut tasks = Vec::new();
-    for i in 0..connections {
-        let url = urls[i % urls.len()].clone();
-        let token = tokens[i % tokens.len()].clone();
-        let (client, done, stop, counting) =
-            (client.clone(), done.clone(), stop.clone(), counting.clone());
-        tasks.push(tokio::spawn(async move {
-            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "report_loans", "arguments": {}}});
-            while !stop.load(Ordering::Relaxed) {
-                let r = client
-                    .post(&url)
-                    .bearer_auth(&token)
-                    .json(&body)
-                    .send()
-                    .await
-                    .unwrap();
-                let status = r.status();
-                let text = r.text().await.unwrap();
-                assert!(
-                    status.is_success() && text.contains("\"isError\":false"),
-                    "{status}: {text}"
-                );
-                if counting.load(Ordering::Relaxed) {
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }));
-    }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    counting.store(true, Ordering::Relaxed);
-    let started = Instant::now();
-    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-    let n = done.load(Ordering::Relaxed);
-    let elapsed = started.elapsed().as_secs_f64();
-    stop.store(true, Ordering::Relaxed);
-    for t in tasks {
-        t.await.unwrap();
-    }
-    n as f64 / elapsed
 }
 
 fn main() {
@@ -174,8 +120,8 @@ fn main() {
             common::wait_until_up(&client, &format!("http://127.0.0.1:{p}/ready")).await;
         }
         println!("scale_out: Agents' tools/call report_loans on one PostgreSQL, 32 connections, {seconds} s per run ({} agents)", tokens.len());
-        let one = throughput(&urls[..1], &tokens, 32, seconds).await;
-        let two = throughput(&urls, &tokens, 32, seconds).await;
+        let one = common::throughput(&urls[..1], &tokens, "report_loans", 32, seconds).await;
+        let two = common::throughput(&urls, &tokens, "report_loans", 32, seconds).await;
         println!(
             "scale_out: one host {one:.0} req/s, two hosts {two:.0} req/s, ratio {:.2} ({} cores here)",
             two / one,

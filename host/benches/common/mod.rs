@@ -96,3 +96,69 @@ pub async fn wait_until_up(client: &reqwest::Client, url: &str) {
     }
     panic!("{url} did not come up within 30 s");
 }
+
+/// Requests per second of `connections` loops for `seconds` (after one second of warm-up):
+/// loop `i` sends `tools/call` of `tool` with `{}` to `urls[i % n]` with `tokens[i % m]`, and
+/// every answer must be a successful result.
+#[allow(dead_code)]
+pub async fn throughput(
+    urls: &[String],
+    tokens: &[String],
+    tool: &str,
+    connections: usize,
+    seconds: f64,
+) -> f64 {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(connections)
+        .build()
+        .unwrap();
+    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": {}}}))
+    .unwrap();
+    let done = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let counting = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for i in 0..connections {
+        let (url, token) = (
+            urls[i % urls.len()].clone(),
+            tokens[i % tokens.len()].clone(),
+        );
+        let (client, body) = (client.clone(), body.clone());
+        let (done, stop, counting) = (done.clone(), stop.clone(), counting.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let r = client
+                    .post(&url)
+                    .bearer_auth(&token)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .unwrap();
+                let status = r.status();
+                let text = r.text().await.unwrap();
+                assert!(
+                    status.is_success() && text.contains("\"isError\":false"),
+                    "{status}: {text}"
+                );
+                if counting.load(Ordering::Relaxed) {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    counting.store(true, Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs_f64(seconds)).await;
+    let n = done.load(Ordering::Relaxed);
+    let elapsed = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / elapsed
+}
