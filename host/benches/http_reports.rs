@@ -183,16 +183,7 @@ async fn run_reference(db: &Db, sql: &str, params: &[Value], count_col: usize) -
     match db {
         Db::Sqlite(p) => go!(p, sql),
         Db::Postgres(p) => {
-            let mut numbered = String::new();
-            let mut n = 0;
-            for c in sql.chars() {
-                if c == '?' {
-                    n += 1;
-                    numbered.push_str(&format!("${n}"));
-                } else {
-                    numbered.push(c);
-                }
-            }
+            let numbered = loanhost::data::store::number_placeholders(sql);
             go!(p, numbered.as_str())
         }
     }

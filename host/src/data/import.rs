@@ -11,7 +11,7 @@ use sqlx::{Postgres, Sqlite, Transaction};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::agents::email_key;
-use super::store::{Db, DbError};
+use super::store::{number_placeholders, Db, DbError};
 use super::values::{
     parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
 };
@@ -264,22 +264,6 @@ impl Tx {
             Tx::Postgres(tx) => tx.commit().await,
         }
     }
-}
-
-/// `?` placeholders to PostgreSQL's `$1, $2, …` (our SQL text has no `?` in literals).
-fn number_placeholders(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push('$');
-            out.push_str(&n.to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Imports every known file present in `dir` in one transaction. `progress` is called with
@@ -970,14 +954,6 @@ mod tests {
         );
         assert!(err("loans.jsonl", "{nope").starts_with("not valid JSON"));
         assert_eq!(err("loans.jsonl", "[1]"), "not a JSON object");
-    }
-
-    #[test]
-    fn placeholders_are_numbered_for_postgres() {
-        assert_eq!(
-            number_placeholders("a = ? AND b IN (?, ?)"),
-            "a = $1 AND b IN ($2, $3)"
-        );
     }
 
     mod fuzz {

@@ -11,7 +11,7 @@ use sqlx::Row;
 
 use super::catalog::{Dataset, Field, FieldType};
 use super::scope::Scope;
-use super::store::Db;
+use super::store::{number_placeholders, Db};
 use super::values::{
     closest, format_decimal, format_instant, parse_decimal, parse_instant, parse_uuid,
     LOAN_STATUSES, LOAN_TYPES, PURPOSES,
@@ -1364,23 +1364,6 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
         total: intake.total,
         bytes: intake.bytes,
     })
-}
-
-/// `?` placeholders numbered `$1…` for PostgreSQL (the SQL text never holds a literal `?`:
-/// every value is a bound parameter).
-fn number_placeholders(sql: &str) -> String {
-    let mut n = 0;
-    let mut out = String::with_capacity(sql.len() + 16);
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            out.push('$');
-            out.push_str(&n.to_string());
-        } else {
-            out.push(ch);
-        }
-    }
-    out
 }
 
 /// SQLite's "interrupted" (from the progress handler).

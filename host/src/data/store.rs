@@ -203,6 +203,23 @@ impl Db {
     }
 }
 
+/// `?` placeholders numbered `$1, $2, …` for PostgreSQL. The host's SQL text never holds a
+/// literal `?`: every value is a bound parameter.
+pub fn number_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A URL with its password hidden, for messages.
 fn redact(url: &str) -> String {
     match url::Url::parse(url) {
@@ -211,5 +228,18 @@ fn redact(url: &str) -> String {
             u.to_string()
         }
         _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_for_postgres() {
+        assert_eq!(
+            number_placeholders("a = ? AND b IN (?, ?)"),
+            "a = $1 AND b IN ($2, $3)"
+        );
     }
 }
