@@ -1332,22 +1332,22 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
             outcome?;
         }
         Db::Postgres(pool) => {
-            let mut conn = tokio::time::timeout(left(), pool.acquire())
+            let mut tx = tokio::time::timeout(left(), pool.begin())
                 .await
                 .map_err(|_| timed_out(&allowance))?
                 .map_err(|e| unavailable(&e))?;
-            // The server stops the statement itself. The setting is the session's: every
-            // statement on the report pool sets its own first (one round trip, where a
-            // transaction with `SET LOCAL` took three), and only report statements use it.
+            // The server stops the statement itself; `SET LOCAL` ends with the transaction,
+            // so no later statement on the connection (the scope lookups share this pool)
+            // inherits a deadline. Not cached as a prepared statement: its text varies.
             let ms = left().as_millis().max(1);
-            sqlx::query(&format!("SET statement_timeout = {ms}"))
+            sqlx::query(&format!("SET LOCAL statement_timeout = {ms}"))
                 .persistent(false)
-                .execute(&mut *conn)
+                .execute(&mut *tx)
                 .await
                 .map_err(|e| unavailable(&e))?;
             let numbered = number_placeholders(&c.sql);
             {
-                let mut stream = bind_all!(numbered.as_str()).fetch(&mut *conn);
+                let mut stream = bind_all!(numbered.as_str()).fetch(&mut *tx);
                 loop {
                     match stream.try_next().await {
                         Ok(Some(row)) => decode_into!(row),
@@ -1357,6 +1357,7 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
                     }
                 }
             }
+            tx.rollback().await.map_err(|e| unavailable(&e))?;
         }
     }
     Ok(Fetched {
