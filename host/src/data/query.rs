@@ -117,6 +117,20 @@ pub enum Aggregate {
     Max(String),
 }
 
+impl Aggregate {
+    /// The field the aggregate reads (`None` for a row count).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Aggregate::Count => None,
+            Aggregate::CountOf(f)
+            | Aggregate::CountDistinct(f)
+            | Aggregate::Sum(f)
+            | Aggregate::Min(f)
+            | Aggregate::Max(f) => Some(f),
+        }
+    }
+}
+
 /// A structured query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
@@ -212,6 +226,15 @@ struct Compiler {
 }
 
 impl Compiler {
+    /// The `FROM` clause: history alone when it is read alone, else the dataset's.
+    fn from_clause(&self) -> &'static str {
+        if self.history_only {
+            Dataset::HISTORY_ONLY_FROM
+        } else {
+            self.dataset.from_clause()
+        }
+    }
+
     fn field(&self, name: &str) -> Result<Field, QueryError> {
         let mut f = self.lookup(name)?;
         if self.history_only {
@@ -746,14 +769,10 @@ fn covered_group(q: &Query) -> bool {
         return false;
     };
     q.distinct_on.is_none()
-        && q.aggregates.iter().all(|a| match a {
-            Aggregate::Count => true,
-            Aggregate::CountOf(n)
-            | Aggregate::CountDistinct(n)
-            | Aggregate::Sum(n)
-            | Aggregate::Min(n)
-            | Aggregate::Max(n) => n == key || held.contains(&n.as_str()),
-        })
+        && q.aggregates
+            .iter()
+            .filter_map(Aggregate::field)
+            .all(|n| n == key || held.contains(&n))
 }
 
 /// Whether every `loan.*` field the query reads is one history rows carry.
@@ -761,16 +780,8 @@ fn reads_only_carried(q: &Query) -> bool {
     let keys = q.group_by.iter().map(|k| match k {
         Key::Field(n) | Key::Period(n, _) | Key::Mapped(n, _, _) => n.as_str(),
     });
-    let aggregates = q.aggregates.iter().filter_map(|a| match a {
-        Aggregate::Count => None,
-        Aggregate::CountOf(n)
-        | Aggregate::CountDistinct(n)
-        | Aggregate::Sum(n)
-        | Aggregate::Min(n)
-        | Aggregate::Max(n) => Some(n.as_str()),
-    });
     let mut names = keys
-        .chain(aggregates)
+        .chain(q.aggregates.iter().filter_map(Aggregate::field))
         .chain(q.distinct_on.as_deref())
         .chain(q.predicates.iter().map(|(n, _)| n.as_str()));
     names.all(|n| !n.starts_with("loan.") || Dataset::HISTORY_CARRIED.iter().any(|(c, _)| *c == n))
@@ -914,11 +925,7 @@ fn compile(
     } else {
         inner.join(", ")
     };
-    let from = if c.history_only {
-        Dataset::HISTORY_ONLY_FROM
-    } else {
-        q.dataset.from_clause()
-    };
+    let from = c.from_clause();
     let inner_sql = format!("SELECT {distinct}{inner_list} FROM {from}{where_sql}");
     let keys: Vec<String> = (0..q.group_by.len()).map(|i| format!("k{i}")).collect();
     let group = if keys.is_empty() {
@@ -1102,11 +1109,7 @@ fn compile_preaggregated(
         columns.push(format!("agg{i}"));
     }
     let (where_sql, where_params) = where_clause(&mut c, q, scope, filter_sql, filter_params)?;
-    let from = if c.history_only {
-        Dataset::HISTORY_ONLY_FROM
-    } else {
-        q.dataset.from_clause()
-    };
+    let from = c.from_clause();
     let raw: Vec<String> = (0..q.group_by.len()).map(|i| format!("r{i}")).collect();
     let keys: Vec<String> = (0..q.group_by.len()).map(|i| format!("k{i}")).collect();
     let grouped = format!(
