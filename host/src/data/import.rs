@@ -216,40 +216,26 @@ impl Tx {
     /// Whether `table` has no row (in this transaction).
     async fn is_empty(&mut self, table: &str) -> Result<bool, sqlx::Error> {
         let sql = format!("SELECT NOT EXISTS (SELECT 1 FROM {table})");
-        Ok(match self {
-            Tx::Sqlite(tx) => {
-                sqlx::query_scalar::<_, bool>(&sql)
-                    .fetch_one(&mut **tx)
-                    .await?
-            }
-            Tx::Postgres(tx) => {
-                sqlx::query_scalar::<_, bool>(&sql)
-                    .fetch_one(&mut **tx)
-                    .await?
-            }
-        })
+        Ok(self.fetch::<(bool,)>(&sql, &[]).await?[0].0)
     }
 
     /// Drops the secondary indexes of `table` (not the ones behind its primary key or unique
     /// constraints) and returns the statements that create them again, as the schema has them.
     async fn drop_indexes(&mut self, table: &str) -> Result<Vec<String>, sqlx::Error> {
-        let indexes: Vec<(String, String)> = match self {
+        let sql = match self {
             // `sql` is NULL for the indexes SQLite makes for keys and UNIQUE columns.
-            Tx::Sqlite(tx) => sqlx::query_as(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL",
-            )
-            .bind(table)
-            .fetch_all(&mut **tx)
-            .await?,
-            Tx::Postgres(tx) => sqlx::query_as(
+            Tx::Sqlite(_) => {
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"
+            }
+            Tx::Postgres(_) => {
                 "SELECT i.indexname::text, i.indexdef FROM pg_indexes i \
-                 WHERE i.schemaname = current_schema() AND i.tablename = $1 \
-                 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)",
-            )
-            .bind(table)
-            .fetch_all(&mut **tx)
-            .await?,
+                 WHERE i.schemaname = current_schema() AND i.tablename = ? \
+                 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)"
+            }
         };
+        let indexes = self
+            .fetch::<(String, String)>(sql, &[V::T(Some(table.to_string()))])
+            .await?;
         let mut creates = Vec::with_capacity(indexes.len());
         for (name, create) in indexes {
             self.exec(&format!("DROP INDEX {name}"), &[]).await?;
@@ -313,8 +299,8 @@ pub async fn import_dir(
             _ => Vec::new(),
         };
         // Loans are written before the history (FILES' order): an empty history now is empty
-        // while they are written.
-        let history_empty = tx.is_empty("los_status_history").await?;
+        // while they are written, and they have no history rows to bring in step.
+        let history_empty = file == "loans.jsonl" && tx.is_empty("los_status_history").await?;
         let rows =
             import_file(&mut tx, &dir.join(file), file, history_empty, &mut progress).await?;
         for create in deferred {
@@ -571,8 +557,8 @@ fn last_per_id(rows: Vec<Vec<V>>) -> Vec<Vec<V>> {
     out
 }
 
-/// Writes a batch of `file`'s records. `history_empty`: the LOS history has no row yet (loans
-/// then have no history rows to bring in step).
+/// Writes a batch of `file`'s records. `history_empty`: loans need not bring history rows in
+/// step (there are none yet).
 async fn write(
     tx: &mut Tx,
     file: &str,
