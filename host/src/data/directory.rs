@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use crate::auth::ScopeFacts;
+use crate::auth::ScopeFacts;
 
 use super::agents::{email_key, Agent};
 use super::store::{Db, DbError};
@@ -61,7 +61,7 @@ struct Entries {
     by_email: HashMap<String, Option<Arc<DirectoryEntry>>>,
 }
 
-/// Counters of the directory's answers (for the metrics and the tests).
+/// Counters of the directory's answers (for tests and tooling).
 #[derive(Debug, Default)]
 pub struct DirectoryStats {
     /// Answered from memory.
@@ -199,7 +199,11 @@ impl Directory {
         self.stats.loads.fetch_add(1, Ordering::Relaxed);
         let entry = match self.db.agent_by_email(&key).await? {
             Some(agent) => {
-                let facts = Arc::new(self.load_facts(&agent.id).await?);
+                // The agent's row already holds its company; only the managed agents are read.
+                let facts = Arc::new(ScopeFacts {
+                    company_id: agent.company_id.clone(),
+                    managed_agent_ids: self.db.managed_agents(&agent.id).await?,
+                });
                 Some(Arc::new(DirectoryEntry { agent, facts }))
             }
             None => None,
@@ -208,13 +212,6 @@ impl Directory {
             self.entries_at(v).by_email.insert(key, entry.clone());
         }
         Ok(entry)
-    }
-
-    async fn load_facts(&self, agent_id: &str) -> Result<ScopeFacts, DbError> {
-        Ok(ScopeFacts {
-            company_id: self.db.agent_company(agent_id).await?,
-            managed_agent_ids: self.db.managed_agents(agent_id).await?,
-        })
     }
 }
 
