@@ -78,8 +78,7 @@ pub struct ServerLimits {
     /// Plugin log lines written per second, host-wide.
     pub plugin_log_lines_per_second: u32,
     /// Organisation-wide report statements run at once (0, `auto`: half the cores, at least
-    /// one);
-    /// caller-scoped statements never wait for these.
+    /// one); caller-scoped statements never wait for these.
     pub heavy_queries: u32,
 }
 

@@ -103,7 +103,6 @@ impl Identity {
         }
     }
 
-    /// Whether the caller holds the role.
     /// The same identity with its scope facts resolved.
     pub fn with_scope_facts(mut self, facts: std::sync::Arc<ScopeFacts>) -> Self {
         self.scope_facts = Some(facts);

@@ -30,20 +30,18 @@ impl Scope {
         }
         let me = caller.user_id.clone();
         // Resolved with the identity on this request (the agent directory), or read now.
-        if let Some(facts) = &caller.scope_facts {
-            if caller.has(RoleCode::Processor) {
-                scope.company = facts.company_id.clone();
-            }
-            if caller.has(RoleCode::ConciergeKey) {
-                scope.managed_officers = facts.managed_agent_ids.clone();
-            }
-        } else {
-            if caller.has(RoleCode::Processor) {
-                scope.company = db.agent_company(&me).await?;
-            }
-            if caller.has(RoleCode::ConciergeKey) {
-                scope.managed_officers = db.managed_agents(&me).await?;
-            }
+        let facts = caller.scope_facts.as_deref();
+        if caller.has(RoleCode::Processor) {
+            scope.company = match facts {
+                Some(f) => f.company_id.clone(),
+                None => db.agent_company(&me).await?,
+            };
+        }
+        if caller.has(RoleCode::ConciergeKey) {
+            scope.managed_officers = match facts {
+                Some(f) => f.managed_agent_ids.clone(),
+                None => db.managed_agents(&me).await?,
+            };
         }
         if caller.has(RoleCode::PreLicensed) {
             scope.referred_by = Some(me);
