@@ -227,7 +227,7 @@ struct Compiler {
 
 impl Compiler {
     /// The `FROM` clause: history alone when it is read alone, else the dataset's.
-    fn from_clause(&self) -> &'static str {
+    fn tables(&self) -> &'static str {
         if self.history_only {
             Dataset::HISTORY_ONLY_FROM
         } else {
@@ -925,7 +925,7 @@ fn compile(
     } else {
         inner.join(", ")
     };
-    let from = c.from_clause();
+    let from = c.tables();
     let inner_sql = format!("SELECT {distinct}{inner_list} FROM {from}{where_sql}");
     let keys: Vec<String> = (0..q.group_by.len()).map(|i| format!("k{i}")).collect();
     let group = if keys.is_empty() {
@@ -1109,7 +1109,7 @@ fn compile_preaggregated(
         columns.push(format!("agg{i}"));
     }
     let (where_sql, where_params) = where_clause(&mut c, q, scope, filter_sql, filter_params)?;
-    let from = c.from_clause();
+    let from = c.tables();
     let raw: Vec<String> = (0..q.group_by.len()).map(|i| format!("r{i}")).collect();
     let keys: Vec<String> = (0..q.group_by.len()).map(|i| format!("k{i}")).collect();
     let grouped = format!(
