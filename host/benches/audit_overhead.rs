@@ -73,11 +73,7 @@ async fn server(dir: &std::path::Path, audit: &str) -> Server {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let dir = tempfile::tempdir().unwrap();
     let audit_file = dir.path().join("audit.jsonl");
     let (off, on) = rt.block_on(async {

@@ -5,6 +5,8 @@
 //! caller scope exactly as the `data` capability does. The seeded databases are cached in
 //! `~/.cache/loanhost/bench/` (and in the `loanhost_bench` PostgreSQL database).
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -103,11 +105,7 @@ fn by_status() -> Query {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     std::fs::create_dir_all(cache()).unwrap();
     let mut engines = vec![(
         "sqlite",

@@ -58,19 +58,10 @@ async fn bare_handler(
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let Some(seconds) = common::run_seconds("HOT_PATH_SECONDS") else {
         return;
-    }
-    let test_mode = std::env::args().any(|a| a == "--test");
-    let seconds: f64 = std::env::var("HOT_PATH_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if test_mode { 0.5 } else { 8.0 });
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    };
+    let rt = common::runtime();
     let dir = tempfile::tempdir().unwrap();
     rt.block_on(async {
         // loanhost with the metadata plugin, a fresh SQLite database and one agent.

@@ -261,11 +261,7 @@ async fn contention(
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let n = loans();
     let dir = bench_dir();
     std::fs::create_dir_all(&dir).unwrap();

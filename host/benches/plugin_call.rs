@@ -1,6 +1,8 @@
 //! One plugin call end to end inside the host: fresh `Store` from the cached `InstancePre`,
 //! instantiate, call, host imports, result check. Needs the built plugins (`make plugins`).
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -27,11 +29,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     // One caller calls as fast as it can here: lift the per-caller budgets (the attack
     // suite measures them).
     let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());

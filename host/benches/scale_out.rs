@@ -35,18 +35,10 @@ fn start(port: u16, db_url: &str, plugins: &std::path::Path, cache: &std::path::
                 "RUST_LOG",
                 std::env::var("SCALE_OUT_LOG").unwrap_or_else(|_| "error".into()),
             )
-            .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+            .envs(common::server_env(port, db_url.to_string(), plugins, cache))
+            // Both hosts answer for the load balancer's URL (tokens name it as their issuer).
             .env("LOANHOST_BASE_URL", PUBLIC)
-            .env("LOANHOST_DATABASE_URL", db_url)
-            .env("LOANHOST_PLUGIN_DIR", plugins)
-            .env("LOANHOST_CACHE_DIR", cache)
-            .env("LOANHOST_DEV_IDP", "true")
             .env("LOANHOST_TODAY", TODAY)
-            .env("LOANHOST_AUDIT_LOG", "off")
-            .env("LOANHOST_CALLER_MAX_CONCURRENT", "1000")
-            .env("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000")
-            .env("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", "100000")
-            .env("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1000000")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -55,23 +47,14 @@ fn start(port: u16, db_url: &str, plugins: &std::path::Path, cache: &std::path::
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let Some(seconds) = common::run_seconds("SCALE_OUT_SECONDS") else {
         return;
-    }
+    };
     let Ok(admin_url) = std::env::var("BENCH_POSTGRES_URL") else {
         println!("scale_out: skipped (BENCH_POSTGRES_URL is not set)");
         return;
     };
-    let test_mode = std::env::args().any(|a| a == "--test");
-    let seconds: f64 = std::env::var("SCALE_OUT_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if test_mode { 0.5 } else { 8.0 });
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let dir = tempfile::tempdir().unwrap();
     rt.block_on(async {
         // A fresh database with 5,000 seeded loans.

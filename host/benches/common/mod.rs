@@ -1,12 +1,36 @@
-//! What the HTTP benchmarks share: the configuration of a server on loopback that one caller
-//! drives as fast as it can.
+//! What the benchmarks share: the runtime they drive, the configuration of a server on
+//! loopback, the calls and the load loop. Each benchmark uses a part of it.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-#[allow(dead_code)]
+/// The runtime every benchmark drives its work on: two workers, as the machine has two cores.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The measuring time of one run of a benchmark with its own harness: `var` seconds if set,
+/// else 8 (0.5 under `cargo bench -- --test`); `None` when cargo only lists benchmarks.
+pub fn run_seconds(var: &str) -> Option<f64> {
+    if std::env::args().any(|a| a == "--list") {
+        return None;
+    }
+    let test_mode = std::env::args().any(|a| a == "--test");
+    Some(
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if test_mode { 0.5 } else { 8.0 }),
+    )
+}
+
 /// `LOANHOST_*` settings for a server on `127.0.0.1:{port}` with the dev IdP, no audit log
 /// (its cost has a benchmark of its own), and the per-caller budgets lifted (they are measured
 /// by the attack suite, not here).
@@ -34,7 +58,6 @@ pub fn server_env(
     .collect()
 }
 
-#[allow(dead_code)]
 /// One authenticated `tools/call` of `tool` with `arguments` at `url` (`…/mcp`); the whole
 /// JSON-RPC reply.
 pub async fn tools_call(
@@ -58,14 +81,12 @@ pub async fn tools_call(
 }
 
 /// A port free on loopback now.
-#[allow(dead_code)]
 pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
 
 /// A plugin directory under `dir` holding `tools` copied from `plugins/dist`.
-#[allow(dead_code)]
 pub fn plugins_dir(dir: &Path, tools: &[&str]) -> std::path::PathBuf {
     let dist = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
     let plugins = dir.join(format!("plugins-{}", free_port()));
@@ -83,7 +104,6 @@ pub fn plugins_dir(dir: &Path, tools: &[&str]) -> std::path::PathBuf {
 }
 
 /// Waits (at most 30 s) until `url` answers 200.
-#[allow(dead_code)]
 pub async fn wait_until_up(client: &reqwest::Client, url: &str) {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::time::Instant::now() < until {
@@ -100,7 +120,6 @@ pub async fn wait_until_up(client: &reqwest::Client, url: &str) {
 /// Requests per second of `connections` loops for `seconds` (after one second of warm-up):
 /// loop `i` sends `tools/call` of `tool` with `{}` to `urls[i % n]` with `tokens[i % m]`, and
 /// every answer must be a successful result.
-#[allow(dead_code)]
 pub async fn throughput(
     urls: &[String],
     tokens: &[String],
