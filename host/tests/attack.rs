@@ -21,6 +21,8 @@ use loanhost::devidp::SigningKey;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt as _;
 
+mod common;
+
 const TODAY: &str = "2026-03-15";
 const LOANS: u64 = 5000;
 const AGENT: &str = "agent@demo.loanhost.local";
@@ -139,21 +141,9 @@ impl Server {
         }
         drop(db);
 
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = probe.local_addr().unwrap().port();
-        drop(probe);
+        let port = common::free_port();
         let base = format!("http://127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
-            .arg("serve")
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("RUST_LOG", "warn")
-            .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
-            .env("LOANHOST_BASE_URL", &base)
-            .env("LOANHOST_DATABASE_URL", &db_url)
-            .env("LOANHOST_PLUGIN_DIR", &plugin_dir)
-            .env("LOANHOST_CACHE_DIR", &cache)
-            .env("LOANHOST_DEV_IDP", "true")
+        let child = common::serve(port, &base, &db_url, &plugin_dir, &cache)
             .env("LOANHOST_TODAY", TODAY)
             // Production defaults for every limit but this one: 1 s instead of 10 s, so that
             // a short phase sees slow-header connections closed.

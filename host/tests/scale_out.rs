@@ -41,17 +41,7 @@ impl Drop for Host {
 
 fn start_host(db_url: &str, plugins: &Path, cache: &Path, log: &Path) -> Host {
     let port = common::free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
-        .arg("serve")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("RUST_LOG", "warn")
-        .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
-        .env("LOANHOST_BASE_URL", PUBLIC)
-        .env("LOANHOST_DATABASE_URL", db_url)
-        .env("LOANHOST_PLUGIN_DIR", plugins)
-        .env("LOANHOST_CACHE_DIR", cache)
-        .env("LOANHOST_DEV_IDP", "true")
+    let child = common::serve(port, PUBLIC, db_url, plugins, cache)
         .env("LOANHOST_TODAY", TODAY)
         .env("LOANHOST_AUDIT_LOG", "off")
         .stdout(Stdio::null())

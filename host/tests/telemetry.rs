@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,28 +39,22 @@ async fn request_spans_are_exported_over_otlp_when_configured() {
     std::fs::create_dir(dir.path().join("plugins")).unwrap();
     let port = common::free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
-        .arg("serve")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("RUST_LOG", "warn")
-        .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
-        .env("LOANHOST_BASE_URL", &base)
-        .env(
-            "LOANHOST_DATABASE_URL",
-            format!("sqlite://{}", dir.path().join("db.sqlite").display()),
-        )
-        .env("LOANHOST_PLUGIN_DIR", dir.path().join("plugins"))
-        .env("LOANHOST_CACHE_DIR", dir.path().join("cache"))
-        .env("LOANHOST_DEV_IDP", "true")
-        .env("LOANHOST_AUDIT_LOG", "off")
-        .env("LOANHOST_OTLP_ENDPOINT", &url)
-        // Export within a fifth of a second rather than the default five.
-        .env("OTEL_BSP_SCHEDULE_DELAY", "200")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let database = format!("sqlite://{}", dir.path().join("db.sqlite").display());
+    let mut child = common::serve(
+        port,
+        &base,
+        &database,
+        &dir.path().join("plugins"),
+        &dir.path().join("cache"),
+    )
+    .env("LOANHOST_AUDIT_LOG", "off")
+    .env("LOANHOST_OTLP_ENDPOINT", &url)
+    // Export within a fifth of a second rather than the default five.
+    .env("OTEL_BSP_SCHEDULE_DELAY", "200")
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     common::wait_until_up(&base).await;
     let client = reqwest::Client::new();
 

@@ -1,6 +1,34 @@
-//! Helpers shared by the host's binary-level tests (`plugin_guide`, `telemetry`).
+//! Helpers shared by the host's binary-level tests (`plugin_guide`, `telemetry`, `attack`,
+//! `scale_out`); each uses a part of them.
+#![allow(dead_code)]
 
+use std::path::Path;
 use std::time::Duration;
+
+/// `loanhost serve` on `127.0.0.1:{port}`, answering for `base_url`, with the dev IdP, over
+/// `database_url`, `plugins` and `cache`, in a clean environment (`PATH` only, `RUST_LOG=warn`).
+/// The caller adds its own settings and output, then spawns it.
+pub fn serve(
+    port: u16,
+    base_url: &str,
+    database_url: &str,
+    plugins: &Path,
+    cache: &Path,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_loanhost"));
+    command
+        .arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "warn")
+        .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+        .env("LOANHOST_BASE_URL", base_url)
+        .env("LOANHOST_DATABASE_URL", database_url)
+        .env("LOANHOST_PLUGIN_DIR", plugins)
+        .env("LOANHOST_CACHE_DIR", cache)
+        .env("LOANHOST_DEV_IDP", "true");
+    command
+}
 
 /// A free loopback port (the server is told to bind it).
 pub fn free_port() -> u16 {
