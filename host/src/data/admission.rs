@@ -53,11 +53,6 @@ impl Reports {
         }
     }
 
-    /// The heavy slots there are.
-    pub fn heavy_slots(&self) -> usize {
-        self.heavy_slots
-    }
-
     /// Heavy slots free now.
     pub fn heavy_slots_free(&self) -> usize {
         self.heavy.available_permits()

@@ -85,11 +85,7 @@ impl Db {
                 .cloned()
                 .collect(),
         );
-        let r = match &db {
-            Db::Sqlite(p) => m.run(p).await,
-            Db::Postgres(p) => m.run(p).await,
-        };
-        r.map_err(|e| DbError::Migrate(e.to_string()))?;
+        db.run_migrations(&m).await?;
         Ok(db)
     }
 
@@ -179,9 +175,14 @@ impl Db {
 
     /// Applies pending migrations.
     pub async fn migrate(&self) -> Result<(), DbError> {
+        self.run_migrations(&migrator(self.engine() == "postgres"))
+            .await
+    }
+
+    async fn run_migrations(&self, m: &sqlx::migrate::Migrator) -> Result<(), DbError> {
         let r = match self {
-            Db::Sqlite(p) => migrator(false).run(p).await,
-            Db::Postgres(p) => migrator(true).run(p).await,
+            Db::Sqlite(p) => m.run(p).await,
+            Db::Postgres(p) => m.run(p).await,
         };
         r.map_err(|e| DbError::Migrate(e.to_string()))
     }
