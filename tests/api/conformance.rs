@@ -76,17 +76,49 @@ async fn run_suite(package: &str, url: &str, args: &[&str]) -> BTreeMap<String, 
             .unwrap()
             .to_str()
             .unwrap();
-        // `server-<scenario>-<timestamp>`; the timestamp starts with the year.
-        let name = dir
-            .strip_prefix("server-")
-            .and_then(|d| d.rsplit_once("-20").map(|(n, _)| n.to_string()))
-            .unwrap_or_else(|| dir.to_string());
+        let name = scenario_name(dir);
         let checks: Vec<Value> =
             serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
         scenarios.insert(name, checks);
     }
     assert!(!scenarios.is_empty(), "the suite wrote no results");
     scenarios
+}
+
+/// The scenario of a result directory `server-<scenario>-<YYYY-MM-DDTHH-MM-SS…>`: the
+/// timestamp is found by its shape, as its own digits may hold `-20` too.
+fn scenario_name(dir: &str) -> String {
+    let name = dir.strip_prefix("server-").unwrap_or(dir);
+    let is_timestamp = |t: &[u8]| {
+        t.len() >= 11
+            && t[10] == b'T'
+            && [4, 7].iter().all(|&i| t[i] == b'-')
+            && [0, 1, 2, 3, 5, 6, 8, 9]
+                .iter()
+                .all(|&i| t[i].is_ascii_digit())
+    };
+    name.match_indices('-')
+        .find(|(i, _)| is_timestamp(&name.as_bytes()[i + 1..]))
+        .map_or(name, |(i, _)| &name[..i])
+        .to_string()
+}
+
+#[test]
+fn scenario_names_lose_the_whole_timestamp() {
+    for (dir, scenario) in [
+        ("server-tools-list-2026-11-23T14-34-20-123Z", "tools-list"),
+        (
+            "server-server-stateless-2026-11-23T14-20-05Z",
+            "server-stateless",
+        ),
+        (
+            "server-http-header-validation-2026-11-23T14-33-54",
+            "http-header-validation",
+        ),
+        ("server-ping-2020-01-01T00-00-00", "ping"),
+    ] {
+        assert_eq!(scenario_name(dir), scenario, "{dir}");
+    }
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
