@@ -8,6 +8,9 @@
 //! answer computed by the best hand-written SQL (sqlx, no host), so the host's overhead is
 //! printed as a ratio. Each reference's totals are checked against the tool's answer first.
 //!
+//! `HTTP_REPORTS_ONLY=agent` (or `admin`) measures that caller's calls alone and skips the
+//! contention test.
+//!
 //! The seeded databases are cached: `~/.cache/loanhost/bench/full-<N>.db` and the PostgreSQL
 //! database `loanhost_bench_full_<N>`.
 
@@ -300,10 +303,14 @@ fn bench(c: &mut Criterion) {
         group
             .sample_size(10)
             .measurement_time(Duration::from_secs(10));
+        let only = std::env::var("HTTP_REPORTS_ONLY").ok();
         for (who, email) in [
             ("admin", "admin@demo.loanhost.local"),
             ("agent", "agent@demo.loanhost.local"),
         ] {
+            if only.as_deref().is_some_and(|o| o != who) {
+                continue;
+            }
             let t = token(email);
             for (tool, args) in [
                 ("report_loans", json!({"groupBy": "Status"})),
@@ -365,6 +372,10 @@ fn bench(c: &mut Criterion) {
             }
         }
         group.finish();
+        if only.is_some() {
+            server.abort();
+            continue;
+        }
         // Contention: an Agent's report_loans while 8 Admin reports run side by side.
         let agent = token("agent@demo.loanhost.local");
         let admin = token("admin@demo.loanhost.local");

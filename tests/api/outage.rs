@@ -1,7 +1,8 @@
 //! A database outage under load: a PostgreSQL server of this test's own (its own data
 //! directory and port, so no other test is disturbed) is stopped and started again while
 //! callers keep calling. Requests in the gap get `503` (never `401`), and service resumes
-//! within 5 s of the database's return without restarting the host.
+//! within 5 s of the database's return without restarting the host. And a connection the
+//! database dropped while it sat in the report pool costs the next report nothing.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -257,4 +258,61 @@ async fn a_database_outage_answers_503_and_service_resumes_by_itself() {
         statuses.iter().all(|s| [200, 503].contains(s)),
         "{statuses:?}"
     );
+}
+
+#[tokio::test]
+async fn a_report_runs_again_on_a_fresh_connection_when_its_pooled_one_was_dropped() {
+    // Arrange: one report, so the report pool holds an open connection; then PostgreSQL ends
+    // every other session on the database (as a restart or an idle timeout on a proxy would).
+    let app = spawn_app_with(AppOptions {
+        postgres: true,
+        ..AppOptions::default().plugin(
+            "report_loans",
+            tool_wasm("report_loans"),
+            tool_manifest("report_loans"),
+        )
+    })
+    .await;
+    app.call_ok("agent-token", "report_loans", json!({"groupBy": "Status"}))
+        .await;
+    let loanhost::data::Db::Postgres(pool) = &app.db else {
+        unreachable!("a PostgreSQL app")
+    };
+    let mut admin = pool.acquire().await.unwrap();
+    let pids: Vec<i32> = sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&mut *admin)
+    .await
+    .unwrap();
+    assert!(!pids.is_empty(), "the report pool had a session to end");
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS t(pid)")
+        .bind(&pids)
+        .execute(&mut *admin)
+        .await
+        .unwrap();
+    let gone = Instant::now() + Duration::from_secs(5);
+    while sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = ANY($1)")
+        .bind(&pids)
+        .fetch_one(&mut *admin)
+        .await
+        .unwrap()
+        > 0
+    {
+        assert!(Instant::now() < gone, "the sessions did not end");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(admin);
+
+    // Act: the next reports, at once.
+    let first = app
+        .call_tool("agent-token", "report_loans", json!({"groupBy": "Status"}))
+        .await;
+    let second = app
+        .call_tool("admin-token", "report_loans", json!({"groupBy": "Status"}))
+        .await;
+
+    // Assert: answered, not "the data store could not run the query".
+    assert_eq!(first["isError"], false, "{first}");
+    assert_eq!(second["isError"], false, "{second}");
 }

@@ -1248,7 +1248,59 @@ impl Intake {
     }
 }
 
+/// How one attempt at a statement ended, when it did not deliver.
+enum Failed {
+    /// The statement's own outcome (deadline, limits, a database error): final.
+    Final(QueryError),
+    /// The connection turned out broken before a row arrived (the database restarted since
+    /// the pool last used it): the statement may run again on another connection.
+    Broken(sqlx::Error),
+}
+
+impl From<QueryError> for Failed {
+    fn from(e: QueryError) -> Self {
+        Failed::Final(e)
+    }
+}
+
+/// Errors of the connection rather than of the statement: the socket or the driver failed, or
+/// PostgreSQL said why it dropped the session (SQLSTATE class 08, or 57P01–57P03: the backend
+/// was terminated, crashed or is restarting) before closing it.
+fn is_broken(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(d) => d
+            .code()
+            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+        _ => false,
+    }
+}
+
+/// Attempts at a statement whose connections turn out broken (the pool hands connections out
+/// untested; a report statement only reads, so running it again is safe).
+const ATTEMPTS: u32 = 3;
+
 async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched, QueryError> {
+    let mut attempt = 1;
+    loop {
+        match execute_once(db, c, allowance).await {
+            Ok(fetched) => return Ok(fetched),
+            Err(Failed::Final(e)) => return Err(e),
+            Err(Failed::Broken(e)) if attempt < ATTEMPTS && Instant::now() < allowance.deadline => {
+                tracing::warn!(error = %e, attempt, "a pooled connection was broken; retrying the statement on another");
+                attempt += 1;
+            }
+            Err(Failed::Broken(e)) => {
+                tracing::error!(error = %e, "query failed");
+                return Err(QueryError::Unavailable(
+                    "the data store could not run the query".into(),
+                ));
+            }
+        }
+    }
+}
+
+async fn execute_once(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
     let unavailable = |e: &dyn std::fmt::Display| {
         tracing::error!(error = %e, "query failed");
@@ -1293,6 +1345,8 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
             q
         }};
     }
+    // A broken connection shows itself on the first exchange, before any row.
+    let broken = |e: &sqlx::Error, intake: &Intake| is_broken(e) && intake.rows.is_empty();
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
     match db {
         Db::Sqlite(pool) => {
@@ -1302,65 +1356,61 @@ async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched,
                 .map_err(|e| unavailable(&e))?;
             let deadline = allowance.deadline;
             // SQLite checks the deadline every 1,000 VM steps and abandons the statement
-            // (SQLITE_INTERRUPT) once it has passed.
-            conn.lock_handle()
-                .await
-                .map_err(|e| unavailable(&e))?
-                .set_progress_handler(1000, move || Instant::now() < deadline);
-            let outcome: Result<(), QueryError> = async {
+            // (SQLITE_INTERRUPT) once it has passed. Installing the handler takes a hand-off to
+            // the connection's thread; removing it would take another, so it stays installed,
+            // disarmed by `armed` (the next report statement on the connection installs its own).
+            let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let check = armed.clone();
+            match conn.lock_handle().await {
+                Ok(mut h) => h.set_progress_handler(1000, move || {
+                    !check.load(std::sync::atomic::Ordering::Relaxed) || Instant::now() < deadline
+                }),
+                Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
+                Err(e) => return Err(unavailable(&e).into()),
+            }
+            let outcome: Result<(), Failed> = async {
                 let mut stream = bind_all!(c.sql.as_str()).fetch(&mut *conn);
                 loop {
                     match stream.try_next().await {
                         Ok(Some(row)) => decode_into!(row),
                         Ok(None) => return Ok(()),
                         Err(e) if Instant::now() >= deadline || is_interrupt(&e) => {
-                            return Err(timed_out(&allowance))
+                            return Err(timed_out(&allowance).into())
                         }
-                        Err(e) => return Err(unavailable(&e)),
+                        Err(e) if broken(&e, &intake) => return Err(Failed::Broken(e)),
+                        Err(e) => return Err(unavailable(&e).into()),
                     }
                 }
             }
             .await;
-            let removed = match conn.lock_handle().await {
-                Ok(mut h) => {
-                    h.remove_progress_handler();
-                    true
-                }
-                Err(_) => false,
-            };
-            if !removed {
-                // A connection whose handler cannot be removed is not reused.
-                conn.close_on_drop();
-            }
+            armed.store(false, std::sync::atomic::Ordering::Relaxed);
             outcome?;
         }
         Db::Postgres(pool) => {
-            let mut tx = tokio::time::timeout(left(), pool.begin())
-                .await
-                .map_err(|_| timed_out(&allowance))?
-                .map_err(|e| unavailable(&e))?;
             // The server stops the statement itself; `SET LOCAL` ends with the transaction,
             // so no later statement on the connection (the scope lookups share this pool)
-            // inherits a deadline. Not cached as a prepared statement: its text varies.
+            // inherits a deadline. `BEGIN` and `SET LOCAL` travel in one round trip.
             let ms = left().as_millis().max(1);
-            sqlx::query(&format!("SET LOCAL statement_timeout = {ms}"))
-                .persistent(false)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| unavailable(&e))?;
+            let begin = format!("BEGIN; SET LOCAL statement_timeout = {ms}");
+            let mut tx = match tokio::time::timeout(left(), pool.begin_with(begin)).await {
+                Err(_) => return Err(timed_out(&allowance).into()),
+                Ok(Err(e)) if is_broken(&e) => return Err(Failed::Broken(e)),
+                Ok(Err(e)) => return Err(unavailable(&e).into()),
+                Ok(Ok(tx)) => tx,
+            };
             let numbered = number_placeholders(&c.sql);
-            {
-                let mut stream = bind_all!(numbered.as_str()).fetch(&mut *tx);
-                loop {
-                    match stream.try_next().await {
-                        Ok(Some(row)) => decode_into!(row),
-                        Ok(None) => break,
-                        Err(e) if is_pg_cancel(&e) => return Err(timed_out(&allowance)),
-                        Err(e) => return Err(unavailable(&e)),
-                    }
+            let mut stream = bind_all!(numbered.as_str()).fetch(&mut *tx);
+            loop {
+                match stream.try_next().await {
+                    Ok(Some(row)) => decode_into!(row),
+                    Ok(None) => break,
+                    Err(e) if is_pg_cancel(&e) => return Err(timed_out(&allowance).into()),
+                    Err(e) if broken(&e, &intake) => return Err(Failed::Broken(e)),
+                    Err(e) => return Err(unavailable(&e).into()),
                 }
             }
-            tx.rollback().await.map_err(|e| unavailable(&e))?;
+            // Dropping the transaction queues its ROLLBACK; the pool sends it, and waits for
+            // it, as the connection comes back, so the answer does not wait for that round trip.
         }
     }
     Ok(Fetched {

@@ -100,7 +100,10 @@ impl Db {
     }
 
     /// The server's pool for report statements (the `data` capability). Run
-    /// [`Db::open_identity`] first: this one does not migrate.
+    /// [`Db::open_identity`] first: this one does not migrate. Its connections are not pinged
+    /// when they are handed out (sqlx's default costs a round trip per statement); a report
+    /// statement that finds its connection broken retries on another (`query::execute`), and
+    /// the pool still pings each connection as it comes back.
     pub async fn open_reports(url: &str) -> Result<Db, DbError> {
         Self::connect(url, PoolKind::Reports).await
     }
@@ -138,6 +141,7 @@ impl Db {
             }
             let pool = SqlitePoolOptions::new()
                 .max_connections(max)
+                .test_before_acquire(kind != PoolKind::Reports)
                 .acquire_timeout(acquire)
                 .connect_with(options)
                 .await
@@ -150,6 +154,7 @@ impl Db {
                 .options([("statement_timeout", "10000")]);
             let pool = PgPoolOptions::new()
                 .max_connections(max)
+                .test_before_acquire(kind != PoolKind::Reports)
                 .acquire_timeout(acquire)
                 .connect_with(options)
                 .await
