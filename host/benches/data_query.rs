@@ -36,7 +36,8 @@ async fn prepared(url: &str) -> Db {
     let db = Db::open(url).await.expect("opening the benchmark database");
     let n = loans();
     if count(&db).await != n as i64 {
-        let dir = cache().join(format!("seed-{n}"));
+        // The same seed files as `http_reports` (same size, seed and day): written once.
+        let dir = cache().join(format!("full-seed-{n}"));
         if !dir.join("dw_deals.jsonl").exists() {
             let started = Instant::now();
             let today = time::macros::date!(2026 - 11 - 22);
