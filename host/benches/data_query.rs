@@ -139,6 +139,7 @@ fn bench(c: &mut Criterion) {
     for (engine, url) in engines {
         let db = rt.block_on(prepared(&url));
         let agent = rt.block_on(typical_agent(&db));
+        let store = loanhost::data::ReportStore::of(&db);
         let admin = Scope {
             all: true,
             ..Default::default()
@@ -149,7 +150,7 @@ fn bench(c: &mut Criterion) {
         };
         let agent_rows = rt
             .block_on(query::run(
-                &db,
+                &store,
                 &q,
                 Some(&mine),
                 false,
@@ -162,14 +163,14 @@ fn bench(c: &mut Criterion) {
         );
         group.bench_function(format!("{engine}/admin"), |b| {
             b.to_async(&rt).iter(|| async {
-                query::run(&db, &q, Some(&admin), true, query::Allowance::standard())
+                query::run(&store, &q, Some(&admin), true, query::Allowance::standard())
                     .await
                     .unwrap()
             })
         });
         group.bench_function(format!("{engine}/agent"), |b| {
             b.to_async(&rt).iter(|| async {
-                query::run(&db, &q, Some(&mine), false, query::Allowance::standard())
+                query::run(&store, &q, Some(&mine), false, query::Allowance::standard())
                     .await
                     .unwrap()
             })

@@ -6,7 +6,7 @@
 use loanhost::data::catalog::Dataset;
 use loanhost::data::query::{self, Aggregate, Allowance, Condition, Key, PeriodUnit, Query, Value};
 use loanhost::data::scope::Scope;
-use loanhost::data::Db;
+use loanhost::data::{Db, ReportStore};
 use sqlx::Row;
 
 use crate::helpers::fresh_postgres_database;
@@ -331,6 +331,7 @@ async fn a_v2_database_is_converted_in_place(postgres: bool) {
                 .unwrap()
         }
     };
+    let (migrated, fresh) = (ReportStore::of(&migrated), ReportStore::of(&fresh));
     for (q, mut scope) in queries() {
         if scope.company.is_some() {
             scope.company = Some(company.clone());

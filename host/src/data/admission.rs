@@ -10,13 +10,16 @@ use std::time::Instant;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::report_store::ReportStore;
 use super::store::Db;
 
 /// The report store with its admission control: what the `data` capability runs statements on.
 #[derive(Clone, Debug)]
 pub struct Reports {
-    /// The report pool.
+    /// The report pool (scope lookups of identities the directory did not resolve).
     pub db: Db,
+    /// Where report statements run (on SQLite: connections of their own, report_store.rs).
+    pub store: ReportStore,
     heavy: Arc<Semaphore>,
     heavy_slots: usize,
 }
@@ -47,6 +50,7 @@ impl Reports {
             heavy_slots
         };
         Reports {
+            store: ReportStore::of(&db),
             db,
             heavy: Arc::new(Semaphore::new(heavy_slots)),
             heavy_slots,

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod directory;
 pub mod import;
 pub mod query;
+pub mod report_store;
 pub mod scope;
 pub mod seed;
 pub mod store;
@@ -14,4 +15,5 @@ pub mod values;
 
 pub use admission::Reports;
 pub use agents::{Agent, NewAgent};
+pub use report_store::ReportStore;
 pub use store::{Db, DbError};

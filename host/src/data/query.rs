@@ -4,14 +4,16 @@
 //! names map through the dataset's whitelist to fixed column expressions; every value from a
 //! plugin or a caller is a bound parameter, never SQL text. Aggregation runs in the database.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 use sqlx::Row;
 
 use super::catalog::{Dataset, Field, FieldType};
+use super::report_store::{ReadError, ReportStore, SqliteReads};
 use super::scope::Scope;
-use super::store::{number_placeholders, Db};
+use super::store::number_placeholders;
 use super::values::{
     closest, format_decimal, format_instant, parse_decimal, parse_instant, parse_uuid,
     LOAN_STATUSES, LOAN_TYPES, PURPOSES,
@@ -1155,17 +1157,17 @@ pub const DEFAULT_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// at its deadline (SQLite: a progress handler; PostgreSQL: `statement_timeout`), and its
 /// connection goes back to the pool at once.
 pub async fn run(
-    db: &Db,
+    store: &ReportStore,
     q: &Query,
     scope: Option<&Scope>,
     can_read_names: bool,
     allowance: Allowance,
 ) -> Result<Rows, QueryError> {
-    let postgres = matches!(db, Db::Postgres(_));
+    let postgres = matches!(store, ReportStore::Postgres(_));
     let compiled = compile(q, scope, can_read_names, postgres)?;
     let columns = compiled.columns.clone();
     let limit = compiled.limit;
-    let fetched = spawn_execute(db, compiled, allowance).await?;
+    let fetched = spawn_execute(store, compiled, allowance).await?;
     let total_groups = fetched.total;
     Ok(Rows {
         truncated: total_groups > fetched.rows.len() as u64,
@@ -1176,20 +1178,25 @@ pub async fn run(
     })
 }
 
-/// Runs a statement on a task of its own, so that it ends at its deadline (and gives its
-/// connection back) even when the caller's future is dropped first.
+/// Runs a statement on a thread or task of its own, so that it ends at its deadline (and
+/// gives its connection back) even when the caller's future is dropped first.
 async fn spawn_execute(
-    db: &Db,
+    store: &ReportStore,
     compiled: Compiled,
     allowance: Allowance,
 ) -> Result<Fetched, QueryError> {
-    let db = db.clone();
-    tokio::spawn(async move { execute(&db, &compiled, allowance).await })
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "the query task failed");
-            QueryError::Unavailable("the data store could not run the query".into())
-        })?
+    match store {
+        ReportStore::Sqlite(reads) => execute_sqlite(reads, compiled, allowance).await,
+        ReportStore::Postgres(pool) => {
+            let pool = pool.clone();
+            tokio::spawn(async move { execute_postgres(&pool, &compiled, allowance).await })
+                .await
+                .map_err(|e| {
+                    tracing::error!(error = %e, "the query task failed");
+                    QueryError::Unavailable("the data store could not run the query".into())
+                })?
+        }
+    }
 }
 
 /// What a statement delivered.
@@ -1280,149 +1287,182 @@ fn is_broken(e: &sqlx::Error) -> bool {
 /// untested; a report statement only reads, so running it again is safe).
 const ATTEMPTS: u32 = 3;
 
-async fn execute(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched, QueryError> {
+fn unavailable(e: &dyn std::fmt::Display) -> QueryError {
+    tracing::error!(error = %e, "query failed");
+    QueryError::Unavailable("the data store could not run the query".into())
+}
+
+/// The result column `i` of a SQLite row as the compiler typed it.
+fn sqlite_value(row: &rusqlite::Row<'_>, i: usize, out: Out) -> Result<Value, QueryError> {
+    use rusqlite::types::ValueRef;
+    let v = row.get_ref(i).map_err(|e| unavailable(&e))?;
+    Ok(match (out, v) {
+        (_, ValueRef::Null) => Value::Null,
+        (Out::Text, ValueRef::Text(t)) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        (Out::Int, ValueRef::Integer(n)) => Value::Integer(n),
+        (Out::Instant, ValueRef::Integer(ms)) => Value::Timestamp(format_instant(ms)),
+        (Out::Decimal, ValueRef::Integer(d)) => Value::Decimal(format_decimal(d as i128)),
+        (out, v) => {
+            tracing::error!(column = i, ?out, kind = ?v.data_type(), "cannot decode a result column");
+            return Err(QueryError::Unavailable(
+                "the data store returned an unexpected value".into(),
+            ));
+        }
+    })
+}
+
+/// A statement on SQLite: stepped to its end on a blocking thread, stopped by the engine at
+/// the deadline (report_store.rs).
+async fn execute_sqlite(
+    reads: &Arc<SqliteReads>,
+    c: Compiled,
+    allowance: Allowance,
+) -> Result<Fetched, QueryError> {
+    let deadline = allowance.deadline;
+    let outcome = reads
+        .run(deadline, move |conn| {
+            let mut intake = Intake {
+                rows: Vec::new(),
+                total: 0,
+                bytes: 0,
+                allowance,
+            };
+            let failed = |e: rusqlite::Error| {
+                if Instant::now() >= deadline
+                    || e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted)
+                {
+                    timed_out(&allowance)
+                } else {
+                    unavailable(&e)
+                }
+            };
+            let mut statement = conn.prepare_cached(&c.sql).map_err(failed)?;
+            let params = c.params.iter().map(|p| match p {
+                P::T(s) => rusqlite::types::Value::Text(s.clone()),
+                P::I(i) => rusqlite::types::Value::Integer(*i),
+            });
+            let mut rows = statement
+                .query(rusqlite::params_from_iter(params))
+                .map_err(failed)?;
+            while let Some(row) = rows.next().map_err(failed)? {
+                let values = c
+                    .outs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| sqlite_value(row, i, *o))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let total = row.get::<_, Option<i64>>(c.outs.len()).ok().flatten();
+                intake.push(values, total.unwrap_or(0))?;
+            }
+            Ok(Fetched {
+                rows: intake.rows,
+                total: intake.total,
+                bytes: intake.bytes,
+            })
+        })
+        .await;
+    match outcome {
+        Ok(fetched) => fetched,
+        Err(ReadError::Busy) => Err(timed_out(&allowance)),
+        Err(e @ ReadError::Unavailable(_)) => Err(unavailable(&e)),
+    }
+}
+
+/// A statement on PostgreSQL, run again on another connection when its pooled one turns out
+/// broken before the first row.
+async fn execute_postgres(
+    pool: &sqlx::PgPool,
+    c: &Compiled,
+    allowance: Allowance,
+) -> Result<Fetched, QueryError> {
     let mut attempt = 1;
     loop {
-        match execute_once(db, c, allowance).await {
+        match execute_postgres_once(pool, c, allowance).await {
             Ok(fetched) => return Ok(fetched),
             Err(Failed::Final(e)) => return Err(e),
             Err(Failed::Broken(e)) if attempt < ATTEMPTS && Instant::now() < allowance.deadline => {
                 tracing::warn!(error = %e, attempt, "a pooled connection was broken; retrying the statement on another");
                 attempt += 1;
             }
-            Err(Failed::Broken(e)) => {
-                tracing::error!(error = %e, "query failed");
-                return Err(QueryError::Unavailable(
-                    "the data store could not run the query".into(),
-                ));
-            }
+            Err(Failed::Broken(e)) => return Err(unavailable(&e)),
         }
     }
 }
 
-async fn execute_once(db: &Db, c: &Compiled, allowance: Allowance) -> Result<Fetched, Failed> {
+async fn execute_postgres_once(
+    pool: &sqlx::PgPool,
+    c: &Compiled,
+    allowance: Allowance,
+) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
-    let unavailable = |e: &dyn std::fmt::Display| {
-        tracing::error!(error = %e, "query failed");
-        QueryError::Unavailable("the data store could not run the query".into())
-    };
     let mut intake = Intake {
         rows: Vec::new(),
         total: 0,
         bytes: 0,
         allowance,
     };
-    macro_rules! decode_into {
-        ($row:expr) => {{
-            let row = $row;
-            let mut values = Vec::with_capacity(c.outs.len());
-            for (i, o) in c.outs.iter().enumerate() {
-                let v = match o {
-                    Out::Text => row.try_get::<Option<String>, _>(i).map(|v| v.map(Value::Text)),
-                    Out::Int => row.try_get::<Option<i64>, _>(i).map(|v| v.map(Value::Integer)),
-                    Out::Instant => row.try_get::<Option<i64>, _>(i).map(|v| v.map(|ms| Value::Timestamp(format_instant(ms)))),
-                    Out::Decimal => row.try_get::<Option<i64>, _>(i).map(|v| v.map(|d| Value::Decimal(format_decimal(d as i128)))),
-                }
-                .map_err(|e| {
-                    tracing::error!(error = %e, column = i, "cannot decode a result column");
-                    QueryError::Unavailable("the data store returned an unexpected value".into())
-                })?;
-                values.push(v.unwrap_or(Value::Null));
-            }
-            let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
-            intake.push(values, total)?;
-        }};
-    }
-    macro_rules! bind_all {
-        ($sql:expr) => {{
-            let mut q = sqlx::query($sql);
-            for p in &c.params {
-                q = match p {
-                    P::T(s) => q.bind(s.clone()),
-                    P::I(i) => q.bind(*i),
-                };
-            }
-            q
-        }};
-    }
-    // A broken connection shows itself on the first exchange, before any row.
-    let broken = |e: &sqlx::Error, intake: &Intake| is_broken(e) && intake.rows.is_empty();
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
-    match db {
-        Db::Sqlite(pool) => {
-            let mut conn = tokio::time::timeout(left(), pool.acquire())
-                .await
-                .map_err(|_| timed_out(&allowance))?
-                .map_err(|e| unavailable(&e))?;
-            let deadline = allowance.deadline;
-            // SQLite checks the deadline every 1,000 VM steps and abandons the statement
-            // (SQLITE_INTERRUPT) once it has passed. Installing the handler takes a hand-off to
-            // the connection's thread; removing it would take another, so it stays installed,
-            // disarmed by `armed` (the next report statement on the connection installs its own).
-            let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-            let check = armed.clone();
-            match conn.lock_handle().await {
-                Ok(mut h) => h.set_progress_handler(1000, move || {
-                    !check.load(std::sync::atomic::Ordering::Relaxed) || Instant::now() < deadline
-                }),
-                Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
-                Err(e) => return Err(unavailable(&e).into()),
-            }
-            let outcome: Result<(), Failed> = async {
-                let mut stream = bind_all!(c.sql.as_str()).fetch(&mut *conn);
-                loop {
-                    match stream.try_next().await {
-                        Ok(Some(row)) => decode_into!(row),
-                        Ok(None) => return Ok(()),
-                        Err(e) if Instant::now() >= deadline || is_interrupt(&e) => {
-                            return Err(timed_out(&allowance).into())
-                        }
-                        Err(e) if broken(&e, &intake) => return Err(Failed::Broken(e)),
-                        Err(e) => return Err(unavailable(&e).into()),
-                    }
-                }
-            }
-            .await;
-            armed.store(false, std::sync::atomic::Ordering::Relaxed);
-            outcome?;
-        }
-        Db::Postgres(pool) => {
-            // The server stops the statement itself; `SET LOCAL` ends with the transaction,
-            // so no later statement on the connection (the scope lookups share this pool)
-            // inherits a deadline. `BEGIN` and `SET LOCAL` travel in one round trip.
-            let ms = left().as_millis().max(1);
-            let begin = format!("BEGIN; SET LOCAL statement_timeout = {ms}");
-            let mut tx = match tokio::time::timeout(left(), pool.begin_with(begin)).await {
-                Err(_) => return Err(timed_out(&allowance).into()),
-                Ok(Err(e)) if is_broken(&e) => return Err(Failed::Broken(e)),
-                Ok(Err(e)) => return Err(unavailable(&e).into()),
-                Ok(Ok(tx)) => tx,
-            };
-            let numbered = number_placeholders(&c.sql);
-            let mut stream = bind_all!(numbered.as_str()).fetch(&mut *tx);
-            loop {
-                match stream.try_next().await {
-                    Ok(Some(row)) => decode_into!(row),
-                    Ok(None) => break,
-                    Err(e) if is_pg_cancel(&e) => return Err(timed_out(&allowance).into()),
-                    Err(e) if broken(&e, &intake) => return Err(Failed::Broken(e)),
-                    Err(e) => return Err(unavailable(&e).into()),
-                }
-            }
-            // Dropping the transaction queues its ROLLBACK; the pool sends it, and waits for
-            // it, as the connection comes back, so the answer does not wait for that round trip.
-        }
+    // The server stops the statement itself; `SET LOCAL` ends with the transaction, so no later
+    // statement on the connection (the scope lookups share this pool) inherits a deadline.
+    // `BEGIN` and `SET LOCAL` travel in one round trip.
+    let ms = left().as_millis().max(1);
+    let begin = format!("BEGIN; SET LOCAL statement_timeout = {ms}");
+    let mut tx = match tokio::time::timeout(left(), pool.begin_with(begin)).await {
+        Err(_) => return Err(timed_out(&allowance).into()),
+        Ok(Err(e)) if is_broken(&e) => return Err(Failed::Broken(e)),
+        Ok(Err(e)) => return Err(unavailable(&e).into()),
+        Ok(Ok(tx)) => tx,
+    };
+    let numbered = number_placeholders(&c.sql);
+    let mut query = sqlx::query(&numbered);
+    for p in &c.params {
+        query = match p {
+            P::T(s) => query.bind(s.clone()),
+            P::I(i) => query.bind(*i),
+        };
     }
+    let mut stream = query.fetch(&mut *tx);
+    loop {
+        let row = match stream.try_next().await {
+            Ok(Some(row)) => row,
+            Ok(None) => break,
+            Err(e) if is_pg_cancel(&e) => return Err(timed_out(&allowance).into()),
+            // A broken connection shows itself on the first exchange, before any row.
+            Err(e) if is_broken(&e) && intake.rows.is_empty() => return Err(Failed::Broken(e)),
+            Err(e) => return Err(unavailable(&e).into()),
+        };
+        let mut values = Vec::with_capacity(c.outs.len());
+        for (i, o) in c.outs.iter().enumerate() {
+            let v = match o {
+                Out::Text => row
+                    .try_get::<Option<String>, _>(i)
+                    .map(|v| v.map(Value::Text)),
+                Out::Int => row
+                    .try_get::<Option<i64>, _>(i)
+                    .map(|v| v.map(Value::Integer)),
+                Out::Instant => row
+                    .try_get::<Option<i64>, _>(i)
+                    .map(|v| v.map(|ms| Value::Timestamp(format_instant(ms)))),
+                Out::Decimal => row
+                    .try_get::<Option<i64>, _>(i)
+                    .map(|v| v.map(|d| Value::Decimal(format_decimal(d as i128)))),
+            }
+            .map_err(|e| {
+                tracing::error!(error = %e, column = i, "cannot decode a result column");
+                QueryError::Unavailable("the data store returned an unexpected value".into())
+            })?;
+            values.push(v.unwrap_or(Value::Null));
+        }
+        let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
+        intake.push(values, total)?;
+    }
+    // Dropping the transaction queues its ROLLBACK; the pool sends it, and waits for it, as
+    // the connection comes back, so the answer does not wait for that round trip.
     Ok(Fetched {
         rows: intake.rows,
         total: intake.total,
         bytes: intake.bytes,
     })
-}
-
-/// SQLite's "interrupted" (from the progress handler).
-fn is_interrupt(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some("9"))
 }
 
 /// PostgreSQL's `query_canceled` (57014), raised by `statement_timeout`.
@@ -1433,6 +1473,7 @@ fn is_pg_cancel(e: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::Db;
 
     fn q(dataset: Dataset) -> Query {
         Query {
@@ -1630,10 +1671,19 @@ mod tests {
         assert!(c.sql.contains("CASE l.status WHEN"), "{}", c.sql);
     }
 
+    /// A migrated SQLite database in a scratch file (report statements read files).
+    async fn scratch_sqlite() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+            .await
+            .unwrap();
+        (dir, db)
+    }
+
     #[tokio::test]
     async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
         // Arrange: a few loans, two statuses to one label, nulls among the amounts.
-        let db = Db::open("sqlite::memory:").await.unwrap();
+        let (_dir, db) = scratch_sqlite().await;
         let Db::Sqlite(pool) = &db else {
             unreachable!()
         };
@@ -1687,11 +1737,12 @@ mod tests {
         };
 
         // Act
-        let a = run(&db, &merged, Some(&admin()), true, Allowance::standard())
+        let store = ReportStore::of(&db);
+        let a = run(&store, &merged, Some(&admin()), true, Allowance::standard())
             .await
             .unwrap();
         let b = run(
-            &db,
+            &store,
             &row_by_row,
             Some(&admin()),
             true,
@@ -1728,7 +1779,7 @@ mod tests {
     async fn window_labels_equal_the_engines_own_formatting() {
         // Arrange: instants around year ends (ISO week 53 of 2026, week 1 of 2025 starting in
         // December 2024), quarter and month boundaries, a leap day.
-        let db = Db::open("sqlite::memory:").await.unwrap();
+        let (_dir, db) = scratch_sqlite().await;
         let Db::Sqlite(pool) = &db else {
             unreachable!()
         };
@@ -1897,7 +1948,7 @@ mod tests {
 
     /// Runs the endless statement with a 300 ms deadline, abandoning its future after 50 ms
     /// as a timed-out caller would; then the pool's only connection must be free at once.
-    async fn stops_at_deadline_and_frees_the_connection(db: Db, postgres: bool) {
+    async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: bool) {
         let (endless, quick) = endless_and_quick(postgres);
         let allowance = Allowance {
             deadline: Instant::now() + Duration::from_millis(300),
@@ -1935,16 +1986,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_sqlite_statement_stops_at_its_deadline() {
-        let dir = tempfile::tempdir().unwrap();
-        let options = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(dir.path().join("t.db"))
-            .create_if_missing(true);
-        let pool = sqlx::sqlite::SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
-            .await
-            .unwrap();
-        stops_at_deadline_and_frees_the_connection(Db::Sqlite(pool), false).await;
+        let (dir, _db) = scratch_sqlite().await;
+        let one = SqliteReads::with_connections(&dir.path().join("t.db"), 1);
+        stops_at_deadline_and_frees_the_connection(ReportStore::Sqlite(Arc::new(one)), false).await;
     }
 
     #[tokio::test]
@@ -1956,7 +2000,7 @@ mod tests {
             .connect(&url)
             .await
             .unwrap();
-        stops_at_deadline_and_frees_the_connection(Db::Postgres(pool), true).await;
+        stops_at_deadline_and_frees_the_connection(ReportStore::Postgres(pool), true).await;
     }
 
     #[test]

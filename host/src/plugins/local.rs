@@ -27,8 +27,14 @@ pub async fn run_once(
     arguments: &Value,
     today: Option<time::Date>,
 ) -> anyhow::Result<Outcome> {
-    // An in-memory database (shared by the pool's connections), gone with the call.
-    let db = Db::open("sqlite::memory:").await?;
+    // A scratch database file, gone with the call (report statements read a file of their
+    // own connections, so not an in-memory database).
+    let scratch = tempfile::tempdir()?;
+    let db = Db::open(&format!(
+        "sqlite://{}",
+        scratch.path().join("scratch.db").display()
+    ))
+    .await?;
     crate::data::import::import_dir(&db, data, |_, _| {})
         .await
         .map_err(|e| anyhow::anyhow!("{}: {e}", data.display()))?;

@@ -79,7 +79,7 @@ impl Host for PluginState {
                 .await
                 .map_err(|e| QueryError::Timeout(e.to_string()))?;
             query::run(
-                db,
+                &reports.store,
                 &host_query,
                 scope.as_ref(),
                 identity.can_read_names(),
