@@ -1956,7 +1956,12 @@ mod tests {
             max_bytes: 1000,
         };
         let started = Instant::now();
-        let r = spawn_execute(&db, endless.clone(), allowance).await;
+        let r = tokio::time::timeout(
+            Duration::from_secs(5),
+            spawn_execute(&db, endless.clone(), allowance),
+        )
+        .await
+        .expect("the engine did not stop the statement at its deadline");
         assert!(matches!(r, Err(QueryError::Timeout(_))), "{:?}", r.err());
         assert!(
             started.elapsed() < Duration::from_secs(2),
