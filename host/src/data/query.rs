@@ -1934,7 +1934,10 @@ mod tests {
         let endless = if postgres {
             "SELECT COUNT(*), 0 FROM generate_series(1, 1000000000000) g"
         } else {
-            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*), 0 FROM c"
+            // 20M rows: seconds even in an optimized build, far past the 300 ms deadline, yet
+            // finite, so that a test failing because it was not stopped still ends (the
+            // runtime waits for its blocking thread on the way out).
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000000) SELECT COUNT(*), 0 FROM c"
         };
         let c = |sql: &str| Compiled {
             sql: sql.into(),
