@@ -196,6 +196,15 @@ enum P {
     I(i64),
 }
 
+impl rusqlite::ToSql for P {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            P::T(s) => s.to_sql(),
+            P::I(i) => i.to_sql(),
+        }
+    }
+}
+
 /// How an output column is decoded.
 #[derive(Debug, Clone, Copy)]
 enum Out {
@@ -203,6 +212,23 @@ enum Out {
     Int,
     Instant,
     Decimal,
+}
+
+impl Out {
+    /// The value of an integer in a column of this kind (epoch ms, scaled decimal, integer).
+    fn of_integer(self, n: i64) -> Value {
+        match self {
+            Out::Instant => Value::Timestamp(format_instant(n)),
+            Out::Decimal => Value::Decimal(format_decimal(i128::from(n))),
+            Out::Int | Out::Text => Value::Integer(n),
+        }
+    }
+}
+
+/// A result column the engine returned in a form its kind does not allow.
+fn undecodable(column: usize, what: &dyn std::fmt::Display) -> QueryError {
+    tracing::error!(column, %what, "cannot decode a result column");
+    QueryError::Unavailable("the data store returned an unexpected value".into())
 }
 
 fn out_of(ty: FieldType) -> Out {
@@ -1191,10 +1217,7 @@ async fn spawn_execute(
             let pool = pool.clone();
             tokio::spawn(async move { execute_postgres(&pool, &compiled, allowance).await })
                 .await
-                .map_err(|e| {
-                    tracing::error!(error = %e, "the query task failed");
-                    QueryError::Unavailable("the data store could not run the query".into())
-                })?
+                .map_err(|e| unavailable(&e))?
         }
     }
 }
@@ -1234,6 +1257,24 @@ struct Intake {
 }
 
 impl Intake {
+    fn new(allowance: Allowance) -> Intake {
+        Intake {
+            rows: Vec::new(),
+            total: 0,
+            bytes: 0,
+            allowance,
+        }
+    }
+
+    /// What the statement delivered.
+    fn finish(self) -> Fetched {
+        Fetched {
+            rows: self.rows,
+            total: self.total,
+            bytes: self.bytes,
+        }
+    }
+
     fn push(&mut self, values: Vec<Value>, total: i64) -> Result<(), QueryError> {
         let bytes: u64 = values.iter().map(value_bytes).sum();
         self.bytes += bytes;
@@ -1299,14 +1340,12 @@ fn sqlite_value(row: &rusqlite::Row<'_>, i: usize, out: Out) -> Result<Value, Qu
     Ok(match (out, v) {
         (_, ValueRef::Null) => Value::Null,
         (Out::Text, ValueRef::Text(t)) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-        (Out::Int, ValueRef::Integer(n)) => Value::Integer(n),
-        (Out::Instant, ValueRef::Integer(ms)) => Value::Timestamp(format_instant(ms)),
-        (Out::Decimal, ValueRef::Integer(d)) => Value::Decimal(format_decimal(d as i128)),
+        (Out::Int | Out::Instant | Out::Decimal, ValueRef::Integer(n)) => out.of_integer(n),
         (out, v) => {
-            tracing::error!(column = i, ?out, kind = ?v.data_type(), "cannot decode a result column");
-            return Err(QueryError::Unavailable(
-                "the data store returned an unexpected value".into(),
-            ));
+            return Err(undecodable(
+                i,
+                &format!("{:?} where {out:?} was expected", v.data_type()),
+            ))
         }
     })
 }
@@ -1321,12 +1360,7 @@ async fn execute_sqlite(
     let deadline = allowance.deadline;
     let outcome = reads
         .run(deadline, move |conn| {
-            let mut intake = Intake {
-                rows: Vec::new(),
-                total: 0,
-                bytes: 0,
-                allowance,
-            };
+            let mut intake = Intake::new(allowance);
             let failed = |e: rusqlite::Error| {
                 if Instant::now() >= deadline
                     || e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted)
@@ -1337,12 +1371,8 @@ async fn execute_sqlite(
                 }
             };
             let mut statement = conn.prepare_cached(&c.sql).map_err(failed)?;
-            let params = c.params.iter().map(|p| match p {
-                P::T(s) => rusqlite::types::Value::Text(s.clone()),
-                P::I(i) => rusqlite::types::Value::Integer(*i),
-            });
             let mut rows = statement
-                .query(rusqlite::params_from_iter(params))
+                .query(rusqlite::params_from_iter(&c.params))
                 .map_err(failed)?;
             while let Some(row) = rows.next().map_err(failed)? {
                 let values = c
@@ -1354,11 +1384,7 @@ async fn execute_sqlite(
                 let total = row.get::<_, Option<i64>>(c.outs.len()).ok().flatten();
                 intake.push(values, total.unwrap_or(0))?;
             }
-            Ok(Fetched {
-                rows: intake.rows,
-                total: intake.total,
-                bytes: intake.bytes,
-            })
+            Ok(intake.finish())
         })
         .await;
     match outcome {
@@ -1395,12 +1421,7 @@ async fn execute_postgres_once(
     allowance: Allowance,
 ) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
-    let mut intake = Intake {
-        rows: Vec::new(),
-        total: 0,
-        bytes: 0,
-        allowance,
-    };
+    let mut intake = Intake::new(allowance);
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
     // The server stops the statement itself; `SET LOCAL` ends with the transaction, so no later
     // statement on the connection (the scope lookups share this pool) inherits a deadline.
@@ -1437,20 +1458,11 @@ async fn execute_postgres_once(
                 Out::Text => row
                     .try_get::<Option<String>, _>(i)
                     .map(|v| v.map(Value::Text)),
-                Out::Int => row
+                Out::Int | Out::Instant | Out::Decimal => row
                     .try_get::<Option<i64>, _>(i)
-                    .map(|v| v.map(Value::Integer)),
-                Out::Instant => row
-                    .try_get::<Option<i64>, _>(i)
-                    .map(|v| v.map(|ms| Value::Timestamp(format_instant(ms)))),
-                Out::Decimal => row
-                    .try_get::<Option<i64>, _>(i)
-                    .map(|v| v.map(|d| Value::Decimal(format_decimal(d as i128)))),
+                    .map(|v| v.map(|n| o.of_integer(n))),
             }
-            .map_err(|e| {
-                tracing::error!(error = %e, column = i, "cannot decode a result column");
-                QueryError::Unavailable("the data store returned an unexpected value".into())
-            })?;
+            .map_err(|e| undecodable(i, &e))?;
             values.push(v.unwrap_or(Value::Null));
         }
         let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
@@ -1458,11 +1470,7 @@ async fn execute_postgres_once(
     }
     // Dropping the transaction queues its ROLLBACK; the pool sends it, and waits for it, as
     // the connection comes back, so the answer does not wait for that round trip.
-    Ok(Fetched {
-        rows: intake.rows,
-        total: intake.total,
-        bytes: intake.bytes,
-    })
+    Ok(intake.finish())
 }
 
 /// PostgreSQL's `query_canceled` (57014), raised by `statement_timeout`.

@@ -10,12 +10,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::Semaphore;
 
-use super::store::Db;
+use super::store::{Db, SQLITE_BUSY_TIMEOUT, SQLITE_PRAGMAS};
 
 /// SQLite connections the reports keep open at most (each steps one statement at a time on a
 /// thread of its own: more than a few at once only thrash a small machine).
@@ -91,15 +91,9 @@ impl SqliteReads {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(unavailable)?;
-        conn.busy_timeout(Duration::from_secs(5))
+        conn.busy_timeout(SQLITE_BUSY_TIMEOUT)
             .map_err(unavailable)?;
-        // As the server's own pool (store.rs): a 128 MiB page cache, memory-mapped reads,
-        // temporary b-trees in memory.
-        for (pragma, value) in [
-            ("cache_size", "-131072"),
-            ("mmap_size", "4294967296"),
-            ("temp_store", "memory"),
-        ] {
+        for (pragma, value) in SQLITE_PRAGMAS {
             conn.pragma_update(None, pragma, value)
                 .map_err(unavailable)?;
         }
@@ -150,6 +144,7 @@ impl SqliteReads {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[tokio::test]
     async fn connections_are_read_only_and_reused() {

@@ -32,6 +32,20 @@ pub enum Db {
     Postgres(PgPool),
 }
 
+/// Settings of every SQLite connection the host opens for its work (the pools here, the
+/// reports' own connections): random UUID keys touch pages all over the indexes, so a 128 MiB
+/// page cache keeps bulk imports from thrashing (the default is 2 MiB), memory-mapped reads make
+/// the history-to-loan lookups of large reports several times faster, and temporary b-trees
+/// (sorts, `DISTINCT`) stay in memory.
+pub(crate) const SQLITE_PRAGMAS: [(&str, &str); 3] = [
+    ("cache_size", "-131072"),
+    ("mmap_size", "4294967296"),
+    ("temp_store", "memory"),
+];
+
+/// How long a SQLite connection waits for another's write lock.
+pub(crate) const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// What a pool is for (its size and how long callers wait for a connection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PoolKind {
@@ -102,8 +116,8 @@ impl Db {
     /// The server's pool for report statements (the `data` capability). Run
     /// [`Db::open_identity`] first: this one does not migrate. Its connections are not pinged
     /// when they are handed out (sqlx's default costs a round trip per statement); a report
-    /// statement that finds its connection broken retries on another (`query::execute`), and
-    /// the pool still pings each connection as it comes back.
+    /// statement that finds its connection broken retries on another
+    /// (`query::execute_postgres`), and the pool still pings each connection as it comes back.
     pub async fn open_reports(url: &str) -> Result<Db, DbError> {
         Self::connect(url, PoolKind::Reports).await
     }
@@ -113,8 +127,8 @@ impl Db {
             (PoolKind::General, true) => (8, Duration::from_secs(30)),
             (PoolKind::General, false) => (16, Duration::from_secs(10)),
             (PoolKind::Identity, _) => (4, Duration::from_secs(2)),
-            // Each SQLite connection runs its statements on a thread of its own: more than a
-            // few at once only thrash a small machine.
+            // On SQLite, report statements run on connections of their own (report_store.rs);
+            // this pool serves the scope lookups of identities the directory did not resolve.
             (PoolKind::Reports, true) => (6, Duration::from_secs(10)),
             (PoolKind::Reports, false) => (12, Duration::from_secs(10)),
         };
@@ -125,13 +139,10 @@ impl Db {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
-                .busy_timeout(Duration::from_secs(5))
-                // Random UUID keys touch pages all over the indexes: a 128 MiB page cache keeps
-                // bulk imports from thrashing (the default is 2 MiB), and memory-mapped reads
-                // make the history-to-loan lookups of large reports several times faster.
-                .pragma("cache_size", "-131072")
-                .pragma("mmap_size", "4294967296")
-                .pragma("temp_store", "memory");
+                .busy_timeout(SQLITE_BUSY_TIMEOUT);
+            let options = SQLITE_PRAGMAS
+                .iter()
+                .fold(options, |o, (name, value)| o.pragma(*name, *value));
             if let Some(dir) = std::path::Path::new(options.get_filename()).parent() {
                 if !dir.as_os_str().is_empty() {
                     std::fs::create_dir_all(dir).map_err(|e| {
