@@ -676,18 +676,17 @@ async fn random_role_combinations_and_filters_match_the_oracle() {
                 .cloned()
                 .collect();
             let email = w.agents[&id]["email"].as_str().unwrap().to_string();
-            w.app
-                .db
-                .upsert_agent(&loanhost::data::NewAgent {
-                    id: id.clone(),
-                    email: email.clone(),
-                    company_id: company.clone(),
-                    roles: held.iter().map(|r| r.to_string()).collect(),
-                    managed_agent_ids: managed.clone(),
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
+            let written = loanhost::data::NewAgent {
+                id: id.clone(),
+                email: email.clone(),
+                company_id: company.clone(),
+                roles: held.iter().map(|r| r.to_string()).collect(),
+                managed_agent_ids: managed.clone(),
+                ..Default::default()
+            };
+            w.app.db.upsert_agent(&written).await.unwrap();
+            // PostgreSQL's directory sees the change once notified (decisions.md).
+            w.app.until_directory_shows(&written).await;
             let agent = json!({"id": id, "email": email, "companyId": company, "roles": held, "managedAgentIds": managed});
             w.agents.insert(id.clone(), agent.clone());
             let (filter, keep) = random_filter(&mut rng, &w);

@@ -474,6 +474,34 @@ impl TestApp {
             .unwrap_or_else(|| token.to_string())
     }
 
+    /// Waits (5 s at most) until the agent directory answers with `agent` as written: at once
+    /// on SQLite (`PRAGMA data_version`), once the change's notification has arrived on
+    /// PostgreSQL (until then the directory answers with the entry it held).
+    pub async fn until_directory_shows(&self, agent: &loanhost::data::NewAgent) {
+        let Some(directory) = &self.directory else {
+            return;
+        };
+        // As sets: the database keeps each role and managed agent once.
+        let set = |v: &[String]| v.iter().cloned().collect::<std::collections::BTreeSet<_>>();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let shown = directory.agent_by_email(&agent.email).await.unwrap();
+            if shown.is_some_and(|e| {
+                set(&e.agent.roles) == set(&agent.roles)
+                    && e.agent.company_id == agent.company_id
+                    && set(&e.facts.managed_agent_ids) == set(&agent.managed_agent_ids)
+            }) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the directory did not show {} as written within 5 s",
+                agent.email
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// A valid access token from this app's dev IdP for any email.
     pub fn token_for(&self, email: &str) -> String {
         self.key
