@@ -197,6 +197,18 @@ impl Dataset {
         ("purpose", &COVERED_AMOUNTS),
     ];
 
+    /// The period sets that answer counts of distinct loans per (whole month or week, set of
+    /// statuses) organisation-wide (schema v4, `history_keys.rs`; the compiler's period sets
+    /// in `query.rs`).
+    pub const HISTORY_SETS: HistorySets = HistorySets {
+        instant: "occurredAt",
+        status: "milestone",
+        loan: "loanId",
+        months: "los_history_months r",
+        weeks: "los_history_weeks r",
+        carried: &[("loan.loanAmount", "r.loan_amount")],
+    };
+
     /// What history rows carry of their loan: (field, column).
     pub const HISTORY_CARRIED: &'static [(&'static str, &'static str)] =
         &[("loan.loanAmount", "h.loan_amount")];
@@ -234,4 +246,24 @@ impl Dataset {
             Dataset::DwDeals => names(DW_DEAL_FIELDS),
         }
     }
+}
+
+/// The tables that summarise history per (period, loan) (migration 0005), each aliased `r`
+/// with the columns `period_index`, `loan_key`, `status_bits` (the union of the bits of the
+/// loan's statuses in the period, `history_keys::status_bit`), `in_snapshot` and the carried
+/// loan fields.
+#[derive(Debug, Clone, Copy)]
+pub struct HistorySets {
+    /// The date-time field whose periods the tables hold.
+    pub instant: &'static str,
+    /// The status field whose bits the tables hold.
+    pub status: &'static str,
+    /// The loan field each row stands for once.
+    pub loan: &'static str,
+    /// Calendar months (`year × 12 + month − 1`).
+    pub months: &'static str,
+    /// ISO weeks, numbered from Monday 1969-12-29.
+    pub weeks: &'static str,
+    /// Loan fields the rows carry: (field, column).
+    pub carried: &'static [(&'static str, &'static str)],
 }

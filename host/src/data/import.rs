@@ -11,6 +11,7 @@ use sqlx::{Postgres, Sqlite, Transaction};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::agents::email_key;
+use super::history_keys;
 use super::store::{number_placeholders, Db, DbError};
 use super::values::{
     parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
@@ -209,6 +210,86 @@ impl Tx {
             );
             let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
             self.exec(&sql, &values).await?;
+            for table in HISTORY_SETS {
+                let sql = format!(
+                    "UPDATE {table} SET in_snapshot = 1, \
+                     loan_amount = (SELECT l.loan_amount FROM loans l WHERE l.key = {table}.loan_key) \
+                     WHERE loan_key IN ({})",
+                    vec!["?"; chunk.len()].join(", ")
+                );
+                self.exec(&sql, &values).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds history rows to the period sets (`los_history_months`, `los_history_weeks`). A
+    /// (period, loan) already there gains the new bits; rows written twice change nothing.
+    async fn add_to_history_sets(&mut self, rows: &[SetRow]) -> Result<(), sqlx::Error> {
+        for (table, week) in [(HISTORY_SETS[0], false), (HISTORY_SETS[1], true)] {
+            let mut sets: HashMap<(i64, i64), (i64, Option<i64>, i64)> = HashMap::new();
+            for r in rows {
+                let period = if week { r.week } else { r.month };
+                sets.entry((period, r.loan_key))
+                    .or_insert((0, r.amount, r.in_snapshot))
+                    .0 |= r.bit;
+            }
+            let mut sets: Vec<Vec<V>> = sets
+                .into_iter()
+                .map(|((period, key), (bits, amount, in_snapshot))| {
+                    vec![
+                        V::I(Some(period)),
+                        V::I(Some(key)),
+                        V::I(Some(bits)),
+                        V::I(amount),
+                        V::I(Some(in_snapshot)),
+                    ]
+                })
+                .collect();
+            sets.sort_by_key(|r| match (&r[0], &r[1]) {
+                (V::I(p), V::I(k)) => (*p, *k),
+                _ => (None, None),
+            });
+            let tail = format!(
+                "ON CONFLICT (period_index, loan_key) DO UPDATE SET status_bits = {table}.status_bits | excluded.status_bits"
+            );
+            self.insert_rows(
+                table,
+                &[
+                    "period_index",
+                    "loan_key",
+                    "status_bits",
+                    "loan_amount",
+                    "in_snapshot",
+                ],
+                &tail,
+                &sets,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Builds the period sets from the whole history in one statement each (after a first
+    /// import into an empty history table).
+    async fn build_history_sets(&mut self) -> Result<(), sqlx::Error> {
+        // The union of single bits: SQLite has no `bit_or`; the sum of the distinct bits is
+        // the same number.
+        let union = match self {
+            Tx::Sqlite(_) => "SUM(DISTINCT status_bit)",
+            Tx::Postgres(_) => "bit_or(status_bit)",
+        };
+        for (table, period) in [
+            (HISTORY_SETS[0], "month_index"),
+            (HISTORY_SETS[1], "week_index"),
+        ] {
+            self.exec(&format!("DELETE FROM {table}"), &[]).await?;
+            let sql = format!(
+                "INSERT INTO {table} (period_index, loan_key, status_bits, loan_amount, in_snapshot) \
+                 SELECT {period}, loan_key, {union}, MAX(loan_amount), MAX(in_snapshot) \
+                 FROM los_status_history GROUP BY {period}, loan_key ORDER BY 1, 2"
+            );
+            self.exec(&sql, &[]).await?;
         }
         Ok(())
     }
@@ -299,12 +380,18 @@ pub async fn import_dir(
             _ => Vec::new(),
         };
         // Loans are written before the history (FILES' order): an empty history now is empty
-        // while they are written, and they have no history rows to bring in step.
-        let history_empty = file == "loans.jsonl" && tx.is_empty("los_status_history").await?;
+        // while they are written, and they have no history rows to bring in step. History
+        // written into an empty table gets its period sets built once at the end, like the
+        // indexes, instead of batch by batch.
+        let history_empty = matches!(file, "loans.jsonl" | "los_status_history.jsonl")
+            && tx.is_empty("los_status_history").await?;
         let rows =
             import_file(&mut tx, &dir.join(file), file, history_empty, &mut progress).await?;
         for create in deferred {
             tx.exec(&create, &[]).await?;
+        }
+        if file == "los_status_history.jsonl" && history_empty {
+            tx.build_history_sets().await?;
         }
         report.files.push((file.to_string(), rows));
     }
@@ -321,6 +408,19 @@ fn table_of(file: &str) -> Option<&'static str> {
         "dw_deals.jsonl" => Some("dw_deals"),
         _ => None,
     }
+}
+
+/// The period sets history rows are summarised in (months, weeks; migration 0005).
+const HISTORY_SETS: [&str; 2] = ["los_history_months", "los_history_weeks"];
+
+/// What a history row adds to its period sets.
+struct SetRow {
+    month: i64,
+    week: i64,
+    loan_key: i64,
+    bit: i64,
+    amount: Option<i64>,
+    in_snapshot: i64,
 }
 
 /// Rows held before a batch is written.
@@ -557,8 +657,9 @@ fn last_per_id(rows: Vec<Vec<V>>) -> Vec<Vec<V>> {
     out
 }
 
-/// Writes a batch of `file`'s records. `history_empty`: loans need not bring history rows in
-/// step (there are none yet).
+/// Writes a batch of `file`'s records. `history_empty` (the history table was empty when the
+/// file began): loans need not bring history rows in step (there are none yet), and history
+/// rows reach the period sets when the file is done instead of batch by batch.
 async fn write(
     tx: &mut Tx,
     file: &str,
@@ -675,15 +776,25 @@ async fn write(
                     let keys = tx.loan_keys(&first_texts(&rows)).await?;
                     let (rows, batch_keys) = with_keys(rows, &keys);
                     let amounts = tx.snapshot_amounts(&batch_keys).await?;
-                    // (key, id, status, at) → (key, status, at, amount, in snapshot)
+                    // (key, id, status, at) → (key, status, at, amount, in snapshot,
+                    // month, week, status bit)
                     let rows: Vec<Vec<V>> = rows
                         .into_iter()
                         .zip(&batch_keys)
                         .map(|(mut r, key)| {
                             r.remove(1);
+                            let (bit, at) = match (&r[1], &r[2]) {
+                                (V::T(Some(status)), V::I(Some(at))) => {
+                                    (history_keys::status_bit(status), *at)
+                                }
+                                _ => unreachable!("history rows have a status and an instant"),
+                            };
                             let amount = amounts.get(key);
                             r.push(V::I(amount.copied().flatten()));
                             r.push(V::I(Some(amount.is_some() as i64)));
+                            r.push(V::I(Some(history_keys::month_index(at))));
+                            r.push(V::I(Some(history_keys::week_index(at))));
+                            r.push(V::I(Some(bit)));
                             r
                         })
                         .collect();
@@ -695,11 +806,32 @@ async fn write(
                             "occurred_at",
                             "loan_amount",
                             "in_snapshot",
+                            "month_index",
+                            "week_index",
+                            "status_bit",
                         ],
                         "ON CONFLICT DO NOTHING",
                         &rows,
                     )
-                    .await?
+                    .await?;
+                    if !history_empty {
+                        let int = |v: &V| match v {
+                            V::I(i) => *i,
+                            V::T(_) => None,
+                        };
+                        let sets: Vec<SetRow> = rows
+                            .iter()
+                            .map(|r| SetRow {
+                                month: int(&r[5]).unwrap_or_default(),
+                                week: int(&r[6]).unwrap_or_default(),
+                                loan_key: int(&r[0]).unwrap_or_default(),
+                                bit: int(&r[7]).unwrap_or_default(),
+                                amount: int(&r[3]),
+                                in_snapshot: int(&r[4]).unwrap_or_default(),
+                            })
+                            .collect();
+                        tx.add_to_history_sets(&sets).await?;
+                    }
                 }
                 "dw_loan_milestones.jsonl" => {
                     let keys = tx.loan_keys(&first_texts(&rows)).await?;

@@ -198,7 +198,21 @@ impl Db {
     async fn run_migrations(&self, m: &sqlx::migrate::Migrator) -> Result<(), DbError> {
         let r = match self {
             Db::Sqlite(p) => m.run(p).await,
-            Db::Postgres(p) => m.run(p).await,
+            // On a connection of its own without the pool's statement timeout: converting a
+            // large table in place takes minutes. The connection is closed afterwards, so the
+            // pool never hands out a connection without the timeout.
+            Db::Postgres(p) => {
+                let mut conn = p
+                    .acquire()
+                    .await
+                    .map_err(|e| DbError::Migrate(e.to_string()))?;
+                conn.close_on_drop();
+                sqlx::query("SET statement_timeout = 0")
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| DbError::Migrate(e.to_string()))?;
+                m.run(&mut *conn).await
+            }
         };
         r.map_err(|e| DbError::Migrate(e.to_string()))
     }
