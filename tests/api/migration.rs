@@ -1,7 +1,7 @@
-//! Schema v3 converts an existing v2 database in place (nothing re-imported): a database built
-//! at v2 holding a seeded data set, opened by this version, holds the same data as a fresh
-//! import of the same files and gives the same answers to the reports' queries, on SQLite and
-//! PostgreSQL.
+//! Schemas v3 and v4 convert an existing v2 database in place (nothing re-imported): a
+//! database built at v2 holding a seeded data set, opened by this version, holds the same data
+//! as a fresh import of the same files (v4's period keys, status bits and period sets included) and gives
+//! the same answers to the reports' queries, on SQLite and PostgreSQL.
 
 use loanhost::data::catalog::Dataset;
 use loanhost::data::query::{self, Aggregate, Allowance, Condition, Key, PeriodUnit, Query, Value};
@@ -179,12 +179,25 @@ async fn v2_copy_of(source: &Db, url: &str) -> Db {
     old
 }
 
+/// The rows of a period-set table (v4), keys replaced by ids.
+fn sets(table: &str) -> String {
+    format!(
+        "SELECT CAST(r.period_index AS TEXT) || '|' || k.id || '|' || CAST(r.status_bits AS TEXT) || '|' \
+         || COALESCE(CAST(r.loan_amount AS TEXT), '-') || '|' || CAST(r.in_snapshot AS TEXT) \
+         FROM {table} r JOIN loan_keys k ON k.key = r.loan_key ORDER BY 1"
+    )
+}
+
 /// The stored data, keys replaced by the ids they stand for (each database numbers its own).
 async fn contents(db: &Db) -> Vec<Vec<String>> {
     let queries = [
         format!("SELECT {} FROM loans ORDER BY id", LOAN_COLUMNS.iter().map(|(n, _)| format!("COALESCE(CAST({n} AS TEXT), '-')")).collect::<Vec<_>>().join(" || '|' || ")),
-        "SELECT k.id || '|' || h.status || '|' || CAST(h.occurred_at AS TEXT) || '|' || COALESCE(CAST(h.loan_amount AS TEXT), '-') || '|' || CAST(h.in_snapshot AS TEXT) FROM los_status_history h JOIN loan_keys k ON k.key = h.loan_key ORDER BY 1".to_string(),
+        "SELECT k.id || '|' || h.status || '|' || CAST(h.occurred_at AS TEXT) || '|' || COALESCE(CAST(h.loan_amount AS TEXT), '-') || '|' || CAST(h.in_snapshot AS TEXT) \
+         || '|' || CAST(h.month_index AS TEXT) || '|' || CAST(h.week_index AS TEXT) || '|' || CAST(h.status_bit AS TEXT) \
+         FROM los_status_history h JOIN loan_keys k ON k.key = h.loan_key ORDER BY 1".to_string(),
         "SELECT k.id || '|' || m.milestone || '|' || CAST(m.occurred_at AS TEXT) FROM dw_loan_milestones m JOIN loan_keys k ON k.key = m.loan_key ORDER BY 1".to_string(),
+        sets("los_history_months"),
+        sets("los_history_weeks"),
         "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
         "SELECT id FROM loan_keys ORDER BY 1".to_string(),
     ];
@@ -264,7 +277,30 @@ fn queries() -> Vec<(Query, Scope)> {
         aggregates: vec![Aggregate::CountDistinct("loanId".into())],
         ..base.clone()
     };
+    // Bounded windows, organisation-wide: whole periods read v4's period sets, part of one does not.
+    let months = Query {
+        predicates: vec![
+            (
+                "occurredAt".into(),
+                Condition::Ge(Value::Timestamp("2025-10-01T00:00:00Z".into())),
+            ),
+            (
+                "occurredAt".into(),
+                Condition::Lt(Value::Timestamp("2026-04-01T00:00:00Z".into())),
+            ),
+        ],
+        ..milestones.clone()
+    };
+    let mut weeks = months.clone();
+    weeks.group_by[0] = Key::Period("occurredAt".into(), PeriodUnit::Week);
+    weeks.predicates[0].1 = Condition::Ge(Value::Timestamp("2025-12-01T00:00:00Z".into()));
+    weeks.predicates[1].1 = Condition::Lt(Value::Timestamp("2026-03-16T00:00:00Z".into()));
+    let mut part_weeks = weeks.clone();
+    part_weeks.predicates[0].1 = Condition::Gt(Value::Timestamp("2025-12-03T05:00:00Z".into()));
     vec![
+        (months, admin.clone()),
+        (weeks, admin.clone()),
+        (part_weeks, admin.clone()),
         (milestones.clone(), admin.clone()),
         (
             milestones,
@@ -304,10 +340,42 @@ async fn a_v2_database_is_converted_in_place(postgres: bool) {
         &seed,
     )
     .unwrap();
-    let fresh = Db::open(&new_url).await.unwrap();
-    loanhost::data::import::import_dir(&fresh, &seed, |_, _| {})
-        .await
+    // Instants on the edges of months and weeks (one before 1970), statuses outside the
+    // spec's list: the migration's SQL must place them as the import does.
+    let edges = dir.path().join("edges");
+    std::fs::create_dir(&edges).unwrap();
+    let loan: String = std::fs::read_to_string(seed.join("loans.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .unwrap();
+    let edge_rows: Vec<String> = [
+        ("Loan Open", "2026-02-28T23:59:59.999Z"),
+        ("Rate Locked", "2026-03-01T00:00:00Z"),
+        ("Submitted to investor", "2026-03-08T23:59:59.999Z"),
+        ("Submitted to investor", "2026-03-09T00:00:00Z"),
+        ("Loan Funded", "1969-12-31T23:59:59.999Z"),
+        ("Loan Funded", "1969-12-28T12:00:00Z"),
+        ("Loan Archived", "2027-01-03T23:59:59.999Z"),
+    ]
+    .iter()
+    .map(|(status, at)| {
+        serde_json::json!({"loanId": loan, "status": status, "occurredAt": at}).to_string()
+    })
+    .collect();
+    std::fs::write(edges.join("los_status_history.jsonl"), edge_rows.join("\n")).unwrap();
+    let fresh = Db::open(&new_url).await.unwrap();
+    for dir in [&seed, &edges] {
+        loanhost::data::import::import_dir(&fresh, dir, |_, _| {})
+            .await
+            .unwrap();
+    }
     let old = v2_copy_of(&fresh, &old_url).await;
     drop(old);
 
@@ -410,6 +478,19 @@ async fn history_rows_carry_their_loan_in_step(postgres: bool) {
     let synced = admin_milestones(&app).await;
     import_lines(&app, "loans.jsonl", &[loan("250.5")]).await;
     let changed = admin_milestones(&app).await;
+    // More history for the loan in the same month and week, imported twice: the loan's period
+    // sets gain the status and keep the one they had.
+    let funded =
+        json!({"loanId": id, "status": "Loan Funded", "occurredAt": "2026-03-03T09:00:00Z"})
+            .to_string();
+    import_lines(
+        &app,
+        "los_status_history.jsonl",
+        std::slice::from_ref(&funded),
+    )
+    .await;
+    import_lines(&app, "los_status_history.jsonl", &[funded]).await;
+    let more = admin_milestones(&app).await;
 
     // Assert: only loans in the snapshot count, with their current amount.
     assert_eq!(
@@ -418,6 +499,11 @@ async fn history_rows_carry_their_loan_in_step(postgres: bool) {
     );
     assert_eq!(synced, (1, "100".to_string()));
     assert_eq!(changed, (1, "250.5".to_string()));
+    assert_eq!(
+        more,
+        (2, "250.5,250.5".to_string()),
+        "opened and closed & funded in March"
+    );
 }
 
 #[tokio::test]

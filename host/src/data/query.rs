@@ -885,6 +885,9 @@ fn compile(
     if preaggregate {
         return compile_preaggregated(c, q, scope, filter_sql, filter_params);
     }
+    if let Some(plan) = period_sets(&c, q) {
+        return compile_period_sets(c, q, plan, scope, filter_sql, filter_params);
+    }
     // Inner select list: keys (k0…), the distinct field (dd), aggregate sources (s0…).
     let mut inner = Vec::new();
     let mut outs = Vec::new();
@@ -1148,6 +1151,233 @@ fn compile_preaggregated(
         keys.join(", ")
     );
     finish(q, grouped, key_params, where_params, outs, columns)
+}
+
+/// A query [`compile_period_sets`] answers: which key is the period, the table of its unit,
+/// the window's period indexes with their labels, and each label's status bits.
+struct PeriodSets {
+    period_key: usize,
+    table: &'static str,
+    periods: Vec<(i64, String)>,
+    labels: Vec<(String, i64)>,
+}
+
+/// Whether `q` counts distinct loans of history per (whole months or weeks, status mapped to
+/// labels), reading only fields of the loan (constant per loan): then the period sets
+/// (schema v4) answer it, alone when history is read alone (organisation-wide: the loan fields
+/// the sets carry), else joined to the caller's loans. Every mapped status must have a bit of
+/// its own (`history_keys::STATUS_BITS`) and the map a fallback label, so that every label is
+/// exactly a set of bits; the predicates must be bounds that select whole periods.
+fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
+    use super::history_keys::{listed_bit, month_index, week_index, STATUS_BITS, UNLISTED_BIT};
+    let sets = Dataset::HISTORY_SETS;
+    if q.dataset != Dataset::LosStatusHistory
+        || q.distinct_on.as_deref() != Some(sets.loan)
+        || q.group_by.len() != 2
+    {
+        return None;
+    }
+    let of_the_loan = |name: &str| {
+        if c.history_only {
+            sets.carried.iter().any(|(n, _)| *n == name)
+        } else {
+            name.starts_with("loan.")
+        }
+    };
+    let aggregates_fit = q.aggregates.iter().all(|a| match a {
+        Aggregate::Count => true,
+        Aggregate::CountDistinct(_) => false,
+        other => other.field().is_some_and(of_the_loan),
+    });
+    if !aggregates_fit {
+        return None;
+    }
+    let period_key = q.group_by.iter().position(
+        |k| matches!(k, Key::Period(f, PeriodUnit::Month | PeriodUnit::Week) if f == sets.instant),
+    )?;
+    let Key::Period(_, unit) = &q.group_by[period_key] else {
+        return None;
+    };
+    let Key::Mapped(status, pairs, Some(otherwise)) = &q.group_by[1 - period_key] else {
+        return None;
+    };
+    if status != sets.status || check_map(status, pairs, Some(otherwise)).is_err() {
+        return None;
+    }
+    // The window: bounds on the period's field only, at period boundaries.
+    let only_bounds = q.predicates.iter().all(|(field, cond)| {
+        field == sets.instant
+            && matches!(
+                cond,
+                Condition::Ge(_) | Condition::Gt(_) | Condition::Le(_) | Condition::Lt(_)
+            )
+    });
+    let (lo, hi) = *c.bounds.get(sets.instant)?;
+    let window = periods_between(lo, hi, *unit)?;
+    let whole = lo == window.start
+        && window
+            .ends
+            .last()
+            .is_some_and(|(end, _)| hi.checked_add(1) == Some(*end));
+    if !only_bounds || !whole {
+        return None;
+    }
+    // Each label's bits; a value mapped twice keeps its first label, as in `Compiler::key`.
+    let mut labels: Vec<(String, i64)> = Vec::new();
+    let mut add = |label: &str, bits: i64| match labels.iter_mut().find(|(l, _)| l == label) {
+        Some((_, b)) => *b |= bits,
+        None => labels.push((label.to_string(), bits)),
+    };
+    let mut mapped = 0_i64;
+    for (value, label) in pairs {
+        let bit = listed_bit(value)?;
+        if mapped & bit == 0 {
+            mapped |= bit;
+            add(label, bit);
+        }
+    }
+    let every = ((1_i64 << STATUS_BITS.len()) - 1) | UNLISTED_BIT;
+    add(otherwise, every & !mapped);
+    let (table, index): (_, fn(i64) -> i64) = match unit {
+        PeriodUnit::Month => (sets.months, month_index),
+        _ => (sets.weeks, week_index),
+    };
+    let mut start = window.start;
+    let mut periods = Vec::with_capacity(window.ends.len());
+    for (end, label) in window.ends {
+        periods.push((index(start), label));
+        start = end;
+    }
+    Some(PeriodSets {
+        period_key,
+        table,
+        periods,
+        labels,
+    })
+}
+
+/// [`compile`] for the queries [`period_sets`] accepts. The period sets hold one row per
+/// (period, loan) with the union of its statuses' bits, so no history row is read and nothing
+/// is de-duplicated: the loans are counted per (period, set of bits), a few hundred to a few
+/// thousand groups, and each label takes the sets that hold one of its bits. A loan counts once
+/// per (period, label) however many of its statuses the label has, exactly as `DISTINCT` would.
+fn compile_period_sets(
+    c: Compiler,
+    q: &Query,
+    plan: PeriodSets,
+    scope: Option<&Scope>,
+    filter_sql: Vec<String>,
+    filter_params: Vec<P>,
+) -> Result<Compiled, QueryError> {
+    let sets = Dataset::HISTORY_SETS;
+    let bigint = if c.postgres { "BIGINT" } else { "INTEGER" };
+    let mut per_set = vec![
+        "r.period_index AS pi".to_string(),
+        "r.status_bits AS m".to_string(),
+        "COUNT(*) AS c".to_string(),
+    ];
+    let mut merged = Vec::new();
+    let mut outs = Vec::new();
+    for (i, a) in q.aggregates.iter().enumerate() {
+        let Some(name) = a.field() else {
+            merged.push(format!("CAST(SUM(x.c) AS {bigint}) AS a{i}"));
+            outs.push(Out::Int);
+            continue;
+        };
+        let f = c.field(name)?;
+        // Alone, the sets' own column; joined, the loan's (`l.…`).
+        let column = if c.history_only {
+            sets.carried
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, col)| *col)
+                .ok_or_else(|| QueryError::Invalid(format!("field `{name}` is not carried")))?
+        } else {
+            f.column
+        };
+        if f.ty == FieldType::Text && matches!(a, Aggregate::Sum(_)) {
+            return Err(QueryError::Invalid(format!(
+                "field `{name}` is text; it cannot be summed"
+            )));
+        }
+        let (partial, merge, out) = match a {
+            Aggregate::CountOf(_) => ("COUNT", "SUM", Out::Int),
+            Aggregate::Sum(_) => ("SUM", "SUM", out_of(f.ty)),
+            Aggregate::Min(_) => ("MIN", "MIN", out_of(f.ty)),
+            _ => ("MAX", "MAX", out_of(f.ty)),
+        };
+        per_set.push(format!("{partial}({column}) AS p{i}"));
+        merged.push(if merge == "SUM" {
+            format!("CAST(SUM(x.p{i}) AS {bigint}) AS a{i}")
+        } else {
+            format!("{merge}(x.p{i}) AS a{i}")
+        });
+        outs.push(out);
+    }
+    // Which sets: organisation-wide, those of loans in the snapshot; else those of the loans
+    // the caller's scope and filter keep (joined, by key). Then the window's periods (the
+    // key's range). Period indexes and label bits are integers the host computed; every text
+    // is a parameter.
+    let (first, last) = (plan.periods[0].0, plan.periods[plan.periods.len() - 1].0);
+    let mut params = Vec::new();
+    let mut wheres = Vec::new();
+    let from = if c.history_only {
+        wheres.push("r.in_snapshot = 1".to_string());
+        plan.table.to_string()
+    } else {
+        let scope = scope.ok_or_else(|| {
+            QueryError::Unavailable("no caller scope for a caller-scoped dataset".into())
+        })?;
+        let (sql, scope_params) = scope.predicate();
+        wheres.push(sql);
+        params.extend(scope_params.into_iter().map(P::T));
+        wheres.extend(filter_sql);
+        params.extend(filter_params);
+        format!("{} JOIN loans l ON l.key = r.loan_key", plan.table)
+    };
+    wheres.push(format!(
+        "r.period_index >= {first} AND r.period_index <= {last}"
+    ));
+    let mut keys = Vec::new();
+    for i in 0..2 {
+        if i == plan.period_key {
+            let mut case = "CASE x.pi".to_string();
+            for (index, label) in &plan.periods {
+                case.push_str(&format!(" WHEN {index} THEN CAST(? AS TEXT)"));
+                params.push(P::T(label.clone()));
+            }
+            keys.push(format!("{case} END AS k{i}"));
+        } else {
+            keys.push(format!("b.label AS k{i}"));
+        }
+    }
+    let mut labels = Vec::new();
+    for (label, bits) in &plan.labels {
+        labels.push(format!(
+            "SELECT CAST(? AS TEXT) AS label, CAST({bits} AS {bigint}) AS bits"
+        ));
+        params.push(P::T(label.clone()));
+    }
+    // The sets are counted once (`MATERIALIZED`), then joined to the few labels: joined
+    // directly, SQLite ran the count once per label and PostgreSQL once per parallel worker.
+    let grouped = format!(
+        "WITH x AS MATERIALIZED (\
+            SELECT {per_set} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits\
+         ) SELECT {keys}, {merged} FROM x CROSS JOIN ({labels}) b \
+         WHERE (x.m & b.bits) <> 0 GROUP BY k0, k1",
+        per_set = per_set.join(", "),
+        wheres = wheres.join(" AND "),
+        keys = keys.join(", "),
+        merged = merged.join(", "),
+        labels = labels.join(" UNION ALL "),
+    );
+    let mut outs_all = vec![Out::Text, Out::Text];
+    outs_all.extend(outs);
+    let columns = (0..2)
+        .map(|i| format!("key{i}"))
+        .chain((0..q.aggregates.len()).map(|i| format!("agg{i}")))
+        .collect();
+    finish(q, grouped, params, Vec::new(), outs_all, columns)
 }
 
 /// What one statement may spend: the instant it must have finished by, and the rows and
@@ -1597,6 +1827,156 @@ mod tests {
             empty.filter = Some(r#"{"statuses": [], "searchText": null}"#.into());
             let c = compile(&empty, Some(&admin()), true, postgres).unwrap();
             assert!(!c.sql.contains("JOIN loans"), "{}", c.sql);
+        }
+    }
+
+    /// A bounded window of [`milestones`] (`to` exclusive).
+    fn milestones_between(unit: PeriodUnit, from: &str, to: &str) -> Query {
+        let mut q = milestones();
+        q.group_by[0] = Key::Period("occurredAt".into(), unit);
+        q.predicates = vec![
+            (
+                "occurredAt".into(),
+                Condition::Ge(Value::Timestamp(from.into())),
+            ),
+            (
+                "occurredAt".into(),
+                Condition::Lt(Value::Timestamp(to.into())),
+            ),
+        ];
+        q
+    }
+
+    #[test]
+    fn whole_periods_count_the_period_sets() {
+        use crate::data::history_keys::{month_index, week_index, STATUS_BITS};
+        let ms = |s: &str| parse_instant(s).unwrap();
+        for postgres in [false, true] {
+            // Whole months: the months' sets, no history row, the stage bits.
+            let q = milestones_between(
+                PeriodUnit::Month,
+                "2026-01-01T00:00:00Z",
+                "2026-04-01T00:00:00Z",
+            );
+            let c = compile(&q, Some(&admin()), true, postgres).unwrap();
+            let (jan, mar) = (month_index(ms("2026-01-15")), month_index(ms("2026-03-15")));
+            assert!(
+                c.sql.contains(&format!(
+                    "FROM los_history_months r WHERE r.in_snapshot = 1 AND r.period_index >= {jan} AND r.period_index <= {mar}"
+                )) && !c.sql.contains("los_status_history")
+                    && !c.sql.contains("DISTINCT"),
+                "{}",
+                c.sql
+            );
+            let texts: Vec<&str> = c
+                .params
+                .iter()
+                .filter_map(|p| match p {
+                    P::T(t) => Some(t.as_str()),
+                    P::I(_) => None,
+                })
+                .collect();
+            assert_eq!(
+                texts,
+                ["2026-01", "2026-02", "2026-03", "1. Opened", "Other"]
+            );
+            // "Loan Open" is bit 2; "Other" is every other bit, the unlisted one included.
+            assert!(c.sql.contains("CAST(4 AS"), "{}", c.sql);
+            let other = (((1_i64 << STATUS_BITS.len()) - 1) & !4) | (1 << 62);
+            assert!(c.sql.contains(&format!("CAST({other} AS")), "{}", c.sql);
+
+            // Whole weeks, the bounds written as Gt/Le: the weeks' sets.
+            let mut q = milestones_between(
+                PeriodUnit::Week,
+                "2026-01-05T00:00:00Z",
+                "2026-01-26T00:00:00Z",
+            );
+            q.predicates[0].1 = Condition::Gt(Value::Timestamp("2026-01-04T23:59:59.999Z".into()));
+            q.predicates[1].1 = Condition::Le(Value::Timestamp("2026-01-25T23:59:59.999Z".into()));
+            let c = compile(&q, Some(&admin()), true, postgres).unwrap();
+            let (first, last) = (week_index(ms("2026-01-05")), week_index(ms("2026-01-25")));
+            assert_eq!(last - first, 2);
+            assert!(
+                c.sql.contains(&format!(
+                    "FROM los_history_weeks r WHERE r.in_snapshot = 1 AND r.period_index >= {first} AND r.period_index <= {last}"
+                )),
+                "{}",
+                c.sql
+            );
+
+            // Not these: an unlisted status in the map, no fallback label, quarters, a
+            // distinct count, an unbounded window, part of a period, another predicate, a
+            // field of the history row. They de-duplicate history rows.
+            let whole = || milestones_between(PeriodUnit::Month, "2026-01-01", "2026-04-01");
+            let generic = |q: &Query, scope: &Scope| {
+                let c = compile(q, Some(scope), true, postgres).unwrap();
+                !c.sql.contains("los_history_") && c.sql.contains("SELECT DISTINCT")
+            };
+            // The funnel of DESIGN.md §7.3, whose `Rate Locked` is a raw milestone, not a
+            // loan status: still the plan.
+            let mut funnel = whole();
+            let stage = |v: &str, l: &str| (v.to_string(), l.to_string());
+            funnel.group_by[1] = Key::Mapped(
+                "milestone".into(),
+                vec![
+                    stage("Loan Open", "1. Opened"),
+                    stage("Loan Preapproval", "2. Pre-Approved"),
+                    stage("Rate Locked", "3. Rate Locked"),
+                    stage("Loan Approved", "4. Approved"),
+                    stage("Loan Clear To Close", "4. Approved"),
+                    stage("Loan Closed", "5. Closed & Funded"),
+                    stage("Loan Funded", "5. Closed & Funded"),
+                ],
+                Some("Other".into()),
+            );
+            assert!(!generic(&funnel, &admin()));
+            // An Agent: the sets of the Agent's loans, joined by key; the loan's own amount.
+            let c = compile(&whole(), Some(&agent()), false, postgres).unwrap();
+            assert!(
+                c.sql.contains(
+                    "FROM los_history_months r JOIN loans l ON l.key = r.loan_key WHERE ((l.loan_officer_id"
+                ) && c.sql.contains("SUM(l.loan_amount) AS p1")
+                    && !c.sql.contains("los_status_history")
+                    && !c.sql.contains("in_snapshot"),
+                "{}",
+                c.sql
+            );
+            let mut unlisted = whole();
+            unlisted.group_by[1] = Key::Mapped(
+                "milestone".into(),
+                vec![("Submitted to investor".into(), "Sold".into())],
+                Some("Other".into()),
+            );
+            assert!(generic(&unlisted, &admin()));
+            let mut no_fallback = whole();
+            no_fallback.group_by[1] = Key::Mapped(
+                "milestone".into(),
+                vec![("Loan Open".into(), "1. Opened".into())],
+                None,
+            );
+            assert!(generic(&no_fallback, &admin()));
+            let mut quarters = whole();
+            quarters.group_by[0] = Key::Period("occurredAt".into(), PeriodUnit::Quarter);
+            assert!(generic(&quarters, &admin()));
+            let mut distinct = whole();
+            distinct
+                .aggregates
+                .push(Aggregate::CountDistinct("loan.loanAmount".into()));
+            assert!(generic(&distinct, &admin()));
+            let mut row_field = whole();
+            row_field
+                .aggregates
+                .push(Aggregate::Max("occurredAt".into()));
+            assert!(generic(&row_field, &agent()));
+            assert!(generic(&milestones(), &admin()));
+            let part = milestones_between(PeriodUnit::Week, "2026-01-07", "2026-01-19");
+            assert!(generic(&part, &admin()));
+            let mut other = whole();
+            other.predicates.push((
+                "milestone".into(),
+                Condition::Ne(Value::Text("Loan Open".into())),
+            ));
+            assert!(generic(&other, &admin()));
         }
     }
 
