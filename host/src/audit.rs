@@ -51,6 +51,11 @@ impl AuditLog {
         AuditLog { sink: Sink::Off }
     }
 
+    /// Whether entries are written anywhere (callers skip building them when not).
+    pub fn is_on(&self) -> bool {
+        !matches!(self.sink, Sink::Off)
+    }
+
     /// Writes one entry as a JSON line and flushes it. A write that fails is logged (the call
     /// has already run; its answer is not withheld).
     pub fn record(&self, entry: &AuditEntry<'_>) {

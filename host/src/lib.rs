@@ -4,6 +4,12 @@
 //! (JSON-RPC dispatch) → `plugins` (registry, sandbox, capabilities) → `data` (scope, query
 //! compiler, stores). Each module's `//!` line says what it owns.
 
+/// The allocator of every program built on the host (the binary, its tests and benchmarks):
+/// mimalloc, whose thread-local free lists suit a server that allocates and frees small JSON
+/// values on every request on every worker thread (`docs/benchmarks.md`, "The hot path").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod app;
 pub mod audit;
 pub mod auth;

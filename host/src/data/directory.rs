@@ -154,7 +154,8 @@ impl Directory {
         match &self.version {
             Version::Sqlite(conn) => {
                 let conn = conn.lock().unwrap_or_else(|e| e.into_inner());
-                conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))
+                conn.prepare_cached("PRAGMA data_version")
+                    .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
                     .map_err(|e| tracing::warn!(error = %e, "PRAGMA data_version failed"))
                     .ok()
             }

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 use super::modern;
 use super::protocol::{
-    object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED, SUPPORTED_VERSIONS,
+    object, object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
+    SUPPORTED_VERSIONS,
 };
 use crate::audit::{summarize, AuditEntry, AuditLog};
 use crate::auth::Identity;
@@ -163,11 +164,17 @@ impl Dispatcher {
             ],
         );
         match outcome {
-            Ok((result, text)) => Ok(json!({
-                "content": [{"type": "text", "text": text}],
-                "structuredContent": result,
-                "isError": false,
-            })),
+            Ok((result, text)) => Ok(object([
+                (
+                    "content",
+                    Value::Array(vec![object([
+                        ("type", Value::from("text")),
+                        ("text", Value::String(text)),
+                    ])]),
+                ),
+                ("structuredContent", result),
+                ("isError", Value::Bool(false)),
+            ])),
             Err(CallError::UnknownTool(n)) => {
                 Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}")))
             }
@@ -192,6 +199,9 @@ impl Dispatcher {
         outcome: &str,
         report: &CallReport,
     ) {
+        if !self.audit.is_on() {
+            return;
+        }
         let schema = tool
             .and_then(|t| self.plugins.registry().get(t))
             .map(|p| p.tool.input_schema.clone())

@@ -136,9 +136,24 @@ fn valid_id(id: &Value) -> bool {
     id.is_string() || id.as_i64().is_some() || id.as_u64().is_some()
 }
 
-/// A success response.
+/// A success response. (Built from its parts: `json!` would copy `result`, a tool's whole
+/// answer, value by value.)
 pub fn success(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    object([
+        ("jsonrpc", Value::from("2.0")),
+        ("id", id),
+        ("result", result),
+    ])
+}
+
+/// A JSON object of owned values, moved in as they are.
+pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 /// An error response.

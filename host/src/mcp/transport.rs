@@ -336,13 +336,15 @@ fn rpc_error(status: StatusCode, e: RpcError) -> Response {
 }
 
 fn json(status: StatusCode, body: Value) -> Response {
+    // `to_vec` writes bytes directly; `to_string` goes through `Display` and its formatter.
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
     (
         status,
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        body.to_string(),
+        bytes,
     )
         .into_response()
 }
