@@ -134,6 +134,53 @@ fn reference(tool: &str, admin: bool, postgres: bool, me: &str) -> (String, Vec<
                 if admin { String::new() } else { format!(" WHERE {mine}") }
             )
         }
+        _ if admin => {
+            // The best hand-written SQL on schema v4: the months' period sets hold one row per
+            // (month, loan) with the union of its statuses' bits; count the loans per (month,
+            // set), once, then give each stage the sets that hold one of its statuses.
+            use loanhost::data::history_keys::{
+                month_index, status_bit, STATUS_BITS, UNLISTED_BIT,
+            };
+            let label = if postgres {
+                "(x.mi / 12)::text || '-' || lpad((x.mi % 12 + 1)::text, 2, '0')"
+            } else {
+                "(x.mi / 12) || '-' || printf('%02d', x.mi % 12 + 1)"
+            };
+            let funnel: [(&str, &[&str]); 5] = [
+                ("1. Opened", &["Loan Open"]),
+                ("2. Pre-Approved", &["Loan Preapproval"]),
+                ("3. Rate Locked", &["Rate Locked"]),
+                ("4. Approved", &["Loan Approved", "Loan Clear To Close"]),
+                ("5. Closed & Funded", &["Loan Closed", "Loan Funded"]),
+            ];
+            let mut stages = Vec::new();
+            let mut mapped = 0;
+            for (stage, statuses) in funnel {
+                let mask = statuses.iter().map(|s| status_bit(s)).fold(0, |a, b| a | b);
+                mapped |= mask;
+                stages.push(format!(
+                    "SELECT '{stage}' AS stage, CAST({mask} AS BIGINT) AS mask"
+                ));
+            }
+            let every = ((1_i64 << STATUS_BITS.len()) - 1) | UNLISTED_BIT;
+            stages.push(format!(
+                "SELECT 'Other', CAST({} AS BIGINT)",
+                every & !mapped
+            ));
+            params.extend([
+                json!(month_index(WINDOW.0)),
+                json!(month_index(WINDOW.1 - 1)),
+            ]);
+            format!(
+                "WITH x AS MATERIALIZED (\
+                   SELECT period_index AS mi, status_bits AS bits, COUNT(*) AS c, SUM(loan_amount) AS amount \
+                   FROM los_history_months WHERE in_snapshot = 1 AND period_index >= ? AND period_index <= ? \
+                   GROUP BY period_index, status_bits) \
+                 SELECT {label} AS period, s.stage, CAST(SUM(x.c) AS BIGINT), SUM(x.amount) \
+                 FROM x CROSS JOIN ({}) s WHERE (x.bits & s.mask) <> 0 GROUP BY 1, 2 ORDER BY 1, 2",
+                stages.join(" UNION ALL ")
+            )
+        }
         _ => {
             let month = if postgres {
                 "to_char(to_timestamp(h.occurred_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM')"
