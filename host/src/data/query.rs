@@ -2171,6 +2171,9 @@ mod tests {
         let Db::Sqlite(pool) = &db else {
             unreachable!()
         };
+        let url = std::env::var("TEST_POSTGRES_URL")
+            .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+        let pg = sqlx::PgPool::connect(&url).await.unwrap();
         let instants: Vec<i64> = [
             "2024-12-29T23:59:59.999Z",
             "2024-12-30T00:00:00Z",
@@ -2201,30 +2204,38 @@ mod tests {
                 );
                 periods_between(lo, lo + 30 * 86_400_000, unit).unwrap()
             });
-            let c = Compiler {
+            let compiler = |postgres| Compiler {
                 dataset: Dataset::Loans,
                 can_read_names: true,
-                postgres: false,
+                postgres,
                 params: vec![],
                 history_only: false,
                 covered_group: false,
                 bounds: Default::default(),
             };
-            let sql = format!("SELECT {}", c.period("?1", unit));
+            let sqlite_sql = format!("SELECT {}", compiler(false).period("?1", unit));
+            let postgres_sql = format!("SELECT {}", compiler(true).period("$1::bigint", unit));
             for ms in instants
                 .iter()
                 .copied()
                 .filter(|ms| *ms < periods.ends.last().unwrap().0)
             {
-                let expected: String = sqlx::query_scalar(&sql)
+                let sqlite: String = sqlx::query_scalar(&sqlite_sql)
                     .bind(ms)
                     .fetch_one(pool)
                     .await
                     .unwrap();
-                // Assert: the period whose end first exceeds the instant has SQLite's label.
+                let postgres: String = sqlx::query_scalar(&postgres_sql)
+                    .bind(ms)
+                    .fetch_one(&pg)
+                    .await
+                    .unwrap();
+                // Assert: the period whose end first exceeds the instant has each engine's
+                // label (which is what rows outside a window, or in an unbounded one, get).
                 assert!(ms >= periods.start);
                 let label = &periods.ends.iter().find(|(end, _)| ms < *end).unwrap().1;
-                assert_eq!(label, &expected, "{unit:?} at {ms}");
+                assert_eq!(label, &sqlite, "SQLite: {unit:?} at {ms}");
+                assert_eq!(label, &postgres, "PostgreSQL: {unit:?} at {ms}");
             }
         }
         // A window of more than 64 periods is formatted row by row.
