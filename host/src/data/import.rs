@@ -3,7 +3,7 @@
 //! in one transaction, so a failed import keeps nothing; re-importing is idempotent (upsert by
 //! id; history rows dedupe on all their fields).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -210,7 +210,7 @@ impl Tx {
             );
             let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
             self.exec(&sql, &values).await?;
-            for table in HISTORY_SETS {
+            for (table, _) in HISTORY_SETS {
                 let sql = format!(
                     "UPDATE {table} SET in_snapshot = 1, \
                      loan_amount = (SELECT l.loan_amount FROM loans l WHERE l.key = {table}.loan_key) \
@@ -226,15 +226,15 @@ impl Tx {
     /// Adds history rows to the period sets (`los_history_months`, `los_history_weeks`). A
     /// (period, loan) already there gains the new bits; rows written twice change nothing.
     async fn add_to_history_sets(&mut self, rows: &[SetRow]) -> Result<(), sqlx::Error> {
-        for (table, week) in [(HISTORY_SETS[0], false), (HISTORY_SETS[1], true)] {
-            let mut sets: HashMap<(i64, i64), (i64, Option<i64>, i64)> = HashMap::new();
+        for (i, (table, _)) in HISTORY_SETS.iter().enumerate() {
+            // In key order, as the table is clustered.
+            let mut sets: BTreeMap<(i64, i64), (i64, Option<i64>, i64)> = BTreeMap::new();
             for r in rows {
-                let period = if week { r.week } else { r.month };
-                sets.entry((period, r.loan_key))
+                sets.entry((r.periods[i], r.loan_key))
                     .or_insert((0, r.amount, r.in_snapshot))
                     .0 |= r.bit;
             }
-            let mut sets: Vec<Vec<V>> = sets
+            let sets: Vec<Vec<V>> = sets
                 .into_iter()
                 .map(|((period, key), (bits, amount, in_snapshot))| {
                     vec![
@@ -246,10 +246,6 @@ impl Tx {
                     ]
                 })
                 .collect();
-            sets.sort_by_key(|r| match (&r[0], &r[1]) {
-                (V::I(p), V::I(k)) => (*p, *k),
-                _ => (None, None),
-            });
             let tail = format!(
                 "ON CONFLICT (period_index, loan_key) DO UPDATE SET status_bits = {table}.status_bits | excluded.status_bits"
             );
@@ -279,10 +275,7 @@ impl Tx {
             Tx::Sqlite(_) => "SUM(DISTINCT status_bit)",
             Tx::Postgres(_) => "bit_or(status_bit)",
         };
-        for (table, period) in [
-            (HISTORY_SETS[0], "month_index"),
-            (HISTORY_SETS[1], "week_index"),
-        ] {
+        for (table, period) in HISTORY_SETS {
             self.exec(&format!("DELETE FROM {table}"), &[]).await?;
             let sql = format!(
                 "INSERT INTO {table} (period_index, loan_key, status_bits, loan_amount, in_snapshot) \
@@ -410,13 +403,17 @@ fn table_of(file: &str) -> Option<&'static str> {
     }
 }
 
-/// The period sets history rows are summarised in (months, weeks; migration 0005).
-const HISTORY_SETS: [&str; 2] = ["los_history_months", "los_history_weeks"];
+/// The period sets history rows are summarised in (migration 0005), each with the history
+/// column holding its period.
+const HISTORY_SETS: [(&str, &str); 2] = [
+    ("los_history_months", "month_index"),
+    ("los_history_weeks", "week_index"),
+];
 
 /// What a history row adds to its period sets.
 struct SetRow {
-    month: i64,
-    week: i64,
+    /// Its period in each of [`HISTORY_SETS`], in that order.
+    periods: [i64; 2],
     loan_key: i64,
     bit: i64,
     amount: Option<i64>,
@@ -777,8 +774,8 @@ async fn write(
                     let (rows, batch_keys) = with_keys(rows, &keys);
                     let amounts = tx.snapshot_amounts(&batch_keys).await?;
                     // (key, id, status, at) → (key, status, at, amount, in snapshot,
-                    // month, week, status bit)
-                    let rows: Vec<Vec<V>> = rows
+                    // month, week, status bit), and what each row adds to its period sets.
+                    let (rows, sets): (Vec<Vec<V>>, Vec<SetRow>) = rows
                         .into_iter()
                         .zip(&batch_keys)
                         .map(|(mut r, key)| {
@@ -789,15 +786,26 @@ async fn write(
                                 }
                                 _ => unreachable!("history rows have a status and an instant"),
                             };
-                            let amount = amounts.get(key);
-                            r.push(V::I(amount.copied().flatten()));
-                            r.push(V::I(Some(amount.is_some() as i64)));
-                            r.push(V::I(Some(history_keys::month_index(at))));
-                            r.push(V::I(Some(history_keys::week_index(at))));
+                            let amount = amounts.get(key).copied().flatten();
+                            let in_snapshot = i64::from(amounts.contains_key(key));
+                            let set = SetRow {
+                                periods: [
+                                    history_keys::month_index(at),
+                                    history_keys::week_index(at),
+                                ],
+                                loan_key: *key,
+                                bit,
+                                amount,
+                                in_snapshot,
+                            };
+                            r.push(V::I(amount));
+                            r.push(V::I(Some(in_snapshot)));
+                            r.push(V::I(Some(set.periods[0])));
+                            r.push(V::I(Some(set.periods[1])));
                             r.push(V::I(Some(bit)));
-                            r
+                            (r, set)
                         })
-                        .collect();
+                        .unzip();
                     tx.insert_rows(
                         "los_status_history",
                         &[
@@ -815,21 +823,6 @@ async fn write(
                     )
                     .await?;
                     if !history_empty {
-                        let int = |v: &V| match v {
-                            V::I(i) => *i,
-                            V::T(_) => None,
-                        };
-                        let sets: Vec<SetRow> = rows
-                            .iter()
-                            .map(|r| SetRow {
-                                month: int(&r[5]).unwrap_or_default(),
-                                week: int(&r[6]).unwrap_or_default(),
-                                loan_key: int(&r[0]).unwrap_or_default(),
-                                bit: int(&r[7]).unwrap_or_default(),
-                                amount: int(&r[3]),
-                                in_snapshot: int(&r[4]).unwrap_or_default(),
-                            })
-                            .collect();
                         tx.add_to_history_sets(&sets).await?;
                     }
                 }

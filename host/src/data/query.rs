@@ -971,6 +971,15 @@ fn compile(
     finish(q, grouped, key_params, where_params, outs, columns)
 }
 
+/// The caller's scope as a condition over the loan alias `l`, with its parameters.
+fn scope_condition(scope: Option<&Scope>) -> Result<(String, Vec<P>), QueryError> {
+    let scope = scope.ok_or_else(|| {
+        QueryError::Unavailable("no caller scope for a caller-scoped dataset".into())
+    })?;
+    let (sql, params) = scope.predicate();
+    Ok((sql, params.into_iter().map(P::T).collect()))
+}
+
 /// The `WHERE` clause (scope, filter, predicates) and its parameters, in that order.
 fn where_clause(
     c: &mut Compiler,
@@ -984,12 +993,9 @@ fn where_clause(
     if c.history_only {
         wheres.push(Dataset::HISTORY_ONLY_WHERE.to_string());
     } else if q.dataset.has_loans() {
-        let scope = scope.ok_or_else(|| {
-            QueryError::Unavailable("no caller scope for a caller-scoped dataset".into())
-        })?;
-        let (sql, params) = scope.predicate();
+        let (sql, params) = scope_condition(scope)?;
         wheres.push(sql);
-        where_params.extend(params.into_iter().map(P::T));
+        where_params.extend(params);
     }
     wheres.extend(filter_sql);
     where_params.extend(filter_params);
@@ -1325,12 +1331,9 @@ fn compile_period_sets(
         wheres.push("r.in_snapshot = 1".to_string());
         plan.table.to_string()
     } else {
-        let scope = scope.ok_or_else(|| {
-            QueryError::Unavailable("no caller scope for a caller-scoped dataset".into())
-        })?;
-        let (sql, scope_params) = scope.predicate();
+        let (sql, scope_params) = scope_condition(scope)?;
         wheres.push(sql);
-        params.extend(scope_params.into_iter().map(P::T));
+        params.extend(scope_params);
         wheres.extend(filter_sql);
         params.extend(filter_params);
         format!("{} JOIN loans l ON l.key = r.loan_key", plan.table)
