@@ -89,14 +89,14 @@ impl TokenValidator {
     pub async fn validate(
         &self,
         token: &str,
-    ) -> Result<(Map<String, Value>, &'static str), String> {
+    ) -> Result<(Arc<Map<String, Value>>, &'static str), String> {
         let key = super::token_key(token);
         match self.cache.get(&key) {
-            Some((Cached::Valid(claims, scheme), _)) => return Ok(((*claims).clone(), scheme)),
+            Some((Cached::Valid(claims, scheme), _)) => return Ok((claims, scheme)),
             Some((Cached::Invalid(reason), _)) => return Err(reason),
             None => {}
         }
-        let result = self.verify(token).await;
+        let result = self.verify(token).await.map(|(c, s)| (Arc::new(c), s));
         match &result {
             Ok((claims, scheme)) => {
                 let epoch = std::time::SystemTime::now()
@@ -110,7 +110,7 @@ impl TokenValidator {
                     .unwrap_or(0);
                 let ttl = std::time::Duration::from_secs(left).min(CACHE_VALID_FOR);
                 if !ttl.is_zero() {
-                    let valid = Cached::Valid(Arc::new(claims.clone()), scheme);
+                    let valid = Cached::Valid(claims.clone(), scheme);
                     self.cache.insert(key, valid, ttl);
                 }
             }
