@@ -54,7 +54,8 @@ pub struct Metrics {
     /// Linear memory held by live plugin calls.
     pub plugin_memory_bytes: Gauge,
     /// Database connections, by `kind`: `identity_open`, `identity_idle`, `reports_open`,
-    /// `reports_idle`.
+    /// `reports_idle` (the pool of scope lookups), `statements_open`, `statements_idle` (the
+    /// connections report statements run on).
     pub db_connections: Family<Label, Gauge>,
 }
 

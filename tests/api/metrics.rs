@@ -102,6 +102,11 @@ async fn metrics_on_their_own_address_move_with_calls_and_failures() {
     assert_eq!(after["loanhost_instance_slots"], 64.0);
     assert_eq!(after["loanhost_instance_slots_in_use"], 0.0);
     assert!(after["loanhost_db_connections{kind=\"identity_open\"}"] >= 1.0);
+    assert_eq!(
+        after["loanhost_db_connections{kind=\"statements_open\"}"],
+        after["loanhost_db_connections{kind=\"statements_idle\"}"],
+        "no report statement in flight: every statement connection is idle"
+    );
     assert_eq!(on_main, 404, "metrics are not on the public address");
 }
 

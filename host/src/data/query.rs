@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use sqlx::Row;
 
 use super::catalog::{Dataset, Field, FieldType};
-use super::report_store::{ReadError, ReportStore, SqliteReads};
+use super::report_store::{session_timeout_ms, PgReads, ReadError, ReportStore, SqliteReads};
 use super::scope::Scope;
 use super::store::number_placeholders;
 use super::values::{
@@ -1446,9 +1446,9 @@ async fn spawn_execute(
 ) -> Result<Fetched, QueryError> {
     match store {
         ReportStore::Sqlite(reads) => execute_sqlite(reads, compiled, allowance).await,
-        ReportStore::Postgres(pool) => {
-            let pool = pool.clone();
-            tokio::spawn(async move { execute_postgres(&pool, &compiled, allowance).await })
+        ReportStore::Postgres(reads) => {
+            let reads = reads.clone();
+            tokio::spawn(async move { execute_postgres(&reads, &compiled, allowance).await })
                 .await
                 .map_err(|e| unavailable(&e))?
         }
@@ -1630,17 +1630,20 @@ async fn execute_sqlite(
 /// A statement on PostgreSQL, run again on another connection when its pooled one turns out
 /// broken before the first row.
 async fn execute_postgres(
-    pool: &sqlx::PgPool,
+    reads: &Arc<PgReads>,
     c: &Compiled,
     allowance: Allowance,
 ) -> Result<Fetched, QueryError> {
     let mut attempt = 1;
     loop {
-        match execute_postgres_once(pool, c, allowance).await {
+        match execute_postgres_once(reads, c, allowance).await {
             Ok(fetched) => return Ok(fetched),
             Err(Failed::Final(e)) => return Err(e),
             Err(Failed::Broken(e)) if attempt < ATTEMPTS && Instant::now() < allowance.deadline => {
                 tracing::warn!(error = %e, attempt, "a pooled connection was broken; retrying the statement on another");
+                // What broke one idle session (a restart, a proxy's idle timeout) most likely
+                // broke the others too: the retry opens a fresh one.
+                reads.forget_idle();
                 attempt += 1;
             }
             Err(Failed::Broken(e)) => return Err(unavailable(&e)),
@@ -1649,24 +1652,26 @@ async fn execute_postgres(
 }
 
 async fn execute_postgres_once(
-    pool: &sqlx::PgPool,
+    reads: &Arc<PgReads>,
     c: &Compiled,
     allowance: Allowance,
 ) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
     let mut intake = Intake::new(allowance);
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
-    // The server stops the statement itself; `SET LOCAL` ends with the transaction, so no later
-    // statement on the connection (the scope lookups share this pool) inherits a deadline.
-    // `BEGIN` and `SET LOCAL` travel in one round trip.
-    let ms = left().as_millis().max(1);
-    let begin = format!("BEGIN; SET LOCAL statement_timeout = {ms}");
-    let mut tx = match tokio::time::timeout(left(), pool.begin_with(begin)).await {
+    let mut lease = match tokio::time::timeout(left(), reads.acquire()).await {
         Err(_) => return Err(timed_out(&allowance).into()),
         Ok(Err(e)) if is_broken(&e) => return Err(Failed::Broken(e)),
         Ok(Err(e)) => return Err(unavailable(&e).into()),
-        Ok(Ok(tx)) => tx,
+        Ok(Ok(lease)) => lease,
     };
+    // The server stops the statement itself, at the session's `statement_timeout`; the
+    // session keeps it for the next statement (report_store.rs), and serves nothing else.
+    match lease.statement_timeout(session_timeout_ms(left())).await {
+        Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
+        Err(e) => return Err(unavailable(&e).into()),
+        Ok(()) => {}
+    }
     let numbered = number_placeholders(&c.sql);
     let mut query = sqlx::query(&numbered);
     for p in &c.params {
@@ -1675,12 +1680,17 @@ async fn execute_postgres_once(
             P::I(i) => query.bind(*i),
         };
     }
-    let mut stream = query.fetch(&mut *tx);
+    let mut stream = query.fetch(lease.conn());
     loop {
         let row = match stream.try_next().await {
             Ok(Some(row)) => row,
             Ok(None) => break,
-            Err(e) if is_pg_cancel(&e) => return Err(timed_out(&allowance).into()),
+            Err(e) if is_pg_cancel(&e) => {
+                // Stopped by the server: the session itself is sound.
+                drop(stream);
+                lease.release();
+                return Err(timed_out(&allowance).into());
+            }
             // A broken connection shows itself on the first exchange, before any row.
             Err(e) if is_broken(&e) && intake.rows.is_empty() => return Err(Failed::Broken(e)),
             Err(e) => return Err(unavailable(&e).into()),
@@ -1701,8 +1711,8 @@ async fn execute_postgres_once(
         let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
         intake.push(values, total)?;
     }
-    // Dropping the transaction queues its ROLLBACK; the pool sends it, and waits for it, as
-    // the connection comes back, so the answer does not wait for that round trip.
+    drop(stream);
+    lease.release();
     Ok(intake.finish())
 }
 
@@ -2405,12 +2415,9 @@ mod tests {
     async fn a_postgres_statement_stops_at_its_deadline() {
         let url = std::env::var("TEST_POSTGRES_URL")
             .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .connect(&url)
-            .await
-            .unwrap();
-        stops_at_deadline_and_frees_the_connection(ReportStore::Postgres(pool), true).await;
+        let one = PgReads::new(url.parse().unwrap(), 1);
+        stops_at_deadline_and_frees_the_connection(ReportStore::Postgres(Arc::new(one)), true)
+            .await;
     }
 
     #[test]

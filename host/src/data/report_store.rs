@@ -7,13 +7,23 @@
 //! handler set directly on the connection. Measured on the Agent's `report_loans` statement
 //! at 1M loans: 0.44–0.53 ms through sqlx, 0.19–0.22 ms this way (docs/benchmarks.md).
 //! The connections are opened read-only: a report statement cannot write, whatever it says.
+//!
+//! On PostgreSQL, report statements run on connections of their own too ([`PgReads`]), whose
+//! sessions are read-only (`default_transaction_read_only`) and keep their
+//! `statement_timeout`: a statement sends `SET` only when it needs another one than its
+//! connection already has. A transaction with `SET LOCAL` cost two round trips per statement
+//! (`BEGIN; SET LOCAL …`, then `ROLLBACK` as the connection came back).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rusqlite::{Connection, OpenFlags};
-use tokio::sync::Semaphore;
+use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::Connection as _;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::store::{Db, SQLITE_BUSY_TIMEOUT, SQLITE_PRAGMAS};
 
@@ -22,14 +32,16 @@ use super::store::{Db, SQLITE_BUSY_TIMEOUT, SQLITE_PRAGMAS};
 const SQLITE_CONNECTIONS: usize = 6;
 /// SQLite's progress handler runs every this many VM steps.
 const PROGRESS_STEPS: i32 = 1000;
+/// PostgreSQL connections report statements keep open at most, per host.
+const POSTGRES_CONNECTIONS: usize = 12;
 
 /// The store report statements run on.
 #[derive(Clone, Debug)]
 pub enum ReportStore {
     /// A SQLite database file, through connections of the reports' own.
     Sqlite(Arc<SqliteReads>),
-    /// PostgreSQL's report pool (sqlx).
-    Postgres(sqlx::PgPool),
+    /// PostgreSQL, through connections of the reports' own.
+    Postgres(Arc<PgReads>),
 }
 
 impl ReportStore {
@@ -41,8 +53,26 @@ impl ReportStore {
             Db::Sqlite(pool) => ReportStore::Sqlite(Arc::new(SqliteReads::new(
                 pool.connect_options().get_filename(),
             ))),
-            Db::Postgres(pool) => ReportStore::Postgres(pool.clone()),
+            Db::Postgres(pool) => ReportStore::Postgres(Arc::new(PgReads::new(
+                (*pool.connect_options()).clone(),
+                POSTGRES_CONNECTIONS,
+            ))),
         }
+    }
+}
+
+impl ReportStore {
+    /// Report connections open, and how many of them are idle.
+    pub fn sessions(&self) -> (u32, usize) {
+        let (capacity, available, idle) = match self {
+            ReportStore::Sqlite(r) => (r.capacity, r.permits.available_permits(), r.idle_count()),
+            ReportStore::Postgres(r) => {
+                (r.capacity, r.permits.available_permits(), r.idle_sessions())
+            }
+        };
+        // A statement in flight holds a permit and its connection.
+        let open = idle + capacity.saturating_sub(available);
+        (u32::try_from(open).unwrap_or(u32::MAX), idle)
     }
 }
 
@@ -63,6 +93,7 @@ pub struct SqliteReads {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
     permits: Arc<Semaphore>,
+    capacity: usize,
 }
 
 impl SqliteReads {
@@ -76,7 +107,12 @@ impl SqliteReads {
             path: path.to_path_buf(),
             idle: Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(n)),
+            capacity: n,
         }
+    }
+
+    fn idle_count(&self) -> usize {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     fn open(&self) -> Result<Connection, ReadError> {
@@ -141,6 +177,137 @@ impl SqliteReads {
     }
 }
 
+/// Read-only PostgreSQL sessions for report statements, each remembering the
+/// `statement_timeout` it was last given.
+#[derive(Debug)]
+pub struct PgReads {
+    options: PgConnectOptions,
+    idle: Mutex<Vec<PgSession>>,
+    permits: Arc<Semaphore>,
+    capacity: usize,
+    timeouts_set: AtomicU64,
+}
+
+/// One open session and the `statement_timeout` (ms) it has now.
+#[derive(Debug)]
+struct PgSession {
+    conn: PgConnection,
+    timeout_ms: u64,
+}
+
+impl PgReads {
+    /// At most `n` connections made with `options` (the report pool's own: server address,
+    /// credentials, TLS and its `statement_timeout` of 10 s), each session read-only.
+    pub(crate) fn new(options: PgConnectOptions, n: usize) -> PgReads {
+        PgReads {
+            options: options.options([("default_transaction_read_only", "on")]),
+            idle: Mutex::new(Vec::new()),
+            permits: Arc::new(Semaphore::new(n)),
+            capacity: n,
+            timeouts_set: AtomicU64::new(0),
+        }
+    }
+
+    /// A session of its own for one statement: an idle one, or a new connection. Waits for a
+    /// free slot (the caller bounds the wait).
+    pub(crate) async fn acquire(self: &Arc<Self>) -> Result<PgLease, sqlx::Error> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| sqlx::Error::PoolClosed)?;
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let session = match idle {
+            Some(session) => session,
+            None => PgSession {
+                conn: PgConnection::connect_with(&self.options).await?,
+                // Unknown: the first statement sets its own.
+                timeout_ms: u64::MAX,
+            },
+        };
+        Ok(PgLease {
+            reads: self.clone(),
+            session: Some(session),
+            _permit: permit,
+        })
+    }
+
+    /// How many `SET statement_timeout` these sessions were sent (tests and benchmarks).
+    pub fn timeouts_set(&self) -> u64 {
+        self.timeouts_set.load(Ordering::Relaxed)
+    }
+
+    /// Closes the idle sessions (after one of them turned out broken).
+    pub(crate) fn forget_idle(&self) {
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(idle);
+    }
+
+    /// Sessions open and idle now.
+    pub fn idle_sessions(&self) -> usize {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// A session lent to one statement. [`PgLease::release`] gives it back; dropped without that
+/// (an error, a statement left half read), its connection is closed instead.
+pub(crate) struct PgLease {
+    reads: Arc<PgReads>,
+    session: Option<PgSession>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl PgLease {
+    /// Gives the session a `statement_timeout` of `ms` unless it has that one already.
+    pub(crate) async fn statement_timeout(&mut self, ms: u64) -> Result<(), sqlx::Error> {
+        let session = self.session.as_mut().expect("a lease holds its session");
+        if session.timeout_ms != ms {
+            // Unknown until the server has answered: a failed `SET` leaves it so.
+            session.timeout_ms = u64::MAX;
+            let set = format!("SET statement_timeout = {ms}");
+            // A `&str` without arguments goes as a simple query: nothing is prepared.
+            sqlx::Executor::execute(&mut session.conn, set.as_str()).await?;
+            session.timeout_ms = ms;
+            self.reads.timeouts_set.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// The connection, for the statement.
+    pub(crate) fn conn(&mut self) -> &mut PgConnection {
+        &mut self
+            .session
+            .as_mut()
+            .expect("a lease holds its session")
+            .conn
+    }
+
+    /// Gives the session back for the next statement.
+    pub(crate) fn release(mut self) {
+        if let Some(session) = self.session.take() {
+            self.reads
+                .idle
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(session);
+        }
+    }
+}
+
+/// The session `statement_timeout` for a statement with `left` until its deadline: from 1 s
+/// up, rounded down to a multiple of 100 ms, so that statements of calls with the same budget
+/// find their session already set (the server may then stop a statement up to 100 ms before
+/// its deadline, never after); below 1 s, exact.
+pub(crate) fn session_timeout_ms(left: std::time::Duration) -> u64 {
+    let ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+    if ms >= 1000 {
+        ms / 100 * 100
+    } else {
+        ms.max(1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,5 +366,61 @@ mod tests {
             e.contains("opening a report connection to file:sqlx-in-memory-1"),
             "{e}"
         );
+    }
+
+    #[tokio::test]
+    async fn postgres_sessions_are_read_only_reused_and_keep_their_timeout() {
+        // Arrange
+        let url = std::env::var("TEST_POSTGRES_URL")
+            .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+        let reads = Arc::new(PgReads::new(url.parse().unwrap(), 2));
+        // Act
+        let mut first = reads.acquire().await.unwrap();
+        first.statement_timeout(4900).await.unwrap();
+        let set = show(&mut first).await;
+        let write = sqlx::Executor::execute(first.conn(), "CREATE TEMP TABLE t (x int)").await;
+        drop(first); // an error or a half-read statement: the connection is closed
+        let mut second = reads.acquire().await.unwrap();
+        second.statement_timeout(4900).await.unwrap();
+        second.release();
+        let mut third = reads.acquire().await.unwrap();
+        second_same(&mut third).await;
+        let kept = show(&mut third).await;
+        third.statement_timeout(250).await.unwrap();
+        let changed = show(&mut third).await;
+        third.release();
+
+        // Assert
+        assert_eq!(set, "4900ms");
+        let e = write.unwrap_err().to_string();
+        assert!(e.contains("read-only transaction"), "{e}");
+        assert_eq!(kept, "4900ms", "the session kept its timeout");
+        assert_eq!(changed, "250ms");
+        assert_eq!(
+            reads.timeouts_set(),
+            3,
+            "a SET for the first session, one for the new session after the closed one, and one for the change; none for the reused session"
+        );
+        assert_eq!(reads.idle_sessions(), 1, "one session, reused");
+
+        async fn second_same(lease: &mut PgLease) {
+            lease.statement_timeout(4900).await.unwrap();
+        }
+        async fn show(lease: &mut PgLease) -> String {
+            sqlx::query_scalar::<_, String>("SHOW statement_timeout")
+                .fetch_one(lease.conn())
+                .await
+                .unwrap()
+        }
+    }
+
+    #[test]
+    fn session_timeouts_round_down_to_100_ms_from_one_second() {
+        let ms = |n| session_timeout_ms(Duration::from_millis(n));
+        assert_eq!(ms(4_999), 4_900);
+        assert_eq!(ms(4_901), 4_900);
+        assert_eq!(ms(1_000), 1_000);
+        assert_eq!(ms(999), 999);
+        assert_eq!(ms(0), 1);
     }
 }

@@ -113,11 +113,12 @@ impl Db {
         Ok(db)
     }
 
-    /// The server's pool for report statements (the `data` capability). Run
-    /// [`Db::open_identity`] first: this one does not migrate. Its connections are not pinged
-    /// when they are handed out (sqlx's default costs a round trip per statement); a report
-    /// statement that finds its connection broken retries on another
-    /// (`query::execute_postgres`), and the pool still pings each connection as it comes back.
+    /// The server's pool for the `data` capability: the scope lookups of identities the
+    /// directory did not resolve, and where [`super::ReportStore::of`] finds the database for
+    /// report statements (which run on connections of their own). Run [`Db::open_identity`]
+    /// first: this one does not migrate. Its connections are not pinged when they are handed
+    /// out (sqlx's default costs a round trip per statement); the pool still pings each
+    /// connection as it comes back.
     pub async fn open_reports(url: &str) -> Result<Db, DbError> {
         Self::connect(url, PoolKind::Reports).await
     }
@@ -127,10 +128,10 @@ impl Db {
             (PoolKind::General, true) => (8, Duration::from_secs(30)),
             (PoolKind::General, false) => (16, Duration::from_secs(10)),
             (PoolKind::Identity, _) => (4, Duration::from_secs(2)),
-            // On SQLite, report statements run on connections of their own (report_store.rs);
-            // this pool serves the scope lookups of identities the directory did not resolve.
+            // Report statements run on connections of their own (report_store.rs); this pool
+            // serves the scope lookups of identities the directory did not resolve.
             (PoolKind::Reports, true) => (6, Duration::from_secs(10)),
-            (PoolKind::Reports, false) => (12, Duration::from_secs(10)),
+            (PoolKind::Reports, false) => (4, Duration::from_secs(10)),
         };
         let db = if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)

@@ -32,6 +32,9 @@ async fn metrics(State(state): State<AppState>) -> Response {
     if let Some(reports) = plugins.reports_db() {
         pools.push(("reports", reports.pool_stats()));
     }
+    if let Some(store) = plugins.report_store() {
+        pools.push(("statements", store.sessions()));
+    }
     for (pool, (open, idle)) in pools {
         let gauge = |kind: String| m.db_connections.get_or_create(&Label { kind });
         gauge(format!("{pool}_open")).set(i64::from(open));

@@ -251,6 +251,11 @@ impl Plugins {
         self.runner.reports.as_ref().map(|r| &r.db)
     }
 
+    /// Where report statements run (`None` without a data capability).
+    pub fn report_store(&self) -> Option<&crate::data::ReportStore> {
+        self.runner.reports.as_ref().map(|r| &r.store)
+    }
+
     /// Bytes of linear memory held by live plugin calls.
     pub fn memory_in_use(&self) -> u64 {
         self.runner.memory.in_use()
