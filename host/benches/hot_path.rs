@@ -6,7 +6,8 @@
 //! figures in `docs/benchmarks.md` say. Prints requests per second and the ratio.
 //!
 //! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run; `HOT_PATH_ONLY=loanhost`
-//! (or `bare`) runs one side only, for profiling it.
+//! (or `bare`) runs one side only, for profiling it; `HOT_PATH_CONNECTIONS` (default `16,64`)
+//! sets the loads.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,20 +114,32 @@ fn main() {
 
         println!("hot_path: authenticated tools/call get_loan_reporting_metadata, {seconds} s per run");
         let only = std::env::var("HOT_PATH_ONLY").unwrap_or_default();
-        for connections in [16, 64] {
+        let nan = common::Throughput { per_second: f64::NAN, cpu_us_per_call: f64::NAN };
+        // `HOT_PATH_CONNECTIONS=1,16` measures other loads (1: the latency of one call at a time).
+        let loads: Vec<usize> = std::env::var("HOT_PATH_CONNECTIONS")
+            .ok()
+            .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+            .unwrap_or_else(|| vec![16, 64]);
+        for connections in loads {
             let reference = if only == "loanhost" {
-                f64::NAN
+                nan
             } else {
                 common::throughput(std::slice::from_ref(&bare_url), std::slice::from_ref(&token), "get_loan_reporting_metadata", connections, seconds).await
             };
             let ours = if only == "bare" {
-                f64::NAN
+                nan
             } else {
                 common::throughput(std::slice::from_ref(&loanhost_url), std::slice::from_ref(&token), "get_loan_reporting_metadata", connections, seconds).await
             };
             println!(
-                "hot_path/{connections}_connections: bare axum + jsonwebtoken {reference:.0} req/s, loanhost {ours:.0} req/s, ratio {:.2}",
-                ours / reference
+                "hot_path/{connections}_connections: bare axum + jsonwebtoken {:.0} req/s, loanhost {:.0} req/s, ratio {:.2}; \
+                 CPU per call (server and load generator) {:.0} / {:.0} µs, ratio {:.2}",
+                reference.per_second,
+                ours.per_second,
+                ours.per_second / reference.per_second,
+                reference.cpu_us_per_call,
+                ours.cpu_us_per_call,
+                reference.cpu_us_per_call / ours.cpu_us_per_call,
             );
         }
     });

@@ -103,8 +103,8 @@ fn main() {
             common::wait_until_up(&client, &format!("http://127.0.0.1:{p}/ready")).await;
         }
         println!("scale_out: Agents' tools/call report_loans on one PostgreSQL, 32 connections, {seconds} s per run ({} agents)", tokens.len());
-        let one = common::throughput(&urls[..1], &tokens, "report_loans", 32, seconds).await;
-        let two = common::throughput(&urls, &tokens, "report_loans", 32, seconds).await;
+        let one = common::throughput(&urls[..1], &tokens, "report_loans", 32, seconds).await.per_second;
+        let two = common::throughput(&urls, &tokens, "report_loans", 32, seconds).await.per_second;
         println!(
             "scale_out: one host {one:.0} req/s, two hosts {two:.0} req/s, ratio {:.2} ({} cores here)",
             two / one,

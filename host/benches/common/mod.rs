@@ -117,6 +117,36 @@ pub async fn wait_until_up(client: &reqwest::Client, url: &str) {
     panic!("{url} did not come up within 30 s");
 }
 
+/// This process's CPU time so far (user + system), from `/proc/self/stat` (clock ticks of
+/// 10 ms: read it over seconds, not calls).
+pub fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces, hence the last `)`): utime and
+    // stime are the 12th and 13th of them.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// What a [`throughput`] run measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Throughput {
+    /// Successful calls per second.
+    pub per_second: f64,
+    /// This process's CPU time per call, in microseconds: the server's and the load
+    /// generator's together (they share the process). Steadier than `per_second` on a shared
+    /// machine, where other tenants take wall-clock time but not this process's CPU time.
+    pub cpu_us_per_call: f64,
+}
+
 /// Requests per second of `connections` loops for `seconds` (after one second of warm-up):
 /// loop `i` sends `tools/call` of `tool` with `{}` to `urls[i % n]` with `tokens[i % m]`, and
 /// every answer must be a successful result.
@@ -126,7 +156,7 @@ pub async fn throughput(
     tool: &str,
     connections: usize,
     seconds: f64,
-) -> f64 {
+) -> Throughput {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
     let client = reqwest::Client::builder()
@@ -171,13 +201,16 @@ pub async fn throughput(
     }
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     counting.store(true, Ordering::Relaxed);
-    let started = std::time::Instant::now();
+    let (started, cpu) = (std::time::Instant::now(), process_cpu_seconds());
     tokio::time::sleep(std::time::Duration::from_secs_f64(seconds)).await;
     let n = done.load(Ordering::Relaxed);
-    let elapsed = started.elapsed().as_secs_f64();
+    let (elapsed, cpu) = (started.elapsed().as_secs_f64(), process_cpu_seconds() - cpu);
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
         t.await.unwrap();
     }
-    n as f64 / elapsed
+    Throughput {
+        per_second: n as f64 / elapsed,
+        cpu_us_per_call: cpu * 1e6 / n as f64,
+    }
 }
