@@ -34,6 +34,11 @@ const SQLITE_CONNECTIONS: usize = 6;
 const PROGRESS_STEPS: i32 = 1000;
 /// PostgreSQL connections report statements keep open at most, per host.
 const POSTGRES_CONNECTIONS: usize = 12;
+/// A PostgreSQL session idle this long is closed rather than reused (sqlx's pool default).
+const POSTGRES_IDLE_FOR: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+/// A PostgreSQL session this old is closed rather than reused (sqlx's pool default), so that
+/// settings changed on the server reach every session in time.
+const POSTGRES_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
 /// The store report statements run on.
 #[derive(Clone, Debug)]
@@ -193,6 +198,15 @@ pub struct PgReads {
 struct PgSession {
     conn: PgConnection,
     timeout_ms: u64,
+    opened: Instant,
+    last_used: Instant,
+}
+
+impl PgSession {
+    fn worn(&self, now: Instant) -> bool {
+        now.duration_since(self.opened) >= POSTGRES_LIFETIME
+            || now.duration_since(self.last_used) >= POSTGRES_IDLE_FOR
+    }
 }
 
 impl PgReads {
@@ -217,13 +231,21 @@ impl PgReads {
             .acquire_owned()
             .await
             .map_err(|_| sqlx::Error::PoolClosed)?;
-        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let now = Instant::now();
+        let (idle, worn) = {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            let worn: Vec<PgSession> = idle.extract_if(.., |s| s.worn(now)).collect();
+            (idle.pop(), worn)
+        };
+        drop(worn);
         let session = match idle {
             Some(session) => session,
             None => PgSession {
                 conn: PgConnection::connect_with(&self.options).await?,
                 // Unknown: the first statement sets its own.
                 timeout_ms: u64::MAX,
+                opened: now,
+                last_used: now,
             },
         };
         Ok(PgLease {
@@ -285,7 +307,8 @@ impl PgLease {
 
     /// Gives the session back for the next statement.
     pub(crate) fn release(mut self) {
-        if let Some(session) = self.session.take() {
+        if let Some(mut session) = self.session.take() {
+            session.last_used = Instant::now();
             self.reads
                 .idle
                 .lock()
@@ -402,6 +425,21 @@ mod tests {
             "a SET for the first session, one for the new session after the closed one, and one for the change; none for the reused session"
         );
         assert_eq!(reads.idle_sessions(), 1, "one session, reused");
+
+        // A session idle for too long is closed, not reused: the next one starts afresh.
+        {
+            let mut idle = reads.idle.lock().unwrap();
+            idle[0].last_used = idle[0].last_used.checked_sub(POSTGRES_IDLE_FOR).unwrap();
+        }
+        let mut fourth = reads.acquire().await.unwrap();
+        fourth.statement_timeout(250).await.unwrap();
+        fourth.release();
+        assert_eq!(
+            reads.timeouts_set(),
+            4,
+            "a fresh session after the idle one"
+        );
+        assert_eq!(reads.idle_sessions(), 1);
 
         async fn second_same(lease: &mut PgLease) {
             lease.statement_timeout(4900).await.unwrap();
