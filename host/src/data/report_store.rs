@@ -15,10 +15,9 @@
 //! (`BEGIN; SET LOCAL …`, then `ROLLBACK` as the connection came back).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
-
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 use sqlx::postgres::{PgConnectOptions, PgConnection};
@@ -35,10 +34,10 @@ const PROGRESS_STEPS: i32 = 1000;
 /// PostgreSQL connections report statements keep open at most, per host.
 const POSTGRES_CONNECTIONS: usize = 12;
 /// A PostgreSQL session idle this long is closed rather than reused (sqlx's pool default).
-const POSTGRES_IDLE_FOR: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+const POSTGRES_IDLE_FOR: Duration = Duration::from_secs(10 * 60);
 /// A PostgreSQL session this old is closed rather than reused (sqlx's pool default), so that
 /// settings changed on the server reach every session in time.
-const POSTGRES_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+const POSTGRES_LIFETIME: Duration = Duration::from_secs(30 * 60);
 
 /// The store report statements run on.
 #[derive(Clone, Debug)]
@@ -64,19 +63,47 @@ impl ReportStore {
             ))),
         }
     }
-}
 
-impl ReportStore {
     /// Report connections open, and how many of them are idle.
     pub fn sessions(&self) -> (u32, usize) {
-        let (capacity, available, idle) = match self {
-            ReportStore::Sqlite(r) => (r.capacity, r.permits.available_permits(), r.idle_count()),
-            ReportStore::Postgres(r) => {
-                (r.capacity, r.permits.available_permits(), r.idle_sessions())
-            }
-        };
+        match self {
+            ReportStore::Sqlite(r) => r.slots.stats(),
+            ReportStore::Postgres(r) => r.slots.stats(),
+        }
+    }
+}
+
+/// The connections of one report store: at most `capacity` in use or idle at once (a permit
+/// each), the idle ones kept for the next statement.
+#[derive(Debug)]
+struct Slots<T> {
+    idle: Mutex<Vec<T>>,
+    permits: Arc<Semaphore>,
+    capacity: usize,
+}
+
+impl<T> Slots<T> {
+    fn new(capacity: usize) -> Slots<T> {
+        Slots {
+            idle: Mutex::new(Vec::new()),
+            permits: Arc::new(Semaphore::new(capacity)),
+            capacity,
+        }
+    }
+
+    /// The idle connections (a panic elsewhere while holding them leaves them usable).
+    fn idle(&self) -> MutexGuard<'_, Vec<T>> {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Connections open, and how many of them are idle.
+    fn stats(&self) -> (u32, usize) {
+        let idle = self.idle().len();
         // A statement in flight holds a permit and its connection.
-        let open = idle + capacity.saturating_sub(available);
+        let open = idle
+            + self
+                .capacity
+                .saturating_sub(self.permits.available_permits());
         (u32::try_from(open).unwrap_or(u32::MAX), idle)
     }
 }
@@ -96,9 +123,7 @@ pub enum ReadError {
 #[derive(Debug)]
 pub struct SqliteReads {
     path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
-    permits: Arc<Semaphore>,
-    capacity: usize,
+    slots: Slots<Connection>,
 }
 
 impl SqliteReads {
@@ -110,14 +135,8 @@ impl SqliteReads {
     pub(crate) fn with_connections(path: &Path, n: usize) -> SqliteReads {
         SqliteReads {
             path: path.to_path_buf(),
-            idle: Mutex::new(Vec::new()),
-            permits: Arc::new(Semaphore::new(n)),
-            capacity: n,
+            slots: Slots::new(n),
         }
-    }
-
-    fn idle_count(&self) -> usize {
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     fn open(&self) -> Result<Connection, ReadError> {
@@ -155,14 +174,15 @@ impl SqliteReads {
         F: FnOnce(&Connection) -> T + Send + 'static,
     {
         let wait = deadline.saturating_duration_since(Instant::now());
-        let permit = match tokio::time::timeout(wait, self.permits.clone().acquire_owned()).await {
-            Ok(Ok(permit)) => permit,
-            _ => return Err(ReadError::Busy),
-        };
+        let permit =
+            match tokio::time::timeout(wait, self.slots.permits.clone().acquire_owned()).await {
+                Ok(Ok(permit)) => permit,
+                _ => return Err(ReadError::Busy),
+            };
         let reads = self.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let taken = reads.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let taken = reads.slots.idle().pop();
             let conn = match taken {
                 Some(conn) => conn,
                 None => reads.open()?,
@@ -170,11 +190,7 @@ impl SqliteReads {
             conn.progress_handler(PROGRESS_STEPS, Some(move || Instant::now() >= deadline));
             let out = statement(&conn);
             conn.progress_handler(0, None::<fn() -> bool>);
-            reads
-                .idle
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(conn);
+            reads.slots.idle().push(conn);
             Ok(out)
         })
         .await
@@ -187,9 +203,7 @@ impl SqliteReads {
 #[derive(Debug)]
 pub struct PgReads {
     options: PgConnectOptions,
-    idle: Mutex<Vec<PgSession>>,
-    permits: Arc<Semaphore>,
-    capacity: usize,
+    slots: Slots<PgSession>,
     timeouts_set: AtomicU64,
 }
 
@@ -215,9 +229,7 @@ impl PgReads {
     pub(crate) fn new(options: PgConnectOptions, n: usize) -> PgReads {
         PgReads {
             options: options.options([("default_transaction_read_only", "on")]),
-            idle: Mutex::new(Vec::new()),
-            permits: Arc::new(Semaphore::new(n)),
-            capacity: n,
+            slots: Slots::new(n),
             timeouts_set: AtomicU64::new(0),
         }
     }
@@ -226,6 +238,7 @@ impl PgReads {
     /// free slot (the caller bounds the wait).
     pub(crate) async fn acquire(self: &Arc<Self>) -> Result<PgLease, sqlx::Error> {
         let permit = self
+            .slots
             .permits
             .clone()
             .acquire_owned()
@@ -233,7 +246,7 @@ impl PgReads {
             .map_err(|_| sqlx::Error::PoolClosed)?;
         let now = Instant::now();
         let (idle, worn) = {
-            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            let mut idle = self.slots.idle();
             let worn: Vec<PgSession> = idle.extract_if(.., |s| s.worn(now)).collect();
             (idle.pop(), worn)
         };
@@ -262,13 +275,12 @@ impl PgReads {
 
     /// Closes the idle sessions (after one of them turned out broken).
     pub(crate) fn forget_idle(&self) {
-        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
-        drop(idle);
+        self.slots.idle().clear();
     }
 
     /// Sessions open and idle now.
     pub fn idle_sessions(&self) -> usize {
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.slots.idle().len()
     }
 }
 
@@ -309,11 +321,7 @@ impl PgLease {
     pub(crate) fn release(mut self) {
         if let Some(mut session) = self.session.take() {
             session.last_used = Instant::now();
-            self.reads
-                .idle
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(session);
+            self.reads.slots.idle().push(session);
         }
     }
 }
@@ -322,7 +330,7 @@ impl PgLease {
 /// up, rounded down to a multiple of 100 ms, so that statements of calls with the same budget
 /// find their session already set (the server may then stop a statement up to 100 ms before
 /// its deadline, never after); below 1 s, exact.
-pub(crate) fn session_timeout_ms(left: std::time::Duration) -> u64 {
+pub(crate) fn session_timeout_ms(left: Duration) -> u64 {
     let ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
     if ms >= 1000 {
         ms / 100 * 100
@@ -370,11 +378,7 @@ mod tests {
         let e = write.unwrap_err().to_string();
         assert!(e.contains("readonly"), "{e}");
         assert_eq!(again.unwrap(), 2);
-        assert_eq!(
-            reads.idle.lock().unwrap().len(),
-            1,
-            "one connection, reused"
-        );
+        assert_eq!(reads.slots.idle().len(), 1, "one connection, reused");
     }
 
     #[tokio::test]
@@ -407,7 +411,7 @@ mod tests {
         second.statement_timeout(4900).await.unwrap();
         second.release();
         let mut third = reads.acquire().await.unwrap();
-        second_same(&mut third).await;
+        third.statement_timeout(4900).await.unwrap();
         let kept = show(&mut third).await;
         third.statement_timeout(250).await.unwrap();
         let changed = show(&mut third).await;
@@ -428,7 +432,7 @@ mod tests {
 
         // A session idle for too long is closed, not reused: the next one starts afresh.
         {
-            let mut idle = reads.idle.lock().unwrap();
+            let mut idle = reads.slots.idle();
             idle[0].last_used = idle[0].last_used.checked_sub(POSTGRES_IDLE_FOR).unwrap();
         }
         let mut fourth = reads.acquire().await.unwrap();
@@ -441,9 +445,6 @@ mod tests {
         );
         assert_eq!(reads.idle_sessions(), 1);
 
-        async fn second_same(lease: &mut PgLease) {
-            lease.statement_timeout(4900).await.unwrap();
-        }
         async fn show(lease: &mut PgLease) -> String {
             sqlx::query_scalar::<_, String>("SHOW statement_timeout")
                 .fetch_one(lease.conn())
