@@ -21,4 +21,5 @@ pub mod expiring;
 pub mod http;
 pub mod mcp;
 pub mod plugins;
+pub mod secret_file;
 pub mod telemetry;

@@ -123,13 +123,14 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
     assert!(seeded.success());
     let mut serve = Command::new(loanhost);
     env(&mut serve);
+    let log = server.path().join("serve.log");
     let mut child = serve
         .arg("serve")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
         .spawn()
         .unwrap();
-    common::wait_until_up(&base).await;
+    common::wait_until_serving(&base, &mut child, &log).await;
     let client = reqwest::Client::new();
 
     // Act: the guide's deploy step, then a call over MCP.

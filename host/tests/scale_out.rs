@@ -30,6 +30,7 @@ fn root() -> PathBuf {
 struct Host {
     child: Child,
     base: String,
+    log: PathBuf,
 }
 
 impl Drop for Host {
@@ -51,6 +52,7 @@ fn start_host(db_url: &str, plugins: &Path, cache: &Path, log: &Path) -> Host {
     Host {
         child,
         base: format!("http://127.0.0.1:{port}"),
+        log: log.to_path_buf(),
     }
 }
 
@@ -158,17 +160,18 @@ async fn two_hosts_serve_one_postgres_database() {
             .await
             .unwrap();
     }
+    // One cache folder, empty: both hosts start at once and each makes the dev IdP's key and
+    // the compile cache's key unless the other made it first; they must end with one of each.
     let cache = dir.path().join("cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    // The dev IdP's key, made once here so both hosts sign and accept with it.
-    let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
-    let hosts = [
+    let mut hosts = [
         start_host(&db_url, &plugins, &cache, &dir.path().join("host-0.log")),
         start_host(&db_url, &plugins, &cache, &dir.path().join("host-1.log")),
     ];
-    for h in &hosts {
-        common::wait_until_up(&h.base).await;
+    for h in &mut hosts {
+        common::wait_until_serving(&h.base, &mut h.child, &h.log).await;
     }
+    // The key both hosts sign and accept with (below, each accepts tokens it did not sign).
+    let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()

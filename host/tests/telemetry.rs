@@ -40,6 +40,7 @@ async fn request_spans_are_exported_over_otlp_when_configured() {
     let port = common::free_port();
     let base = format!("http://127.0.0.1:{port}");
     let database = format!("sqlite://{}", dir.path().join("db.sqlite").display());
+    let log = dir.path().join("serve.log");
     let mut child = common::serve(
         port,
         &base,
@@ -52,10 +53,10 @@ async fn request_spans_are_exported_over_otlp_when_configured() {
     // Export within a fifth of a second rather than the default five.
     .env("OTEL_BSP_SCHEDULE_DELAY", "200")
     .stdout(Stdio::null())
-    .stderr(Stdio::null())
+    .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
     .spawn()
     .unwrap();
-    common::wait_until_up(&base).await;
+    common::wait_until_serving(&base, &mut child, &log).await;
     let client = reqwest::Client::new();
 
     // Act: a request (unauthenticated: its span is exported all the same).

@@ -24,21 +24,21 @@ pub struct SigningKey {
 }
 
 impl SigningKey {
-    /// Loads the key at `path`, generating and saving a new 2048-bit key when it is missing.
+    /// Loads the key at `path`, generating and saving a new 2048-bit key (mode 0600) when it
+    /// is missing; hosts started together over one cache folder all get the one key written
+    /// ([`crate::secret_file`]).
     pub fn load_or_create(path: &Path) -> anyhow::Result<SigningKey> {
-        let pem = match std::fs::read_to_string(path) {
-            Ok(pem) => pem,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let key = RsaPrivateKey::new(&mut rand::thread_rng(), 2048)?;
-                let pem = key.to_pkcs1_pem(LineEnding::LF)?.to_string();
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                write_private(path, &pem)?;
-                pem
-            }
-            Err(e) => return Err(anyhow::anyhow!("reading {}: {e}", path.display())),
-        };
+        let pem = crate::secret_file::read_or_create(path, || {
+            let key =
+                RsaPrivateKey::new(&mut rand::thread_rng(), 2048).map_err(std::io::Error::other)?;
+            let pem = key
+                .to_pkcs1_pem(LineEnding::LF)
+                .map_err(std::io::Error::other)?;
+            Ok(pem.as_bytes().to_vec())
+        })
+        .map_err(|e| anyhow::anyhow!("reading or creating {}: {e}", path.display()))?;
+        let pem = String::from_utf8(pem)
+            .map_err(|_| anyhow::anyhow!("{}: not a PEM file (not UTF-8)", path.display()))?;
         SigningKey::from_pem(&pem).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
     }
 
@@ -107,20 +107,4 @@ impl SigningKey {
         header.kid = Some(self.kid.clone());
         jsonwebtoken::encode(&header, claims, &self.encoding).map_err(|e| e.to_string())
     }
-}
-
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::io::Write as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)?;
-        f.write_all(text.as_bytes())
-    }
-    #[cfg(not(unix))]
-    std::fs::write(path, text)
 }

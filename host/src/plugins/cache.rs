@@ -85,39 +85,26 @@ impl CompileCache {
     }
 }
 
-/// Reads the cache key from `path`, creating it (32 random bytes, mode 0600) when missing.
-/// The key must not be inside the cache directory it authenticates.
+/// Reads the cache key from `path`, creating it (32 random bytes, mode 0600) when missing;
+/// hosts started together over one cache folder all get the one key written
+/// ([`crate::secret_file`]). The key must not be inside the cache directory it authenticates.
 pub fn load_or_create_key(path: &Path) -> std::io::Result<[u8; 32]> {
-    match std::fs::read(path) {
-        Ok(bytes) if bytes.len() == 32 => {
-            let mut key = [0u8; 32];
-            key.copy_from_slice(&bytes);
-            Ok(key)
-        }
-        Ok(bytes) => Err(std::io::Error::new(
+    let bytes = crate::secret_file::read_or_create(path, || {
+        use rand::RngCore as _;
+        let mut key = vec![0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut key);
+        Ok(key)
+    })?;
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
+        std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!(
                 "{}: a cache key is 32 bytes, this file has {}",
                 path.display(),
                 bytes.len()
             ),
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            use rand::RngCore as _;
-            let mut key = [0u8; 32];
-            rand::rngs::OsRng.fill_bytes(&mut key);
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)?;
-            }
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            options.open(path)?.write_all(&key)?;
-            Ok(key)
-        }
-        Err(e) => Err(e),
-    }
+        )
+    })
 }
 
 #[cfg(test)]

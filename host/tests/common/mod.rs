@@ -36,11 +36,14 @@ pub fn free_port() -> u16 {
     probe.local_addr().unwrap().port()
 }
 
-/// Waits (bounded: 20 s) until `GET {base}/health` answers `200`; panics otherwise.
-/// (`/ready` would wait for a loaded tool, which these servers may not have yet.)
-pub async fn wait_until_up(base: &str) {
+/// Waits until `GET {base}/health` answers `200` from `child`, started with its standard error
+/// in `log`: bounded at 60 s (a debug build compiles every plugin before it binds); when the
+/// process exits or the time runs out, the panic message carries its log. (`/ready` would
+/// wait for a loaded tool, which these servers may not have yet.)
+pub async fn wait_until_serving(base: &str, child: &mut std::process::Child, log: &Path) {
     let client = reqwest::Client::new();
-    for _ in 0..400 {
+    let started = std::time::Instant::now();
+    loop {
         if client
             .get(format!("{base}/health"))
             .send()
@@ -49,7 +52,15 @@ pub async fn wait_until_up(base: &str) {
         {
             return;
         }
+        let exited = child.try_wait().unwrap();
+        if exited.is_some() || started.elapsed() > Duration::from_secs(60) {
+            let why = match exited {
+                Some(status) => format!("exited ({status})"),
+                None => "did not answer /health within 60 s".to_string(),
+            };
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            panic!("the server at {base} {why}; its log:\n{text}");
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the server at {base} did not start");
 }
