@@ -323,9 +323,9 @@ fn bench(c: &mut Criterion) {
     for (engine, db_url) in rt.block_on(engines(n)) {
         let port = common::free_port();
         let plugin_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
-        // The reference's own pool: like the host's report pool, it hands connections out
-        // without a ping (sqlx's default pings each one, a round trip per statement).
-        let raw_pool = rt.block_on(Db::open_reports(&db_url)).unwrap();
+        // The reference's own pool: like the host's report connections, it hands connections
+        // out without a ping (sqlx's default pings each one, a round trip per statement).
+        let raw_pool = rt.block_on(Db::open_reference(&db_url)).unwrap();
         let mut env = common::server_env(port, db_url, &plugin_dir, &dir.join("cache"));
         env.insert("LOANHOST_TODAY".into(), TODAY.into());
         let config = Config::from_map(&env).unwrap();

@@ -52,6 +52,8 @@ enum PoolKind {
     General,
     Identity,
     Reports,
+    /// A benchmark's raw-SQL reference: the report pool's size, no ping on hand-out.
+    Reference,
 }
 
 /// The portable migrations (one DDL for both engines), then each engine's own from schema v3 on
@@ -116,11 +118,20 @@ impl Db {
     /// The server's pool for the `data` capability: the scope lookups of identities the
     /// directory did not resolve, and where [`super::ReportStore::of`] finds the database for
     /// report statements (which run on connections of their own). Run [`Db::open_identity`]
-    /// first: this one does not migrate. Its connections are not pinged when they are handed
-    /// out (sqlx's default costs a round trip per statement); the pool still pings each
-    /// connection as it comes back.
+    /// first: this one does not migrate. Like every pool here, it pings a connection before
+    /// handing it out, so a scope lookup (which is not retried) never gets a connection the
+    /// server closed (a restart, a proxy's idle timeout).
     pub async fn open_reports(url: &str) -> Result<Db, DbError> {
         Self::connect(url, PoolKind::Reports).await
+    }
+
+    /// A pool for benchmarks' raw-SQL references: the report pool's size and SQLite settings,
+    /// but no ping when a connection is handed out, like the host's own report connections
+    /// (`report_store.rs`), so that a reference statement costs one round trip as the host's
+    /// does. Does not migrate.
+    #[doc(hidden)]
+    pub async fn open_reference(url: &str) -> Result<Db, DbError> {
+        Self::connect(url, PoolKind::Reference).await
     }
 
     async fn connect(url: &str, kind: PoolKind) -> Result<Db, DbError> {
@@ -132,7 +143,9 @@ impl Db {
             // serves the scope lookups of identities the directory did not resolve.
             (PoolKind::Reports, true) => (6, Duration::from_secs(10)),
             (PoolKind::Reports, false) => (4, Duration::from_secs(10)),
+            (PoolKind::Reference, _) => (6, Duration::from_secs(10)),
         };
+        let ping = kind != PoolKind::Reference;
         let db = if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
                 .map_err(|e| DbError::Connect(format!("`{url}`: {e}")))?
@@ -153,7 +166,7 @@ impl Db {
             }
             let pool = SqlitePoolOptions::new()
                 .max_connections(max)
-                .test_before_acquire(kind != PoolKind::Reports)
+                .test_before_acquire(ping)
                 .acquire_timeout(acquire)
                 .connect_with(options)
                 .await
@@ -166,7 +179,7 @@ impl Db {
                 .options([("statement_timeout", "10000")]);
             let pool = PgPoolOptions::new()
                 .max_connections(max)
-                .test_before_acquire(kind != PoolKind::Reports)
+                .test_before_acquire(ping)
                 .acquire_timeout(acquire)
                 .connect_with(options)
                 .await
