@@ -100,7 +100,7 @@ impl Application {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("LOANHOST_LISTEN: cannot bind {}", config.listen))?;
-        let state = AppState {
+        let state = AppState::new(crate::http::Shared {
             penalty: Default::default(),
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 limits.max_concurrent_requests as usize,
@@ -118,7 +118,7 @@ impl Application {
                 .build()
                 .context("building the HTTP client")?,
             dev_idp,
-        };
+        });
         Ok(Application {
             listener,
             metrics,

@@ -90,7 +90,15 @@ impl TokenValidator {
         &self,
         token: &str,
     ) -> Result<(Arc<Map<String, Value>>, &'static str), String> {
-        let key = super::token_key(token);
+        self.validate_keyed(token, super::token_key(token)).await
+    }
+
+    /// As [`TokenValidator::validate`], for a token whose [`super::token_key`] is `key`.
+    pub async fn validate_keyed(
+        &self,
+        token: &str,
+        key: [u8; 32],
+    ) -> Result<(Arc<Map<String, Value>>, &'static str), String> {
         match self.cache.get(&key) {
             Some((Cached::Valid(claims, scheme), _)) => return Ok((claims, scheme)),
             Some((Cached::Invalid(reason), _)) => return Err(reason),

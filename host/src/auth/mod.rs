@@ -38,10 +38,12 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Turns request headers into a caller identity.
 pub trait Authenticator: Send + Sync {
-    /// Authenticates the request from its headers.
+    /// Authenticates the request from its headers; `key` is its bearer token's [`token_key`]
+    /// when an earlier layer computed it already.
     fn authenticate<'a>(
         &'a self,
         headers: &'a HeaderMap,
+        key: Option<TokenKey>,
     ) -> BoxFuture<'a, Result<Identity, AuthError>>;
 }
 
@@ -49,6 +51,18 @@ pub trait Authenticator: Send + Sync {
 pub fn token_key(token: &str) -> [u8; 32] {
     use sha2::Digest as _;
     sha2::Sha256::digest(token.as_bytes()).into()
+}
+
+/// A request's bearer-token [`token_key`], computed once by the first layer that needs it
+/// and carried in the request's extensions for the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenKey(pub [u8; 32]);
+
+impl TokenKey {
+    /// The key of `token`.
+    pub fn of(token: &str) -> Self {
+        TokenKey(token_key(token))
+    }
 }
 
 /// Extracts the token of an `Authorization: Bearer <token>` header.
@@ -138,12 +152,15 @@ impl Authenticator for JwtAuthenticator {
     fn authenticate<'a>(
         &'a self,
         headers: &'a HeaderMap,
+        key: Option<TokenKey>,
     ) -> BoxFuture<'a, Result<Identity, AuthError>> {
         Box::pin(async move {
             let token = bearer_token(headers)?;
+            debug_assert!(key.is_none_or(|k| k == TokenKey::of(token)));
+            let key = key.unwrap_or_else(|| TokenKey::of(token));
             let (claims, scheme) = self
                 .validator
-                .validate(token)
+                .validate_keyed(token, key.0)
                 .await
                 .map_err(AuthError::InvalidToken)?;
             let email = self

@@ -25,9 +25,28 @@ use crate::plugins::Plugins;
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// Shared state of every handler.
+/// Shared state of every handler; a clone (one per request and layer that takes it) is one
+/// reference count.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    /// The state of a server made of these parts.
+    pub fn new(shared: Shared) -> Self {
+        AppState(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// What every handler shares.
+pub struct Shared {
     /// The configuration.
     pub config: Arc<Config>,
     /// Who the caller is.

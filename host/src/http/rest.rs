@@ -24,7 +24,7 @@ pub async fn token(
     body: Bytes,
 ) -> Response {
     let instance = uri.path().to_string();
-    match state.authenticator.authenticate(&headers).await {
+    match state.authenticator.authenticate(&headers, None).await {
         Ok(_) => {}
         Err(AuthError::Unavailable(reason)) => {
             tracing::error!(%reason, "the agent directory is unavailable");

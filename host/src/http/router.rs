@@ -15,6 +15,7 @@ use tower_http::trace::TraceLayer;
 
 use super::{facade, rest};
 use super::{AppState, MAX_BODY_BYTES};
+use crate::auth::TokenKey;
 use crate::mcp::transport;
 use crate::mcp::{failure, RpcError, RATE_LIMITED};
 
@@ -72,14 +73,18 @@ pub fn router(state: AppState) -> Router {
 /// a request slot: a client that ignores `Retry-After` gets one answer per connection per
 /// wait, not thousands a second. A token refused as not valid in the last minute waits
 /// [`TARPIT`] (without a slot) before it is handled again.
-async fn admit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn admit(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     if matches!(request.uri().path(), "/health" | "/ready") {
         return next.run(request).await;
     }
     if request.uri().path() == "/mcp" {
         let key = crate::auth::bearer_token(request.headers())
             .ok()
-            .map(crate::auth::token_key);
+            .map(TokenKey::of);
+        if let Some(k) = key {
+            request.extensions_mut().insert(k);
+        }
+        let key = key.map(|k| k.0);
         if let Some(left) = key.and_then(|k| state.penalty.remaining(&k)) {
             tokio::time::sleep(Duration::from_secs(left).min(TARPIT)).await;
             let left = key.and_then(|k| state.penalty.remaining(&k)).unwrap_or(1);

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::modern;
 use super::protocol::{
-    object, object_params, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
+    object, object_params, Reply, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
     SUPPORTED_VERSIONS,
 };
 use crate::audit::{summarize, AuditEntry, AuditLog};
@@ -51,13 +51,13 @@ impl Dispatcher {
         id: &Value,
         method: &str,
         params: Option<Value>,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Reply, RpcError> {
         match method {
-            "initialize" => initialize(params),
-            "ping" => Ok(json!({})),
+            "initialize" => initialize(params).map(Reply::from),
+            "ping" => Ok(json!({}).into()),
             "tools/list" => {
                 object_params(params)?;
-                Ok(self.list_tools())
+                Ok(self.list_tools().into())
             }
             "tools/call" => self.call_tool(caller, id, params).await,
             other => Err(RpcError::new(
@@ -75,14 +75,15 @@ impl Dispatcher {
         id: &Value,
         method: &str,
         params: Option<Value>,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Reply, RpcError> {
         match method {
             "server/discover" => Ok(json!({
                 "supportedVersions": modern::all_versions(),
                 "capabilities": {"tools": {"listChanged": false}},
                 "instructions": INSTRUCTIONS,
-            })),
-            "tools/list" => Ok(self.list_tools()),
+            })
+            .into()),
+            "tools/list" => Ok(self.list_tools().into()),
             "tools/call" => self.call_tool(caller, id, params).await,
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
@@ -115,13 +116,14 @@ impl Dispatcher {
         json!({ "tools": tools })
     }
 
-    /// Calls a tool and writes its audit line (refusals included) before answering.
+    /// Calls a tool and writes its audit line (refusals included) before answering. The
+    /// result's text goes into `content` and, as the plugin wrote it, `structuredContent`.
     async fn call_tool(
         &self,
         caller: &Identity,
         id: &Value,
         params: Option<Value>,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Reply, RpcError> {
         let (name, arguments) = match call_params(params) {
             Ok(p) => p,
             Err((name, e)) => {
@@ -164,17 +166,19 @@ impl Dispatcher {
             ],
         );
         match outcome {
-            Ok((result, text)) => Ok(object([
-                (
-                    "content",
-                    Value::Array(vec![object([
-                        ("type", Value::from("text")),
-                        ("text", Value::String(text)),
-                    ])]),
-                ),
-                ("structuredContent", result),
-                ("isError", Value::Bool(false)),
-            ])),
+            Ok(output) => Ok(Reply {
+                value: object([
+                    (
+                        "content",
+                        Value::Array(vec![object([
+                            ("type", Value::from("text")),
+                            ("text", Value::from(output.text())),
+                        ])]),
+                    ),
+                    ("isError", Value::Bool(false)),
+                ]),
+                structured: Some(output.into_raw()),
+            }),
             Err(CallError::UnknownTool(n)) => {
                 Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}")))
             }
@@ -186,7 +190,8 @@ impl Dispatcher {
             Err(CallError::Tool(e)) => Ok(json!({
                 "content": [{"type": "text", "text": e.to_string()}],
                 "isError": true,
-            })),
+            })
+            .into()),
         }
     }
 

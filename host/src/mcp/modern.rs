@@ -9,7 +9,8 @@ use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
 use super::protocol::{
-    RpcError, HEADER_MISMATCH, INVALID_PARAMS, SUPPORTED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
+    Reply, RpcError, HEADER_MISMATCH, INVALID_PARAMS, SUPPORTED_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 /// The modern revision this server speaks.
@@ -184,8 +185,9 @@ pub fn server_info() -> Value {
 
 /// Shapes a modern result: `resultType` and the server's identity in `_meta`; list and
 /// discovery results also carry their caching hints.
-pub fn decorate(method: &str, result: Value) -> Value {
-    let mut result = match result {
+pub fn decorate(method: &str, reply: Reply) -> Reply {
+    let Reply { value, structured } = reply;
+    let mut result = match value {
         Value::Object(m) => m,
         other => {
             let mut m = Map::new();
@@ -204,7 +206,10 @@ pub fn decorate(method: &str, result: Value) -> Value {
         result.insert("ttlMs".into(), json!(LIST_TTL_MS));
         result.insert("cacheScope".into(), json!("private"));
     }
-    Value::Object(result)
+    Reply {
+        value: Value::Object(result),
+        structured,
+    }
 }
 
 #[cfg(test)]
@@ -301,14 +306,14 @@ mod tests {
 
     #[test]
     fn results_carry_result_type_server_info_and_cache_hints() {
-        let r = decorate("tools/list", json!({"tools": []}));
+        let r = decorate("tools/list", json!({"tools": []}).into()).value;
         assert_eq!(r["resultType"], "complete");
         assert_eq!(r["_meta"][META_SERVER_INFO]["name"], "loanhost");
         assert_eq!(
             (r["ttlMs"].clone(), r["cacheScope"].clone()),
             (json!(LIST_TTL_MS), json!("private"))
         );
-        let c = decorate("tools/call", json!({"content": []}));
+        let c = decorate("tools/call", json!({"content": []}).into()).value;
         assert!(c.get("ttlMs").is_none());
     }
 }

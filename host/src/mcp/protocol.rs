@@ -1,6 +1,8 @@
 //! JSON-RPC 2.0 framing for MCP: classifying incoming messages and shaping responses and
 //! errors. No HTTP here.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 /// The handshake-era protocol versions this server speaks, newest first (the modern
@@ -136,14 +138,86 @@ fn valid_id(id: &Value) -> bool {
     id.is_string() || id.as_i64().is_some() || id.as_u64().is_some()
 }
 
-/// A success response. (Built from its parts: `json!` would copy `result`, a tool's whole
-/// answer, value by value.)
-pub fn success(id: Value, result: Value) -> Value {
-    object([
-        ("jsonrpc", Value::from("2.0")),
-        ("id", id),
-        ("result", result),
-    ])
+/// A method's result as the response carries it: a JSON value and, for a tool's result,
+/// the plugin's own JSON text as `structuredContent`, copied into the response as it is
+/// (checked to be one JSON object when it came out of the plugin, never parsed into a tree
+/// and written out again).
+#[derive(Debug)]
+pub struct Reply {
+    /// The result; when `structured` is set, an object whose members precede it.
+    pub value: Value,
+    /// `structuredContent`, written after `value`'s members.
+    pub structured: Option<Box<RawValue>>,
+}
+
+impl From<Value> for Reply {
+    fn from(value: Value) -> Self {
+        Reply {
+            value,
+            structured: None,
+        }
+    }
+}
+
+impl Serialize for Reply {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match (&self.value, &self.structured) {
+            (Value::Object(members), Some(raw)) => {
+                let mut map = serializer.serialize_map(Some(members.len() + 1))?;
+                for (k, v) in members.iter().filter(|(k, _)| *k != "structuredContent") {
+                    map.serialize_entry(k, v)?;
+                }
+                map.serialize_entry("structuredContent", raw)?;
+                map.end()
+            }
+            (value, _) => value.serialize(serializer),
+        }
+    }
+}
+
+/// A JSON-RPC response as it is written: a result, or an error response (a whole
+/// [`failure`]).
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A success response.
+    Result {
+        /// The request's id.
+        id: Value,
+        /// The method's result.
+        result: Reply,
+    },
+    /// An error response.
+    Error(Value),
+}
+
+impl Outgoing {
+    /// The error response, if this is one.
+    pub fn error(&self) -> Option<&Value> {
+        match self {
+            Outgoing::Error(e) => Some(e),
+            Outgoing::Result { .. } => None,
+        }
+    }
+
+    /// Whether this is an error response with `code`.
+    pub fn is_error_code(&self, code: i64) -> bool {
+        self.error().is_some_and(|e| e["error"]["code"] == code)
+    }
+}
+
+impl Serialize for Outgoing {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Outgoing::Result { id, result } => {
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("result", result)?;
+                map.end()
+            }
+            Outgoing::Error(e) => e.serialize(serializer),
+        }
+    }
 }
 
 /// A JSON object of owned values, moved in as they are.
@@ -212,6 +286,51 @@ mod tests {
         assert_eq!(e.code, INVALID_REQUEST);
         let (_, e) = classify(json!([1])).unwrap_err();
         assert_eq!(e.code, INVALID_REQUEST);
+    }
+
+    #[test]
+    fn a_tool_result_is_written_with_its_structured_content_as_the_plugin_wrote_it() {
+        // Arrange: digits an f64 would not keep, and a member order a tree would not keep.
+        let text = r#"{"z":1,"total":12345678901234567890.10,"a":[1.50]}"#;
+        let reply = Reply {
+            value: json!({"content": [{"type": "text", "text": text}], "isError": false}),
+            structured: Some(RawValue::from_string(text.to_string()).unwrap()),
+        };
+        // Act
+        let written = serde_json::to_string(&Outgoing::Result {
+            id: json!(7),
+            result: reply,
+        })
+        .unwrap();
+        // Assert
+        assert!(written.starts_with(r#"{"jsonrpc":"2.0","id":7,"result":{"#));
+        assert!(written.ends_with(&format!(r#","structuredContent":{text}}}}}"#)));
+        let parsed: Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(parsed["result"]["content"][0]["text"], text);
+        assert_eq!(parsed["result"]["isError"], false);
+    }
+
+    #[test]
+    fn other_results_and_errors_are_written_as_their_values() {
+        let plain = Outgoing::Result {
+            id: json!("a"),
+            result: json!({"tools": []}).into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            json!({"jsonrpc": "2.0", "id": "a", "result": {"tools": []}})
+        );
+        let e = Outgoing::Error(failure(
+            json!(1),
+            &RpcError::retry_later(RATE_LIMITED, "slow", 3),
+        ));
+        assert!(e.is_error_code(RATE_LIMITED));
+        assert_eq!(retry_after_of(e.error().unwrap()), Some(3));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap()["error"]["code"],
+            RATE_LIMITED
+        );
+        assert!(!plain.is_error_code(RATE_LIMITED));
     }
 
     mod fuzz {

@@ -9,11 +9,11 @@ use serde_json::Value;
 
 use super::modern::{self, MODERN_VERSION};
 use super::protocol::{
-    classify, failure, retry_after_of, success, Incoming, RpcError, BATCH_VERSION, DEFAULT_VERSION,
-    HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED,
-    UNSUPPORTED_PROTOCOL_VERSION,
+    classify, failure, retry_after_of, Incoming, Outgoing, RpcError, BATCH_VERSION,
+    DEFAULT_VERSION, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+    PARSE_ERROR, RATE_LIMITED, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::auth::{token_key, AuthError, Identity};
+use crate::auth::{AuthError, Identity, TokenKey};
 use crate::http::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 
 /// The protocol-version header.
@@ -28,13 +28,18 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         return resp;
     }
     // (A token in the penalty box was answered by the admission layer already.)
-    let penalty_key = crate::auth::bearer_token(headers).ok().map(token_key);
+    let key = parts
+        .extensions
+        .get::<TokenKey>()
+        .copied()
+        .or_else(|| crate::auth::bearer_token(headers).ok().map(TokenKey::of));
+    let penalty_key = key.map(|k| k.0);
     let hold = |secs: u64| {
         if let Some(k) = penalty_key {
             state.penalty.hold(k, secs);
         }
     };
-    let identity = match state.authenticator.authenticate(headers).await {
+    let identity = match state.authenticator.authenticate(headers, key).await {
         Ok(id) => id,
         Err(AuthError::Unavailable(reason)) => {
             tracing::error!(reason = ?reason, "the agent directory is unavailable");
@@ -72,9 +77,9 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
     }
     // The revision is chosen per request (from this header, else the body's `_meta`).
-    let version_header: Option<String> = headers
+    let version_header = headers
         .get(PROTOCOL_HEADER)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        .map(|v| String::from_utf8_lossy(v.as_bytes()));
     let too_large = || {
         rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -152,8 +157,8 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             }
             if let Some(retry) = replies
                 .iter()
-                .filter(|r| r["error"]["code"] == RATE_LIMITED)
-                .filter_map(retry_after_of)
+                .filter(|r| r.is_error_code(RATE_LIMITED))
+                .filter_map(|r| r.error().and_then(retry_after_of))
                 .max()
             {
                 hold(retry);
@@ -161,12 +166,14 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             if replies.is_empty() {
                 StatusCode::ACCEPTED.into_response()
             } else {
-                json(StatusCode::OK, Value::Array(replies))
+                json(StatusCode::OK, &replies)
             }
         }
         single => match handle_one(&state, &identity, single).await {
-            Some(reply) if reply["error"]["code"] == RATE_LIMITED => throttled(reply, &hold),
-            Some(reply) => json(StatusCode::OK, reply),
+            Some(Outgoing::Error(reply)) if reply["error"]["code"] == RATE_LIMITED => {
+                throttled(reply, &hold)
+            }
+            Some(reply) => json(StatusCode::OK, &reply),
             None => StatusCode::ACCEPTED.into_response(),
         },
     }
@@ -201,7 +208,7 @@ async fn modern_post(
         );
     }
     let (id, method, params) = match classify(message) {
-        Err((id, e)) => return json(StatusCode::BAD_REQUEST, failure(id, &e)),
+        Err((id, e)) => return json(StatusCode::BAD_REQUEST, &failure(id, &e)),
         Ok(Incoming::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
         Ok(Incoming::Response) => {
             return rpc_error(
@@ -233,9 +240,9 @@ async fn modern_post(
             .map(|r| modern::decorate(&method, r)),
     };
     match reply {
-        Ok(result) => json(StatusCode::OK, success(id, result)),
+        Ok(result) => json(StatusCode::OK, &Outgoing::Result { id, result }),
         Err(e) if e.code == RATE_LIMITED => throttled(failure(id, &e), hold),
-        Err(e) => json(status_of(e.code), failure(id, &e)),
+        Err(e) => json(status_of(e.code), &failure(id, &e)),
     }
 }
 
@@ -283,9 +290,9 @@ pub async fn not_allowed() -> Response {
         .into_response()
 }
 
-async fn handle_one(state: &AppState, identity: &Identity, message: Value) -> Option<Value> {
+async fn handle_one(state: &AppState, identity: &Identity, message: Value) -> Option<Outgoing> {
     match classify(message) {
-        Err((id, e)) => Some(failure(id, &e)),
+        Err((id, e)) => Some(Outgoing::Error(failure(id, &e))),
         Ok(Incoming::Notification { .. } | Incoming::Response) => None,
         Ok(Incoming::Request { id, method, params }) => Some(
             match state
@@ -293,8 +300,8 @@ async fn handle_one(state: &AppState, identity: &Identity, message: Value) -> Op
                 .request(identity, &id, &method, params)
                 .await
             {
-                Ok(result) => success(id, result),
-                Err(e) => failure(id, &e),
+                Ok(result) => Outgoing::Result { id, result },
+                Err(e) => Outgoing::Error(failure(id, &e)),
             },
         ),
     }
@@ -332,12 +339,12 @@ fn origin_of(url: &str) -> &str {
 }
 
 fn rpc_error(status: StatusCode, e: RpcError) -> Response {
-    json(status, failure(Value::Null, &e))
+    json(status, &failure(Value::Null, &e))
 }
 
-fn json(status: StatusCode, body: Value) -> Response {
+fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
     // `to_vec` writes bytes directly; `to_string` goes through `Display` and its formatter.
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
     (
         status,
         [(

@@ -39,6 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -283,29 +284,23 @@ impl Plugins {
         caller: &Identity,
         arguments: &Value,
     ) -> Result<Value, CallError> {
-        self.call_text(name, caller, arguments)
-            .await
-            .map(|(v, _)| v)
+        let output = self.call_reported(name, caller, arguments).await.0?;
+        output.to_value().map_err(|e| {
+            CallError::Tool(ToolCallError::Internal(format!(
+                "`{name}` returned a result this host cannot read: {e}"
+            )))
+        })
     }
 
-    /// As [`Plugins::call`], with the result's JSON text as the plugin wrote it (so the MCP
-    /// layer does not serialize a large result again).
-    pub async fn call_text(
-        &self,
-        name: &str,
-        caller: &Identity,
-        arguments: &Value,
-    ) -> Result<(Value, String), CallError> {
-        self.call_reported(name, caller, arguments).await.0
-    }
-
-    /// As [`Plugins::call_text`], with what the call used and which build answered it.
+    /// As [`Plugins::call`], with the result as the plugin wrote it (checked to be one JSON
+    /// object, not parsed into a tree: the MCP layer copies it into its answer), what the
+    /// call used and which build answered it.
     pub async fn call_reported(
         &self,
         name: &str,
         caller: &Identity,
         arguments: &Value,
-    ) -> (Result<(Value, String), CallError>, CallReport) {
+    ) -> (Result<ToolOutput, CallError>, CallReport) {
         let started = Instant::now();
         let mut report = CallReport::default();
         let Some(plugin) = self.registry.get(name) else {
@@ -335,9 +330,10 @@ impl Plugins {
                 &mut report,
             )
             .await;
-        if let Ok((_, text)) = &outcome {
-            ticket.charge_result(text.len() as u64);
-            report.result_bytes = text.len() as u64;
+        if let Ok(output) = &outcome {
+            let bytes = output.text().len() as u64;
+            ticket.charge_result(bytes);
+            report.result_bytes = bytes;
         }
         ticket.charge_memory(self.runner.memory.take_grown(&caller.user_id));
         drop(ticket);
@@ -365,7 +361,7 @@ impl Plugins {
         call_id: u64,
         statements: Arc<Semaphore>,
         report: &mut CallReport,
-    ) -> Result<(Value, String), ToolCallError> {
+    ) -> Result<ToolOutput, ToolCallError> {
         let manifest = &plugin.manifest;
         if !caller.has_any(&manifest.roles) {
             return Err(ToolCallError::Forbidden(format!(
@@ -434,16 +430,39 @@ impl Plugins {
                 text.len()
             )));
         }
-        match serde_json::from_str::<Value>(&text) {
-            Ok(v @ Value::Object(_)) => Ok((v, text)),
-            _ => {
-                tracing::error!(tool = %manifest.name, call_id, "plugin returned something other than a JSON object");
-                Err(ToolCallError::Internal(format!(
-                    "`{}` returned a malformed result",
-                    manifest.name
-                )))
-            }
-        }
+        ToolOutput::new(text).ok_or_else(|| {
+            tracing::error!(tool = %manifest.name, call_id, "plugin returned something other than a JSON object");
+            ToolCallError::Internal(format!("`{}` returned a malformed result", manifest.name))
+        })
+    }
+}
+
+/// A tool's result: the JSON object the plugin wrote, as it wrote it (checked to be exactly
+/// one JSON object, never parsed into a tree). Numbers keep every digit the plugin wrote.
+#[derive(Debug)]
+pub struct ToolOutput(Box<RawValue>);
+
+impl ToolOutput {
+    /// `text` when it is one JSON object (whitespace around it is dropped), else `None`.
+    pub fn new(text: String) -> Option<Self> {
+        let raw = RawValue::from_string(text).ok()?;
+        raw.get().starts_with('{').then_some(ToolOutput(raw))
+    }
+
+    /// The object's JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The object, for writing into a larger JSON document as it is.
+    pub fn into_raw(self) -> Box<RawValue> {
+        self.0
+    }
+
+    /// The object parsed, for callers that read its members (fails only on a number too
+    /// large for an `f64`, which the text itself carries exactly).
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        serde_json::from_str(self.0.get())
     }
 }
 
@@ -458,4 +477,36 @@ fn from_guest(e: ToolError) -> ToolCallError {
 
 fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
     items.collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolOutput;
+
+    #[test]
+    fn a_tool_output_is_one_json_object_kept_as_written() {
+        // Arrange: digits an f64 would lose, whitespace around the object.
+        let text = "  {\"total\": 12345678901234567890.10, \"rows\": [1.50]}\n";
+        // Act
+        let output = ToolOutput::new(text.to_string()).unwrap();
+        // Assert
+        assert_eq!(
+            output.text(),
+            "{\"total\": 12345678901234567890.10, \"rows\": [1.50]}"
+        );
+        assert_eq!(output.to_value().unwrap()["rows"][0], 1.5);
+        for bad in [
+            "[1, 2]",
+            "\"text\"",
+            "3",
+            "null",
+            "",
+            "{\"a\": 1",
+            "{\"a\": 1} {}",
+            "{\"a\": \"line\nbreak\"}",
+            "{\"a\": 1,}",
+        ] {
+            assert!(ToolOutput::new(bad.to_string()).is_none(), "{bad:?}");
+        }
+    }
 }
