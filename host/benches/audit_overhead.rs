@@ -1,7 +1,9 @@
 //! The audit log's cost on the cheapest call: `tools/call get_loan_reporting_metadata` over
 //! HTTP on loopback, against two servers in this process that differ only in
 //! `LOANHOST_AUDIT_LOG` (`off`, and a file, written and flushed before each answer). The
-//! figure to read is the ratio of the two, measured in the same run.
+//! figure to read is the ratio of the two, measured in the same run: criterion measures one
+//! server after the other (so the machine's drift between the two windows lands in its
+//! ratio); the summary printed at the end alternates rounds of calls between them.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -103,6 +105,32 @@ fn bench(c: &mut Criterion) {
         group.bench_function(name, |b| b.to_async(&rt).iter(|| call(s)));
     }
     group.finish();
+
+    // Alternated rounds: each round calls one server then the other (the order switching
+    // every round), so both see the same machine; the ratio of their totals is the figure.
+    const ROUNDS: usize = 20;
+    const CALLS: usize = 500;
+    let mut totals = [Duration::ZERO; 2];
+    for round in 0..ROUNDS {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let s = [&off, &on][i];
+            let started = std::time::Instant::now();
+            rt.block_on(async {
+                for _ in 0..CALLS {
+                    call(s).await;
+                }
+            });
+            totals[i] += started.elapsed();
+        }
+    }
+    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / (ROUNDS * CALLS) as f64;
+    eprintln!(
+        "audit_overhead summary ({ROUNDS} alternated rounds of {CALLS} calls each): audit off {:.1} µs, audit to a file {:.1} µs per call, ratio {:.3}",
+        per_call(totals[0]),
+        per_call(totals[1]),
+        totals[1].as_secs_f64() / totals[0].as_secs_f64()
+    );
     let lines = std::fs::read_to_string(&audit_file)
         .unwrap()
         .lines()

@@ -207,10 +207,8 @@ impl Dispatcher {
         if !self.audit.is_on() {
             return;
         }
-        let schema = tool
-            .and_then(|t| self.plugins.registry().get(t))
-            .map(|p| p.tool.input_schema.clone())
-            .unwrap_or(Value::Null);
+        let plugin = tool.and_then(|t| self.plugins.registry().get(t));
+        let schema = plugin.as_ref().map_or(&Value::Null, |p| &p.tool.input_schema);
         self.audit.record(&AuditEntry {
             time: AuditEntry::now(),
             request_id: id,
@@ -226,7 +224,7 @@ impl Dispatcher {
             queries: report.queries,
             rows_read: report.rows,
             result_bytes: report.result_bytes,
-            arguments: summarize(arguments, &schema),
+            arguments: summarize(arguments, schema),
         });
     }
 }
