@@ -208,7 +208,9 @@ impl Dispatcher {
             return;
         }
         let plugin = tool.and_then(|t| self.plugins.registry().get(t));
-        let schema = plugin.as_ref().map_or(&Value::Null, |p| &p.tool.input_schema);
+        let schema = plugin
+            .as_ref()
+            .map_or(&Value::Null, |p| &p.tool.input_schema);
         self.audit.record(&AuditEntry {
             time: AuditEntry::now(),
             request_id: id,
