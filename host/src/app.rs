@@ -105,6 +105,13 @@ impl Application {
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 limits.max_concurrent_requests as usize,
             )),
+            per_address: crate::http::gate::KeyedGate::new(limits.max_requests_per_address),
+            uploads: crate::http::gate::KeyedGate::new(
+                limits.caller_max_concurrent.saturating_mul(2).max(2),
+            ),
+            token_forwards: Arc::new(tokio::sync::Semaphore::new(
+                limits.max_token_forwards as usize,
+            )),
             dispatcher: Dispatcher::new(plugins.clone()).with_audit(Arc::new(
                 crate::audit::AuditLog::open(&config.audit_log)
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,

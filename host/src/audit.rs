@@ -2,88 +2,161 @@
 //! before the response is sent, to a file or stdout (`LOANHOST_AUDIT_LOG`). It says who ran
 //! which tool, on which plugin build, over how much data, and what came back, and never holds a
 //! token, an email, or an argument value that may be personal data: arguments are recorded by
-//! name, with values only for fields whose schema enumerates them. Imports nothing of ours.
+//! name, with values only for fields whose schema enumerates them. A line is bounded whatever
+//! the request holds ([`MAX_NAMES`], [`MAX_DEPTH`], [`MAX_NAME_BYTES`], [`MAX_VALUES`]), and
+//! it is written by a thread of its own: a slow disk makes calls wait (without holding a
+//! request thread), never the host stall. A line that cannot be written within
+//! [`WRITE_WAIT`] is a failure: the answer is still sent, the failure logged and counted
+//! (`loanhost_audit_failures_total`). Imports nothing of ours.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-/// Where audit lines go.
-enum Sink {
-    Off,
-    Stdout,
-    File(Mutex<std::fs::File>),
+/// Argument names recorded per call at most; the rest are counted in `namesOmitted`.
+pub const MAX_NAMES: usize = 64;
+/// Nesting depth of the argument names recorded (`filter.statuses` is depth 2); deeper ones
+/// are counted, not named.
+pub const MAX_DEPTH: usize = 4;
+/// Bytes of one name segment, of the tool name and of a string request id kept in a line;
+/// longer ones are cut (at a character boundary) and end with `…`.
+pub const MAX_NAME_BYTES: usize = 64;
+/// Enumerated values kept per field.
+pub const MAX_VALUES: usize = 32;
+/// Lines waiting for the writer at most; past that a call's line is a failure at once.
+const QUEUE: usize = 1024;
+/// How long a call waits for its line to be written and flushed.
+pub const WRITE_WAIT: Duration = Duration::from_secs(2);
+
+/// Why an audit line was not written (the answer is sent all the same).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuditFailure {
+    /// The write or the flush failed.
+    #[error("cannot write the audit log: {0}")]
+    Write(String),
+    /// The writer's queue is full (the sink is slower than the calls).
+    #[error("the audit writer's queue of {QUEUE} lines is full")]
+    QueueFull,
+    /// The line was not written within [`WRITE_WAIT`].
+    #[error("the audit line was not written within {WRITE_WAIT:?}")]
+    Stalled,
+}
+
+impl AuditFailure {
+    /// The metrics label of the failure.
+    pub fn label(&self) -> &'static str {
+        match self {
+            AuditFailure::Write(_) => "write",
+            AuditFailure::QueueFull => "queue_full",
+            AuditFailure::Stalled => "stalled",
+        }
+    }
+}
+
+/// A line for the writer, and where to say it was written.
+struct Job {
+    line: Vec<u8>,
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
 }
 
 /// The audit log of a server.
 pub struct AuditLog {
-    sink: Sink,
+    writer: Option<SyncSender<Job>>,
 }
 
 impl AuditLog {
     /// From `LOANHOST_AUDIT_LOG`: `off`, `stdout`, or a file path (appended to, created with
     /// mode 0600 when new).
     pub fn open(setting: &str) -> Result<AuditLog, String> {
-        let sink = match setting.trim() {
-            "off" => Sink::Off,
-            "stdout" | "-" => Sink::Stdout,
+        let sink: Box<dyn Write + Send> = match setting.trim() {
+            "off" => return Ok(AuditLog::off()),
+            "stdout" | "-" => Box::new(std::io::stdout()),
             path => {
                 let mut options = std::fs::OpenOptions::new();
                 options.create(true).append(true);
                 #[cfg(unix)]
                 std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                let file = options
-                    .open(path)
-                    .map_err(|e| format!("cannot open {path} for appending: {e}"))?;
-                Sink::File(Mutex::new(file))
+                Box::new(
+                    options
+                        .open(path)
+                        .map_err(|e| format!("cannot open {path} for appending: {e}"))?,
+                )
             }
         };
-        Ok(AuditLog { sink })
+        let (tx, rx) = sync_channel::<Job>(QUEUE);
+        std::thread::Builder::new()
+            .name("audit-writer".into())
+            .spawn(move || {
+                let mut sink = sink;
+                for job in rx {
+                    let written = sink.write_all(&job.line).and_then(|_| sink.flush());
+                    let _ = job.done.send(written.map_err(|e| e.to_string()));
+                }
+            })
+            .map_err(|e| format!("cannot start the audit writer: {e}"))?;
+        Ok(AuditLog { writer: Some(tx) })
     }
 
     /// No audit log.
     pub fn off() -> AuditLog {
-        AuditLog { sink: Sink::Off }
+        AuditLog { writer: None }
     }
 
     /// Whether entries are written anywhere (callers skip building them when not).
     pub fn is_on(&self) -> bool {
-        !matches!(self.sink, Sink::Off)
+        self.writer.is_some()
     }
 
-    /// Writes one entry as a JSON line and flushes it. A write that fails is logged (the call
-    /// has already run; its answer is not withheld).
-    pub fn record(&self, entry: &AuditEntry<'_>) {
-        if matches!(self.sink, Sink::Off) {
-            return;
-        }
-        let mut line = match serde_json::to_vec(entry) {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot serialize an audit entry");
-                return;
-            }
+    /// Writes one entry as a JSON line and waits (asynchronously, at most [`WRITE_WAIT`]) until
+    /// it is flushed. A failure is returned for the caller to log and count; the call has
+    /// already run, and its answer is not withheld.
+    pub async fn record(&self, entry: &AuditEntry<'_>) -> Result<(), AuditFailure> {
+        let Some(writer) = &self.writer else {
+            return Ok(());
         };
+        let mut line = serde_json::to_vec(entry).map_err(|e| AuditFailure::Write(e.to_string()))?;
         line.push(b'\n');
-        let written = match &self.sink {
-            Sink::Off => Ok(()),
-            Sink::Stdout => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(&line).and_then(|_| out.flush())
+        let (done, written) = tokio::sync::oneshot::channel();
+        match writer.try_send(Job { line, done }) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => return Err(AuditFailure::QueueFull),
+            Err(TrySendError::Disconnected(_)) => {
+                return Err(AuditFailure::Write("the audit writer has stopped".into()))
             }
-            Sink::File(f) => {
-                let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
-                f.write_all(&line).and_then(|_| f.flush())
-            }
-        };
-        if let Err(e) = written {
-            tracing::error!(error = %e, "cannot write the audit log");
         }
+        match tokio::time::timeout(WRITE_WAIT, written).await {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(e))) => Err(AuditFailure::Write(e)),
+            Ok(Err(_)) => Err(AuditFailure::Write("the audit writer has stopped".into())),
+            Err(_) => Err(AuditFailure::Stalled),
+        }
+    }
+}
+
+/// `text`, cut to at most [`MAX_NAME_BYTES`] bytes at a character boundary (`…` marks a cut).
+pub fn bounded(text: &str) -> Cow<'_, str> {
+    if text.len() <= MAX_NAME_BYTES {
+        return Cow::Borrowed(text);
+    }
+    let mut end = MAX_NAME_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…", &text[..end]))
+}
+
+/// A request id as recorded: a long string id is cut like a name.
+pub fn bounded_id(id: &Value) -> Value {
+    match id {
+        Value::String(s) if s.len() > MAX_NAME_BYTES => Value::String(bounded(s).into_owned()),
+        other => other.clone(),
     }
 }
 
@@ -93,16 +166,16 @@ impl AuditLog {
 pub struct AuditEntry<'a> {
     /// When the call ended (RFC 3339, UTC).
     pub time: String,
-    /// The JSON-RPC id of the request.
-    pub request_id: &'a Value,
+    /// The JSON-RPC id of the request (see [`bounded_id`]).
+    pub request_id: Value,
     /// The host's id of the call (`0` when it never ran); joins the server log.
     pub call_id: u64,
     /// The caller's platform user id.
     pub user_id: &'a str,
     /// The caller's role codes.
     pub roles: Vec<&'a str>,
-    /// The tool asked for (`null` when the request named none).
-    pub tool: Option<&'a str>,
+    /// The tool asked for (`null` when the request named none), see [`bounded`].
+    pub tool: Option<Cow<'a, str>>,
     /// SHA-256 of the plugin build that served it.
     pub plugin_digest: Option<&'a str>,
     /// Id of the trusted key that signed that build.
@@ -133,37 +206,58 @@ impl AuditEntry<'_> {
     }
 }
 
-/// Argument names (nested ones as `filter.statuses`), and the values of enumerated fields.
+/// Argument names (nested ones as `filter.statuses`), and the values of enumerated fields:
+/// bounded (see the module's constants) whatever the arguments hold.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ArgumentSummary {
-    /// Every argument name given.
+    /// Argument names given, the first [`MAX_NAMES`] to [`MAX_DEPTH`] levels deep, each
+    /// segment cut to [`MAX_NAME_BYTES`].
     pub names: Vec<String>,
     /// Values of fields whose schema lists the accepted values (`enum`, or array items with
-    /// an `enum`), keeping only values from that list.
+    /// an `enum`), keeping only values from that list, at most [`MAX_VALUES`] per field.
     pub values: BTreeMap<String, Value>,
+    /// Names given but not listed (past [`MAX_NAMES`] or [`MAX_DEPTH`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub names_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Summarizes `arguments` against the tool's input schema.
 pub fn summarize(arguments: &Value, input_schema: &Value) -> ArgumentSummary {
     let mut summary = ArgumentSummary::default();
     if let Value::Object(args) = arguments {
-        walk(args, input_schema, "", &mut summary);
+        walk(args, input_schema, "", 1, &mut summary);
     }
     summary
 }
 
-fn walk(args: &Map<String, Value>, schema: &Value, prefix: &str, out: &mut ArgumentSummary) {
+fn walk(
+    args: &Map<String, Value>,
+    schema: &Value,
+    prefix: &str,
+    depth: usize,
+    out: &mut ArgumentSummary,
+) {
     for (key, value) in args {
-        let path = format!("{prefix}{key}");
+        if depth > MAX_DEPTH || out.names.len() >= MAX_NAMES {
+            out.names_omitted += 1 + count_names(value);
+            continue;
+        }
+        let path = format!("{prefix}{}", bounded(key));
         let node = &schema["properties"][key.as_str()];
         out.names.push(path.clone());
         let listed = |v: &Value, e: &Value| e.as_array().is_some_and(|e| e.contains(v));
         match value {
-            Value::Object(inner) => walk(inner, node, &format!("{path}."), out),
+            Value::Object(inner) => walk(inner, node, &format!("{path}."), depth + 1, out),
             Value::Array(items) if node["items"]["enum"].is_array() => {
                 let kept: Vec<Value> = items
                     .iter()
                     .filter(|v| listed(v, &node["items"]["enum"]))
+                    .take(MAX_VALUES)
                     .cloned()
                     .collect();
                 out.values.insert(path, Value::Array(kept));
@@ -176,10 +270,19 @@ fn walk(args: &Map<String, Value>, schema: &Value, prefix: &str, out: &mut Argum
     }
 }
 
+/// Names nested in `value` (object members at any depth).
+fn count_names(value: &Value) -> u64 {
+    match value {
+        Value::Object(m) => m.values().map(|v| 1 + count_names(v)).sum(),
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::Path;
 
     #[test]
     fn only_enumerated_values_are_kept() {
@@ -213,19 +316,18 @@ mod tests {
         assert!(!line.contains("obrien") && !line.contains("secret") && !line.contains("Smith"));
     }
 
-    #[test]
-    fn a_file_sink_appends_flushed_lines() {
+    #[tokio::test]
+    async fn a_file_sink_appends_flushed_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         let log = AuditLog::open(path.to_str().unwrap()).unwrap();
-        let id = json!(1);
         let entry = AuditEntry {
             time: AuditEntry::now(),
-            request_id: &id,
+            request_id: json!(1),
             call_id: 7,
             user_id: "u",
             roles: vec!["Agent", "User"],
-            tool: Some("t"),
+            tool: Some("t".into()),
             plugin_digest: None,
             signer_key_id: None,
             outcome: "ok",
@@ -236,8 +338,8 @@ mod tests {
             result_bytes: 2,
             arguments: ArgumentSummary::default(),
         };
-        log.record(&entry);
-        log.record(&entry);
+        log.record(&entry).await.unwrap();
+        log.record(&entry).await.unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 2);
         let v: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
@@ -246,5 +348,81 @@ mod tests {
             (json!(7), json!("ok"))
         );
         assert!(AuditLog::open("/nonexistent-dir/x.jsonl").is_err());
+    }
+
+    /// Arguments nested `depth` deep, each level with a key of `key_bytes` and `wide` siblings.
+    fn nested(depth: usize, key_bytes: usize, wide: usize) -> Value {
+        let mut v = json!(1);
+        for d in 0..depth {
+            let mut m = Map::new();
+            for w in 0..wide {
+                m.insert(format!("{d}-{w}-{}", "k".repeat(key_bytes)), json!(0));
+            }
+            m.insert(format!("{d}-{}", "k".repeat(key_bytes)), v);
+            v = Value::Object(m);
+        }
+        v
+    }
+
+    #[test]
+    fn a_summary_is_bounded_however_deep_and_wide_the_arguments() {
+        // About 1 MiB of arguments, 120 levels of 8 KiB keys: unbounded, the names with their
+        // full prefixes would be ~60 MB.
+        let args = nested(120, 8 * 1024, 0);
+        let s = summarize(&args, &Value::Null);
+        assert_eq!(s.names.len(), MAX_DEPTH);
+        assert_eq!(s.names_omitted, 120 - MAX_DEPTH as u64);
+        let line = serde_json::to_string(&s).unwrap();
+        assert!(line.len() < 1024, "{} bytes: {line}", line.len());
+        // Wide: names past MAX_NAMES are counted.
+        let wide = nested(2, 10, 100);
+        let s = summarize(&wide, &Value::Null);
+        assert_eq!(s.names.len(), MAX_NAMES);
+        assert_eq!(s.names.len() as u64 + s.names_omitted, 2 * 101);
+        // Enumerated values: at most MAX_VALUES kept.
+        let schema = json!({"properties": {"statuses": {"items": {"enum": ["Loan Open"]}}}});
+        let s = summarize(&json!({"statuses": vec!["Loan Open"; 10_000]}), &schema);
+        assert_eq!(s.values["statuses"].as_array().unwrap().len(), MAX_VALUES);
+        // Names, tool names and string ids are cut at a character boundary.
+        let long = "é".repeat(100);
+        assert!(bounded(&long).len() <= MAX_NAME_BYTES + '…'.len_utf8());
+        assert!(bounded(&long).ends_with('…'));
+        assert_eq!(bounded("report_loans"), "report_loans");
+        assert_eq!(
+            bounded_id(&json!("x".repeat(10_000)))
+                .as_str()
+                .unwrap()
+                .len(),
+            MAX_NAME_BYTES + '…'.len_utf8()
+        );
+        assert_eq!(bounded_id(&json!(7)), json!(7));
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_is_reported_not_hidden() {
+        // /dev/full accepts the open and fails every write with ENOSPC.
+        if !Path::new("/dev/full").exists() {
+            return;
+        }
+        let log = AuditLog::open("/dev/full").unwrap();
+        let entry = AuditEntry {
+            time: AuditEntry::now(),
+            request_id: json!(1),
+            call_id: 1,
+            user_id: "u",
+            roles: vec![],
+            tool: None,
+            plugin_digest: None,
+            signer_key_id: None,
+            outcome: "ok",
+            duration_ms: 0.0,
+            db_time_ms: 0.0,
+            queries: 0,
+            rows_read: 0,
+            result_bytes: 0,
+            arguments: ArgumentSummary::default(),
+        };
+        let e = log.record(&entry).await.unwrap_err();
+        assert_eq!(e.label(), "write", "{e}");
     }
 }

@@ -41,6 +41,9 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_REQUEST_TIMEOUT_SECS", Some("75")),
     ("LOANHOST_MAX_CONNECTIONS", Some("1024")),
     ("LOANHOST_MAX_CONCURRENT_REQUESTS", Some("128")),
+    ("LOANHOST_BODY_TIMEOUT_SECS", Some("10")),
+    ("LOANHOST_MAX_REQUESTS_PER_ADDRESS", Some("16")),
+    ("LOANHOST_MAX_TOKEN_FORWARDS", Some("32")),
     ("LOANHOST_MAX_BATCH", Some("16")),
     ("LOANHOST_CALLER_MAX_CONCURRENT", Some("4")),
     ("LOANHOST_CALLER_CALLS_PER_MINUTE", Some("600")),
@@ -61,8 +64,19 @@ pub struct ServerLimits {
     pub request_timeout: std::time::Duration,
     /// Open connections; further ones wait in the listen queue.
     pub max_connections: u32,
-    /// Requests handled at once; more get `503` with `Retry-After`.
+    /// Requests handled at once; more get `503` with `Retry-After`. A request takes its slot
+    /// once its body has been read, so a slow body holds a connection, never a slot.
     pub max_concurrent_requests: u32,
+    /// A request body must arrive whole within this time from the end of its headers (else
+    /// `408`); unlike a per-chunk timeout, trickling bytes does not extend it.
+    pub body_timeout: std::time::Duration,
+    /// Requests one client address may have in flight on the unauthenticated endpoints (the
+    /// OAuth facade, discovery, the REST token route before its token is checked); more get
+    /// `429`.
+    pub max_requests_per_address: u32,
+    /// `/token` requests forwarded to the IdP at once; more get `503`
+    /// `temporarily_unavailable`.
+    pub max_token_forwards: u32,
     /// Messages in one JSON-RPC batch (2025-03-26).
     pub max_batch: u32,
     /// Tool calls one caller may have in flight.
@@ -291,6 +305,24 @@ impl Config {
                 ))
             }
         };
+        if base_url.starts_with("https://") {
+            // Behind an https:// base URL, a plain-http IdP endpoint would carry client
+            // secrets and codes in clear, or let anyone on the path swap the signing keys.
+            let mut endpoints = vec![
+                ("LOANHOST_IDP_AUTHORIZE_URL", &idp.authorize_url),
+                ("LOANHOST_IDP_TOKEN_URL", &idp.token_url),
+                ("LOANHOST_IDP_JWKS_URL", &idp.jwks_url),
+            ];
+            if let Some(i) = &internal {
+                endpoints.push(("LOANHOST_INTERNAL_JWKS_URL", &i.jwks_url));
+            }
+            if let Some((var, url)) = endpoints.iter().find(|(_, u)| !u.starts_with("https://")) {
+                return Err(err(
+                    var,
+                    format!("`{url}` is not https:// although LOANHOST_BASE_URL is"),
+                ));
+            }
+        }
         let today = match get("LOANHOST_TODAY") {
             None => None,
             Some(s) => Some(parse_date(&s).ok_or_else(|| {
@@ -341,6 +373,12 @@ impl Config {
             )?),
             max_connections: number("LOANHOST_MAX_CONNECTIONS", 1_000_000)? as u32,
             max_concurrent_requests: number("LOANHOST_MAX_CONCURRENT_REQUESTS", 100_000)? as u32,
+            body_timeout: std::time::Duration::from_secs(number(
+                "LOANHOST_BODY_TIMEOUT_SECS",
+                3600,
+            )?),
+            max_requests_per_address: number("LOANHOST_MAX_REQUESTS_PER_ADDRESS", 100_000)? as u32,
+            max_token_forwards: number("LOANHOST_MAX_TOKEN_FORWARDS", 100_000)? as u32,
             max_batch: number("LOANHOST_MAX_BATCH", 1000)? as u32,
             caller_max_concurrent: number("LOANHOST_CALLER_MAX_CONCURRENT", 1000)? as u32,
             caller_calls_per_minute: number("LOANHOST_CALLER_CALLS_PER_MINUTE", 1_000_000)? as u32,
@@ -581,6 +619,33 @@ mod tests {
                 .variable,
             "LOANHOST_INTERNAL_JWKS_URL"
         );
+        let behind_https = |var: &'static str| {
+            let mut pairs = vec![
+                ("LOANHOST_BASE_URL", "https://loans.example.com"),
+                ("LOANHOST_IDP_ISSUER", "https://idp.example.com/"),
+                (
+                    "LOANHOST_IDP_AUTHORIZE_URL",
+                    "https://idp.example.com/authorize",
+                ),
+                ("LOANHOST_IDP_TOKEN_URL", "https://idp.example.com/token"),
+                ("LOANHOST_IDP_JWKS_URL", "https://idp.example.com/jwks"),
+            ];
+            for p in pairs.iter_mut().filter(|p| p.0 == var) {
+                p.1 = "http://idp.example.com/x";
+            }
+            with(&pairs)
+        };
+        assert!(behind_https("none").is_ok());
+        for var in [
+            "LOANHOST_IDP_AUTHORIZE_URL",
+            "LOANHOST_IDP_TOKEN_URL",
+            "LOANHOST_IDP_JWKS_URL",
+        ] {
+            assert_eq!(
+                behind_https(var).unwrap_err().to_string(),
+                format!("{var}: `http://idp.example.com/x` is not https:// although LOANHOST_BASE_URL is")
+            );
+        }
         assert_eq!(
             with(&[("LOANHOST_TOKEN_LEEWAY_SECS", "301")])
                 .unwrap_err()

@@ -57,6 +57,11 @@ pub struct Metrics {
     /// `reports_idle` (the pool of scope lookups), `statements_open`, `statements_idle` (the
     /// connections report statements run on).
     pub db_connections: Family<Label, Gauge>,
+    /// Audit lines not written, by reason (`write`, `queue_full`, `stalled`).
+    pub audit_failures: Family<Label, Counter>,
+    /// Requests refused by the HTTP layer's limits, by reason (`body_timeout`,
+    /// `per_address`, `uploads`, `token_forwards`, `busy`).
+    pub http_refusals: Family<Label, Counter>,
 }
 
 impl Default for Metrics {
@@ -69,6 +74,8 @@ impl Default for Metrics {
         let jwks_refreshes = Family::<Label, Counter>::default();
         let plugin_events = Family::<Label, Counter>::default();
         let db_connections = Family::<Label, Gauge>::default();
+        let audit_failures = Family::<Label, Counter>::default();
+        let http_refusals = Family::<Label, Counter>::default();
         let (plugins_loaded, instance_slots_in_use, instance_slots, plugin_memory_bytes) = (
             Gauge::default(),
             Gauge::default(),
@@ -125,6 +132,16 @@ impl Default for Metrics {
             "Database connections by pool and state",
             db_connections.clone(),
         );
+        registry.register(
+            "audit_failures",
+            "Audit lines not written, by reason (the call was answered)",
+            audit_failures.clone(),
+        );
+        registry.register(
+            "http_refusals",
+            "Requests refused by the HTTP layer's limits, by reason",
+            http_refusals.clone(),
+        );
         Metrics {
             registry,
             calls,
@@ -137,6 +154,8 @@ impl Default for Metrics {
             instance_slots,
             plugin_memory_bytes,
             db_connections,
+            audit_failures,
+            http_refusals,
         }
     }
 }

@@ -113,17 +113,35 @@ async fn metrics_on_their_own_address_move_with_calls_and_failures() {
 #[tokio::test]
 async fn readiness_reports_an_unreadable_plugin_directory_and_refused_plugins() {
     // Arrange
-    let app = spawn_app_with(AppOptions::default().plugin(
+    let port = crate::helpers::free_port();
+    let mut options = AppOptions::default().plugin(
         "get_loan_reporting_metadata",
         tool_wasm("get_loan_reporting_metadata"),
         tool_manifest("get_loan_reporting_metadata"),
-    ))
-    .await;
+    );
+    options
+        .env
+        .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
+    let app = spawn_app_with(options).await;
+    // The details on the metrics address; the public probe says only its status.
     let ready = |app: &TestApp| {
-        let (client, url) = (app.client.clone(), format!("{}/ready", app.base));
+        let client = app.client.clone();
+        let (public, private) = (
+            format!("{}/ready", app.base),
+            format!("http://127.0.0.1:{port}/ready"),
+        );
         async move {
-            let r = client.get(url).send().await.unwrap();
-            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+            let p = client.get(public).send().await.unwrap();
+            let (status, bare) = (p.status().as_u16(), p.json::<Value>().await.unwrap());
+            let d = client.get(private).send().await.unwrap();
+            assert_eq!(d.status().as_u16(), status, "both probes agree");
+            let details = d.json::<Value>().await.unwrap();
+            assert_eq!(
+                bare,
+                json!({"status": details["status"]}),
+                "the public probe tells nothing else"
+            );
+            (status, details)
         }
     };
 

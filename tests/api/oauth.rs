@@ -95,9 +95,12 @@ async fn the_code_flow_through_the_facade_yields_tokens_that_work() {
         url_encode(redirect)
     );
 
-    // Act: facade -> dev IdP -> redirect with a code.
+    // Act: facade -> dev IdP (the user picks the agent; the facade passed no `login_hint`,
+    // which the spec does not list) -> redirect with a code.
     let to_idp = app.client.get(&authorize).send().await.unwrap();
     let idp_url = to_idp.headers()["location"].to_str().unwrap().to_string();
+    assert!(!idp_url.contains("login_hint"), "{idp_url}");
+    let idp_url = format!("{idp_url}&login_hint=agent%40example.com");
     let to_client = app.client.get(&idp_url).send().await.unwrap();
     let callback = reqwest::Url::parse(to_client.headers()["location"].to_str().unwrap()).unwrap();
     let code = callback

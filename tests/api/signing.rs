@@ -117,6 +117,57 @@ async fn required_signatures_accept_signed_and_refuse_unsigned_or_tampered() {
 }
 
 #[tokio::test]
+async fn the_bytes_parsed_are_the_bytes_verified() {
+    // Arrange: a signed plugin whose manifest is a FIFO: the first open reads the signed
+    // manifest, a second open would read a widened one. A loader that read the file again
+    // after checking its signature would parse what nobody signed.
+    let dir = tempfile::tempdir().unwrap();
+    let key = signer();
+    let wasm = tool_wasm("get_loan_reporting_metadata");
+    let required = SignaturePolicy::new(true, std::slice::from_ref(&key.public)).unwrap();
+    deploy(dir.path(), &wasm, Some(&key.sign(&wasm)), Some(&key));
+    let manifest_path = dir.path().join("get_loan_reporting_metadata.toml");
+    let signed = std::fs::read_to_string(&manifest_path).unwrap();
+    let widened = signed.replace("timeout_ms = 1000", "timeout_ms = 60000");
+    assert_ne!(signed, widened);
+    std::fs::remove_file(&manifest_path).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&manifest_path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = manifest_path.clone();
+    // Each open of the FIFO for writing waits for a reader; the second waits for ever when
+    // the loader reads once (the thread is left behind, blocked, and ends with the process).
+    // Between the two, the first reader has seen its end of file and closed (else the second
+    // text would join the first read).
+    std::thread::spawn(move || {
+        for text in [signed, widened] {
+            let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&fifo) else {
+                return;
+            };
+            let _ = std::io::Write::write_all(&mut f, text.as_bytes());
+            drop(f);
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    });
+
+    // Act
+    let plugins = Plugins::new(None, required, Clock::system()).unwrap();
+    let loaded = plugins
+        .load(&PluginFiles::in_dir(
+            dir.path(),
+            "get_loan_reporting_metadata",
+        ))
+        .await
+        .unwrap();
+
+    // Assert: the limits are the signed ones.
+    assert!(loaded.signed);
+    assert_eq!(loaded.manifest.limits.timeout_ms, 1000);
+}
+
+#[tokio::test]
 async fn a_signature_covers_the_manifest_too() {
     // Arrange
     let dir = tempfile::tempdir().unwrap();
@@ -226,6 +277,18 @@ async fn a_component_with_many_memories_is_refused_at_load() {
 
 #[tokio::test]
 async fn a_planted_precompiled_component_is_not_run() {
+    // Without the MAC, as an attacker without the key would write it.
+    planted_entry_is_not_run(false).await;
+}
+
+#[tokio::test]
+async fn an_authenticated_entry_copied_under_another_name_is_not_run() {
+    // The whole entry, MAC included: the MAC binds the entry's name (digest and engine), so
+    // a copy is no rollback to another build.
+    planted_entry_is_not_run(true).await;
+}
+
+async fn planted_entry_is_not_run(with_mac: bool) {
     // Arrange: a server has cached its metadata tool; an attacker who can write the cache
     // directory plants the metadata tool's native code under the name the `misbehave`
     // fixture will be looked up by.
@@ -269,9 +332,13 @@ async fn a_planted_precompiled_component_is_not_run() {
         .1
         .to_string();
     let planted = cache.join(format!("{}-{compat}", digest(&misbehave)));
-    // A bare serialized component (no MAC), as an attacker without the key would write it.
     let native = std::fs::read(&cached[0]).unwrap();
-    std::fs::write(&planted, &native[..native.len() - 32]).unwrap();
+    let kept = if with_mac {
+        native.len()
+    } else {
+        native.len() - 32
+    };
+    std::fs::write(&planted, &native[..kept]).unwrap();
 
     // Act
     let app = spawn_app_with(options(

@@ -43,28 +43,26 @@ pub struct Scheme {
 pub struct TokenValidator {
     schemes: Vec<Scheme>,
     audience: String,
-    cache: ValidationCache,
+    valid: ExpiringMap<[u8; 32], Valid>,
+    refused: ExpiringMap<[u8; 32], String>,
     leeway: u64,
 }
 
-/// Results of recent validations, keyed by [`super::token_key`]: a token presented again is
-/// not verified again (RSA verification is most of an authenticated request's CPU, and a
-/// flood of one forged token would otherwise cost a verification each time). A valid token
-/// is remembered until its `exp` (at most [`CACHE_VALID_FOR`]); a refused one for
+/// Results of recent validations are kept, keyed by [`super::token_key`]: a token presented
+/// again is not verified again (RSA verification is most of an authenticated request's CPU,
+/// and a flood of one forged token would otherwise cost a verification each time). A valid
+/// token is remembered until its `exp` (at most [`CACHE_VALID_FOR`]); a refused one for
 /// [`CACHE_INVALID_FOR`], except when its key was unknown (a rotation may bring the key).
-type ValidationCache = ExpiringMap<[u8; 32], Cached>;
-
-#[derive(Clone)]
-enum Cached {
-    Valid(Arc<Map<String, Value>>, &'static str),
-    Invalid(String),
-}
+/// Valid and refused tokens are kept apart, each map with its own bound: a flood of distinct
+/// bad tokens fills (and clears) only the refused one, never evicting the valid tokens.
+type Valid = (Arc<Map<String, Value>>, &'static str);
 
 /// Longest a validated token is remembered.
 pub const CACHE_VALID_FOR: std::time::Duration = std::time::Duration::from_secs(300);
 /// How long a refused token is remembered.
 pub const CACHE_INVALID_FOR: std::time::Duration = std::time::Duration::from_secs(60);
-/// Tokens remembered at most (past this, expired entries go, then all).
+/// Valid tokens remembered at most, and refused ones (past this, expired entries go, then
+/// all of that map).
 const CACHE_MAX: usize = 10_000;
 
 impl TokenValidator {
@@ -73,7 +71,8 @@ impl TokenValidator {
         TokenValidator {
             schemes,
             audience: audience.into(),
-            cache: ValidationCache::new(CACHE_MAX),
+            valid: ExpiringMap::new(CACHE_MAX),
+            refused: ExpiringMap::new(CACHE_MAX),
             leeway: LEEWAY_SECS,
         }
     }
@@ -99,10 +98,11 @@ impl TokenValidator {
         token: &str,
         key: [u8; 32],
     ) -> Result<(Arc<Map<String, Value>>, &'static str), String> {
-        match self.cache.get(&key) {
-            Some((Cached::Valid(claims, scheme), _)) => return Ok((claims, scheme)),
-            Some((Cached::Invalid(reason), _)) => return Err(reason),
-            None => {}
+        if let Some(((claims, scheme), _)) = self.valid.get(&key) {
+            return Ok((claims, scheme));
+        }
+        if let Some((reason, _)) = self.refused.get(&key) {
+            return Err(reason);
         }
         let result = self.verify(token).await.map(|(c, s)| (Arc::new(c), s));
         match &result {
@@ -118,16 +118,14 @@ impl TokenValidator {
                     .unwrap_or(0);
                 let ttl = std::time::Duration::from_secs(left).min(CACHE_VALID_FOR);
                 if !ttl.is_zero() {
-                    let valid = Cached::Valid(claims.clone(), scheme);
-                    self.cache.insert(key, valid, ttl);
+                    self.valid.insert(key, (claims.clone(), scheme), ttl);
                 }
             }
             Err(reason)
                 if !reason.starts_with("no signing key")
                     && !reason.starts_with("the token has no kid") =>
             {
-                let invalid = Cached::Invalid(reason.clone());
-                self.cache.insert(key, invalid, CACHE_INVALID_FOR);
+                self.refused.insert(key, reason.clone(), CACHE_INVALID_FOR);
             }
             Err(_) => {}
         }
@@ -180,5 +178,157 @@ fn unverified_issuer(token: &str) -> Result<String, String> {
     match claims.get("iss") {
         Some(Value::String(s)) => Ok(s.clone()),
         _ => Err("no `iss` claim".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+    use std::time::{Duration, Instant};
+
+    use jsonwebtoken::{EncodingKey, Header};
+    use serde_json::json;
+
+    use super::*;
+    use crate::devidp::SigningKey;
+
+    const ISSUER: &str = "https://idp.test";
+
+    /// One RSA key for these tests (generating one takes a while), and its PEM.
+    fn key() -> &'static (SigningKey, String) {
+        static KEY: OnceLock<(SigningKey, String)> = OnceLock::new();
+        KEY.get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("k.pem");
+            let key = SigningKey::load_or_create(&path).unwrap();
+            (key, std::fs::read_to_string(path).unwrap())
+        })
+    }
+
+    fn validator() -> TokenValidator {
+        TokenValidator::new(
+            "aud",
+            vec![Scheme {
+                name: "upstream",
+                issuer: ISSUER.into(),
+                jwks: Arc::new(Jwks::fixed(key().0.jwks())),
+            }],
+        )
+    }
+
+    fn now() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+    }
+
+    /// A token expiring `exp_in` seconds from now (negative: in the past).
+    fn token(exp_in: i64) -> String {
+        key()
+            .0
+            .sign(&json!({"iss": ISSUER, "aud": "aud", "email": "a@b.c", "exp": now() + exp_in}))
+            .unwrap()
+    }
+
+    fn left(until: Instant) -> Duration {
+        until.saturating_duration_since(Instant::now())
+    }
+
+    #[tokio::test]
+    async fn a_valid_token_is_remembered_until_its_exp_and_five_minutes_at_most() {
+        let v = validator();
+        let (long, short) = (token(3600), token(20));
+        v.validate(&long).await.unwrap();
+        v.validate(&short).await.unwrap();
+        let (_, long_until) = v.valid.get(&crate::auth::token_key(&long)).unwrap();
+        let (_, short_until) = v.valid.get(&crate::auth::token_key(&short)).unwrap();
+        assert!(
+            left(long_until) <= CACHE_VALID_FOR,
+            "{:?}",
+            left(long_until)
+        );
+        assert!(left(long_until) > CACHE_VALID_FOR - Duration::from_secs(10));
+        assert!(
+            left(short_until) <= Duration::from_secs(20),
+            "{:?}",
+            left(short_until)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_token_is_remembered_but_not_one_with_an_unknown_kid() {
+        let v = validator();
+        let expired = token(-3600);
+        let reason = v.validate(&expired).await.unwrap_err();
+        let (cached, until) = v.refused.get(&crate::auth::token_key(&expired)).unwrap();
+        assert_eq!(cached, reason);
+        assert!(left(until) > CACHE_INVALID_FOR - Duration::from_secs(10));
+        assert!(
+            v.validate(&expired).await.is_err(),
+            "still refused from the cache"
+        );
+
+        let good = token(3600);
+        let mut parts: Vec<String> = good.split('.').map(str::to_string).collect();
+        parts[0] = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(br#"{"alg":"RS256","typ":"JWT","kid":"rotated-in-later"}"#);
+        let unknown_kid = parts.join(".");
+        let reason = v.validate(&unknown_kid).await.unwrap_err();
+        assert!(reason.starts_with("no signing key"), "{reason}");
+        assert!(
+            v.refused
+                .get(&crate::auth::token_key(&unknown_kid))
+                .is_none(),
+            "a rotation may bring the key: not remembered"
+        );
+    }
+
+    #[tokio::test]
+    async fn refused_tokens_never_evict_valid_ones() {
+        let v = validator();
+        let good = token(3600);
+        v.validate(&good).await.unwrap();
+        // More distinct refused tokens than either map holds (unknown issuers).
+        for i in 0..CACHE_MAX + 10 {
+            let bad = format!(
+                "eyJhbGciOiJSUzI1NiJ9.{}.x",
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(format!(r#"{{"iss":"https://other{i}"}}"#))
+            );
+            assert!(v.validate(&bad).await.is_err());
+        }
+        assert!(v.valid.get(&crate::auth::token_key(&good)).is_some());
+    }
+
+    #[tokio::test]
+    async fn a_token_signed_for_another_algorithm_than_its_key_is_refused() {
+        // The key is published for RS256; the same RSA key signs a PS256 token.
+        let (signing, pem) = key();
+        let kid = signing.jwks().keys[0].common.key_id.clone();
+        let mut header = Header::new(Algorithm::PS256);
+        header.kid = kid;
+        let claims = json!({"iss": ISSUER, "aud": "aud", "email": "a@b.c", "exp": now() + 300});
+        let pss = jsonwebtoken::encode(
+            &header,
+            &claims,
+            &EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap(),
+        )
+        .unwrap();
+        let reason = validator().validate(&pss).await.unwrap_err();
+        assert_eq!(reason, "the key is for RS256, the token says PS256");
+    }
+
+    #[tokio::test]
+    async fn the_default_leeway_is_thirty_seconds() {
+        let v = validator();
+        assert!(
+            v.validate(&token(-20)).await.is_ok(),
+            "20 s late: within the leeway"
+        );
+        let late = v.validate(&token(-45)).await.unwrap_err();
+        assert!(late.contains("xpired"), "{late}");
+        let strict = validator().with_leeway(Duration::ZERO);
+        assert!(strict.validate(&token(-20)).await.is_err());
     }
 }

@@ -126,14 +126,16 @@ impl JwtAuthenticator {
         self
     }
 
-    /// Checks the `<email claim>_verified` claim (`email_verified`, or the namespaced one):
-    /// `false` (or `"false"`) is always refused; a missing claim only when required.
+    /// Checks the `_verified` claim that belongs to the email claim in use (`email` →
+    /// `email_verified`, `{ns}/email` → `{ns}/email_verified`), never another one: `false`
+    /// (or `"false"`) is always refused; a missing claim only when required.
     fn check_verified(
         &self,
         claims: &serde_json::Map<String, serde_json::Value>,
+        email_claim: usize,
     ) -> Result<(), AuthError> {
         use serde_json::Value;
-        let found = self.verified_claims.iter().find_map(|c| claims.get(c));
+        let found = claims.get(&self.verified_claims[email_claim]);
         match found {
             Some(Value::Bool(true)) => Ok(()),
             Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(()),
@@ -163,18 +165,19 @@ impl Authenticator for JwtAuthenticator {
                 .validate_keyed(token, key.0)
                 .await
                 .map_err(AuthError::InvalidToken)?;
-            let email = self
+            let (used, email) = self
                 .email_claims
                 .iter()
-                .find_map(|c| claims.get(c).and_then(|v| v.as_str()))
-                .filter(|e| !e.trim().is_empty())
+                .enumerate()
+                .find_map(|(i, c)| claims.get(c).and_then(|v| v.as_str()).map(|e| (i, e)))
+                .filter(|(_, e)| !e.trim().is_empty())
                 .ok_or_else(|| {
                     AuthError::InvalidToken(format!(
                         "no email claim ({})",
                         self.email_claims.join(" or ")
                     ))
                 })?;
-            self.check_verified(&claims)?;
+            self.check_verified(&claims, used)?;
             let entry = self
                 .directory
                 .agent_by_email(email)
@@ -228,6 +231,15 @@ pub fn from_config(
     }
     let validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes)
         .with_leeway(config.token_leeway);
+    if config.require_email_verified {
+        tracing::info!("tokens must carry email_verified: true beside their email claim");
+    } else {
+        tracing::info!(
+            "tokens whose email_verified claim is false are refused; tokens without one are \
+             accepted (the IdP vouches for the email): set LOANHOST_REQUIRE_EMAIL_VERIFIED=true \
+             when the IdP lets users set an unverified email"
+        );
+    }
     std::sync::Arc::new(
         JwtAuthenticator::new(
             validator,

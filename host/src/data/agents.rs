@@ -17,9 +17,10 @@ pub struct Agent {
 
 /// The lookup key of an email: case-insensitive for ASCII letters only. Full Unicode case
 /// folding would let look-alikes match (the Kelvin sign `K` lower-cases to `k`), so an IdP
-/// account `\u{212A}im@x` could sign in as `kim@x`.
+/// account `\u{212A}im@x` could sign in as `kim@x`. Likewise only ASCII white space is
+/// trimmed: `kim@x\u{2003}` is another account than `kim@x`.
 pub fn email_key(email: &str) -> String {
-    email.trim().to_ascii_lowercase()
+    email.trim_ascii().to_ascii_lowercase()
 }
 
 impl Db {
@@ -212,4 +213,19 @@ pub struct NewAgent {
     pub managed_agent_ids: Vec<String>,
     /// Deactivated: kept, but no longer signs in.
     pub inactive: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::email_key;
+
+    #[test]
+    fn the_email_key_folds_and_trims_ascii_only() {
+        assert_eq!(email_key(" Kim@Example.COM\t"), "kim@example.com");
+        assert_eq!(email_key("\u{212A}im@x"), "\u{212A}im@x");
+        for space in ['\u{a0}', '\u{2003}', '\u{3000}'] {
+            let padded = format!("{space}kim@x{space}");
+            assert_eq!(email_key(&padded), padded, "U+{:04X}", space as u32);
+        }
+    }
 }

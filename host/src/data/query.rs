@@ -1739,6 +1739,135 @@ mod tests {
         }
     }
 
+    /// Every way a query can read a field checks the name-reading right, on both engines and
+    /// under a caller's scope as well as organisation-wide: losing one (a predicate, say)
+    /// would give a caller without the right a yes/no oracle on officer names.
+    #[test]
+    fn name_fields_are_refused_in_every_form_without_the_right() {
+        let text = |s: &str| Value::Text(s.into());
+        let on = |dataset: Dataset, edit: &dyn Fn(&mut Query)| {
+            let mut query = q(dataset);
+            edit(&mut query);
+            query
+        };
+        let forms: Vec<(&str, Query)> = vec![
+            (
+                "predicate eq",
+                on(Dataset::Loans, &|q| {
+                    q.predicates = vec![("loanOfficerName".into(), Condition::Eq(text("Ann")))]
+                }),
+            ),
+            (
+                "predicate anyOf",
+                on(Dataset::Loans, &|q| {
+                    q.predicates =
+                        vec![("processorName".into(), Condition::AnyOf(vec![text("Ann")]))]
+                }),
+            ),
+            (
+                "predicate isNotNull",
+                on(Dataset::Loans, &|q| {
+                    q.predicates = vec![("referringAgentName".into(), Condition::IsNotNull)]
+                }),
+            ),
+            (
+                "group-by",
+                on(Dataset::Loans, &|q| {
+                    q.group_by = vec![Key::Field("loanOfficerName".into())]
+                }),
+            ),
+            (
+                "mapped key",
+                on(Dataset::Loans, &|q| {
+                    q.group_by = vec![Key::Mapped(
+                        "referringAgentName".into(),
+                        vec![("Ann".into(), "A".into())],
+                        Some("Other".into()),
+                    )]
+                }),
+            ),
+            (
+                "min",
+                on(Dataset::Loans, &|q| {
+                    q.aggregates = vec![Aggregate::Min("loanOfficerName".into())]
+                }),
+            ),
+            (
+                "max",
+                on(Dataset::Loans, &|q| {
+                    q.aggregates = vec![Aggregate::Max("processorName".into())]
+                }),
+            ),
+            (
+                "count-distinct",
+                on(Dataset::Loans, &|q| {
+                    q.aggregates = vec![Aggregate::CountDistinct("loanOfficerName".into())]
+                }),
+            ),
+            (
+                "count-of",
+                on(Dataset::Loans, &|q| {
+                    q.aggregates = vec![Aggregate::CountOf("processorName".into())]
+                }),
+            ),
+            (
+                "distinctOn",
+                on(Dataset::Loans, &|q| {
+                    q.distinct_on = Some("loanOfficerName".into())
+                }),
+            ),
+            (
+                "loan. path group-by",
+                on(Dataset::LosStatusHistory, &|q| {
+                    q.group_by = vec![Key::Field("loan.loanOfficerName".into())]
+                }),
+            ),
+            (
+                "loan. path predicate",
+                on(Dataset::LosStatusHistory, &|q| {
+                    q.predicates = vec![("loan.processorName".into(), Condition::Eq(text("Ann")))]
+                }),
+            ),
+            (
+                "loan. path mapped, distinct loans per month",
+                on(Dataset::LosStatusHistory, &|q| {
+                    q.group_by = vec![
+                        Key::Period("occurredAt".into(), PeriodUnit::Month),
+                        Key::Mapped(
+                            "loan.loanOfficerName".into(),
+                            vec![("Ann".into(), "A".into())],
+                            Some("Other".into()),
+                        ),
+                    ];
+                    q.distinct_on = Some("loanId".into());
+                }),
+            ),
+        ];
+        let mine = Scope {
+            originated_by: Some("me".into()),
+            ..Default::default()
+        };
+        for (form, query) in &forms {
+            for postgres in [false, true] {
+                for scope in [&mine, &admin()] {
+                    let refused = compile(query, Some(scope), false, postgres);
+                    assert!(
+                        matches!(&refused, Err(QueryError::Denied(m)) if m.ends_with("is readable only by callers with Admin, Processor or ConciergeKey")),
+                        "{form} (postgres {postgres}, all {}): {:?}",
+                        scope.all,
+                        refused.map(|c| c.sql)
+                    );
+                    let allowed = compile(query, Some(scope), true, postgres);
+                    assert!(
+                        allowed.is_ok(),
+                        "{form} with the right: {:?}",
+                        allowed.err()
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn scope_is_always_anded_for_loans() {
         let scope = Scope {

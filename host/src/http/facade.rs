@@ -4,8 +4,7 @@
 
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
+use axum::extract::{RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -58,8 +57,10 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
         .into_response()
 }
 
-/// `GET /authorize`: checks PKCE S256 and the response type, rewrites `audience`, `resource`
-/// and `scope`, passes everything else unchanged, and answers `302` to the IdP.
+/// `GET /authorize`: checks PKCE S256 and the response type, passes the spec's six parameters
+/// through unchanged ([`PASSED_THROUGH`]), rewrites `scope` and `audience`, drops everything
+/// else (`resource`, `request`, `request_uri`, `response_mode`, `prompt` …: the IdP acts on
+/// none of them), and answers `302` to the IdP.
 pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
     match rewrite_authorize(query.as_deref().unwrap_or(""), &state.config.mcp_audience) {
         Ok(query) => {
@@ -78,6 +79,16 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
         Err((error, description)) => oauth_error(StatusCode::BAD_REQUEST, error, &description),
     }
 }
+
+/// The parameters `/authorize` passes to the IdP unchanged (the spec's list).
+pub const PASSED_THROUGH: [&str; 6] = [
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+];
 
 /// The upstream query for an incoming `/authorize` query.
 pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'static str, String)> {
@@ -132,7 +143,6 @@ pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'stati
     let mut saw_scope = false;
     for (k, v) in &pairs {
         match k.as_str() {
-            "audience" | "resource" => {}
             "scope" => {
                 saw_scope = true;
                 let mut scopes: Vec<&str> = v.split(' ').filter(|s| !s.is_empty()).collect();
@@ -141,9 +151,11 @@ pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'stati
                 }
                 out.append_pair("scope", &scopes.join(" "));
             }
-            _ => {
+            k if PASSED_THROUGH.contains(&k) => {
                 out.append_pair(k, v);
             }
+            // `audience` and `resource` are rewritten; anything else is not the IdP's to read.
+            _ => {}
         }
     }
     if !saw_scope {
@@ -155,15 +167,44 @@ pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'stati
 
 /// `POST /token`: forwards the body verbatim (content type kept, default form-urlencoded) and
 /// the `Authorization` header; returns the IdP's status, content type, body and caching
-/// headers unchanged. An unreachable IdP is `502`.
-pub async fn token(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    if body.len() > MAX_TOKEN_BODY {
-        return oauth_error(
+/// headers unchanged. An unreachable IdP is `502`. The body must arrive whole within the body
+/// deadline and be at most [`MAX_TOKEN_BODY`]; at most `LOANHOST_MAX_TOKEN_FORWARDS` requests
+/// are forwarded at once (more: `503`).
+pub async fn token(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let too_large = || {
+        oauth_error(
             StatusCode::PAYLOAD_TOO_LARGE,
             "invalid_request",
             "the request body is too large",
-        );
+        )
+    };
+    if super::body::declared_too_large(&headers, MAX_TOKEN_BODY) {
+        return too_large();
     }
+    let body = match super::body::read(body, MAX_TOKEN_BODY).await {
+        Ok(b) => b,
+        Err(super::body::BodyError::TooLarge(_)) => return too_large(),
+        Err(e) => {
+            if e == super::body::BodyError::TimedOut {
+                state.refused("body_timeout");
+            }
+            return oauth_error(e.status(), "invalid_request", &e.to_string());
+        }
+    };
+    let Ok(_forward) = state.token_forwards.clone().try_acquire_owned() else {
+        tracing::warn!("/token refused: LOANHOST_MAX_TOKEN_FORWARDS requests are being forwarded");
+        state.refused("token_forwards");
+        let mut resp = oauth_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            "too many token requests are being forwarded; retry shortly",
+        );
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return resp;
+    };
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .cloned()
@@ -222,6 +263,28 @@ mod tests {
         assert_eq!(
             out,
             "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&scope=openid+email+offline_access&audience=https%3A%2F%2Floanhost.local%2Fmcp"
+        );
+    }
+
+    #[test]
+    fn passes_only_the_six_parameters_and_the_rewritten_ones() {
+        let q = "response_type=code&client_id=c&code_challenge=a&code_challenge_method=S256&state=s&redirect_uri=http%3A%2F%2Fx%2Fcb&request=eyJ&request_uri=urn%3Ax&response_mode=form_post&prompt=none&nonce=n&login_hint=ceo%40x";
+        let out = rewrite_authorize(q, AUD).unwrap();
+        let names: Vec<String> = url::form_urlencoded::parse(out.as_bytes())
+            .map(|(k, _)| k.into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "response_type",
+                "client_id",
+                "code_challenge",
+                "code_challenge_method",
+                "state",
+                "redirect_uri",
+                "scope",
+                "audience"
+            ]
         );
     }
 

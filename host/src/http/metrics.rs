@@ -1,6 +1,7 @@
-//! The metrics listener: `GET /metrics` in the Prometheus (OpenMetrics) text format, on its own
-//! address (`LOANHOST_METRICS_LISTEN`) so it is never public by accident. Pool and slot gauges
-//! are read from the live state at each scrape.
+//! The metrics listener: `GET /metrics` in the Prometheus (OpenMetrics) text format and
+//! `GET /ready` with the readiness details (what is not ready, the plugins refused and why), on
+//! its own address (`LOANHOST_METRICS_LISTEN`) so they are never public by accident. Pool and
+//! slot gauges are read from the live state at each scrape.
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -15,7 +16,19 @@ use crate::telemetry::Label;
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
+        .route("/ready", get(ready))
         .with_state(state)
+}
+
+/// `GET /ready` on the metrics address: the public probe's status with its details.
+async fn ready(State(state): State<AppState>) -> Response {
+    let (ok, details) = super::router::readiness(&state).await;
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, axum::Json(details)).into_response()
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {

@@ -1,12 +1,14 @@
 //! HTTP: the router, shared state, request limits and tracing, and the error responses
 //! that must be exact (the `401` challenge).
 
+pub mod body;
 pub mod facade;
+pub mod gate;
 pub mod metrics;
 pub mod openapi;
 pub mod penalty;
 mod rest;
-mod router;
+pub(crate) mod router;
 mod serve;
 
 use std::sync::Arc;
@@ -61,10 +63,40 @@ pub struct Shared {
     pub http: reqwest::Client,
     /// The embedded dev IdP, when enabled.
     pub dev_idp: Option<Arc<crate::devidp::DevIdp>>,
-    /// Requests being handled (the cap answers `503`).
+    /// Requests being handled (the cap answers `503`); taken once a request's body is read.
     pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// Requests in flight per client address on the unauthenticated endpoints.
+    pub per_address: Arc<gate::KeyedGate<std::net::IpAddr>>,
+    /// Bodies being read per bearer token on `/mcp`.
+    pub uploads: Arc<gate::KeyedGate<[u8; 32]>>,
+    /// `/token` requests being forwarded to the IdP.
+    pub token_forwards: Arc<tokio::sync::Semaphore>,
     /// Tokens refused for their caller's budget, until their `Retry-After`.
     pub penalty: Arc<penalty::PenaltyBox>,
+}
+
+impl Shared {
+    /// A request slot, taken for the work of a request once its body is read (a client that
+    /// trickles its body holds a connection, never a slot); `None` past the cap (answer with
+    /// [`busy`]).
+    pub fn work_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let slot = self.in_flight.clone().try_acquire_owned().ok();
+        if slot.is_none() {
+            tracing::warn!("request refused: the server is at its concurrency limit");
+            self.refused("busy");
+        }
+        slot
+    }
+
+    /// Counts a request refused by the HTTP layer's limits (`loanhost_http_refusals_total`).
+    pub fn refused(&self, reason: &str) {
+        crate::telemetry::Metrics::count(&self.plugins.metrics().http_refusals, reason);
+    }
+}
+
+/// `503`: the server is at its concurrency limit.
+pub fn busy() -> Response {
+    unavailable(1, "the server is at its concurrency limit; retry shortly")
 }
 
 /// `429` with `Retry-After`: the caller is over a budget; `reply` is the JSON-RPC error

@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use axum::body::Bytes;
-use axum::extract::{OriginalUri, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::extract::{OriginalUri, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use loanhost_models::rest::OAuthTokenRequest;
 use loanhost_models::{ProblemDetails, ValidationProblemDetails};
@@ -14,20 +13,25 @@ use loanhost_models::{ProblemDetails, ValidationProblemDetails};
 use crate::auth::AuthError;
 use crate::http::AppState;
 
+/// Largest body of `POST {api_prefix}/oauth/token` (two optional strings).
+pub const MAX_REST_BODY: usize = 64 * 1024;
+
 /// `POST {api_prefix}/oauth/token`: bearer token only; body `{client_id?, client_secret?}`
 /// (nullable strings, other properties ignored, empty body allowed) as JSON, the OData
 /// flavour (`application/json;odata.metadata=minimal`) included; `200` with no content.
 pub async fn token(
     State(state): State<AppState>,
     OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-    body: Bytes,
+    request: Request,
 ) -> Response {
     let instance = uri.path().to_string();
+    // The token is checked from the headers before the body is read.
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     match state.authenticator.authenticate(&headers, None).await {
         Ok(_) => {}
         Err(AuthError::Unavailable(reason)) => {
-            tracing::error!(%reason, "the agent directory is unavailable");
+            tracing::error!(reason = ?reason, "the agent directory is unavailable");
             let mut resp = problem(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The platform database is unavailable; retry shortly.",
@@ -38,7 +42,8 @@ pub async fn token(
             return resp;
         }
         Err(e) => {
-            tracing::info!(reason = %e, "unauthenticated REST token request");
+            // Debug-formatted: the reason may quote token text, escaped here.
+            tracing::info!(reason = ?e.to_string(), "unauthenticated REST token request");
             let mut resp = problem(
                 StatusCode::UNAUTHORIZED,
                 "A bearer token is required in the Authorization header.",
@@ -62,6 +67,25 @@ pub async fn token(
             );
         }
     }
+    if super::body::declared_too_large(&headers, MAX_REST_BODY) {
+        return problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("The request body is larger than {MAX_REST_BODY} bytes."),
+            &instance,
+        );
+    }
+    let body = match super::body::read(body, MAX_REST_BODY).await {
+        Ok(b) => b,
+        Err(e) => {
+            if e == super::body::BodyError::TimedOut {
+                state.refused("body_timeout");
+            }
+            return problem(e.status(), &format!("{e}."), &instance);
+        }
+    };
+    let Some(_slot) = state.work_slot() else {
+        return crate::http::busy();
+    };
     if body.iter().all(u8::is_ascii_whitespace) {
         return StatusCode::OK.into_response();
     }
@@ -138,6 +162,8 @@ fn problem_type(status: StatusCode) -> String {
     let section = match status.as_u16() {
         400 => "15.5.1",
         401 => "15.5.2",
+        408 => "15.5.9",
+        413 => "15.5.14",
         415 => "15.5.16",
         503 => "15.6.4",
         _ => "15",

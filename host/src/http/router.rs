@@ -1,10 +1,14 @@
 //! Routes and the layers every request passes: tracing, a whole-request timeout (`408`), a
-//! concurrency cap (`503` + `Retry-After`), the body limit; liveness and readiness probes.
+//! total deadline on every body (`408`), a cap per client address on the unauthenticated
+//! endpoints (`429`), a concurrency cap (`503` + `Retry-After`), the body limit; liveness and
+//! readiness probes.
 
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::StatusCode;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -13,6 +17,7 @@ use serde_json::{json, Value};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
+use super::body::DeadlineBody;
 use super::{facade, rest};
 use super::{AppState, MAX_BODY_BYTES};
 use crate::auth::TokenKey;
@@ -65,58 +70,124 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http())
 }
 
-/// Caps the requests handled at once: past the cap, `503` with `Retry-After` at once, rather
-/// than a queue that grows until every caller times out. Probes are always answered.
+/// Admission, before any handler: every body gets one total deadline
+/// (`LOANHOST_BODY_TIMEOUT_SECS`), the unauthenticated endpoints a cap per client address,
+/// and routes that read no body their request slot (the routes that read one take it once
+/// the body is read: `/mcp`, `/token`, `{api_prefix}/oauth/token`). Past the cap of slots,
+/// `503` with `Retry-After` at once, rather than a queue that grows until every caller times
+/// out. Probes are always answered.
 ///
 /// A token in the penalty box (just refused for its caller's budget) is answered `429` again
 /// without any other work, after its remaining wait (at most [`TARPIT`]) and without holding
 /// a request slot: a client that ignores `Retry-After` gets one answer per connection per
 /// wait, not thousands a second. A token refused as not valid in the last minute waits
 /// [`TARPIT`] (without a slot) before it is handled again.
-async fn admit(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    if matches!(request.uri().path(), "/health" | "/ready") {
+async fn admit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if matches!(path, "/health" | "/ready") {
         return next.run(request).await;
     }
-    if request.uri().path() == "/mcp" {
-        let key = crate::auth::bearer_token(request.headers())
-            .ok()
-            .map(TokenKey::of);
-        if let Some(k) = key {
-            request.extensions_mut().insert(k);
+    let reads_body_first = path == "/mcp" && request.method() == Method::POST;
+    let mut request = request.map(|b| DeadlineBody::wrap(b, state.config.limits.body_timeout));
+    if reads_body_first {
+        if let Some(answer) = penalty_box(&state, &mut request).await {
+            return answer;
         }
-        let key = key.map(|k| k.0);
-        if let Some(left) = key.and_then(|k| state.penalty.remaining(&k)) {
-            tokio::time::sleep(Duration::from_secs(left).min(TARPIT)).await;
-            let left = key.and_then(|k| state.penalty.remaining(&k)).unwrap_or(1);
-            let e = RpcError::retry_later(
-                RATE_LIMITED,
-                format!("the caller is over a budget; retry after {left} s"),
-                left,
-            );
-            return super::too_many_requests(failure(Value::Null, &e), left);
-        }
-        // A token refused as not valid, presented again (a client looping on it, or a
-        // flood), waits before it is answered (its `401`, from the validation cache).
-        if key.is_some_and(|k| state.penalty.refused_recently(&k)) {
-            tokio::time::sleep(TARPIT).await;
-        }
+        return next.run(request).await;
     }
-    match state.in_flight.clone().try_acquire_owned() {
-        Ok(_permit) => next.run(request).await,
-        Err(_) => {
-            tracing::warn!("request refused: the server is at its concurrency limit");
-            super::unavailable(1, "the server is at its concurrency limit; retry shortly")
-        }
+    // The unauthenticated endpoints (the OAuth facade, discovery, the REST token route until
+    // its token is checked): one client address holds a few places at most.
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip())
+        .unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
+    let Some(_place) = state.per_address.try_enter(peer) else {
+        tracing::warn!(client = %peer, path = ?request.uri().path(), "request refused: too many requests in flight from this address");
+        state.refused("per_address");
+        return too_many_from_address(state.per_address.max());
+    };
+    let rest_token = format!("{}/oauth/token", state.config.api_prefix);
+    if request.method() == Method::POST
+        && (request.uri().path() == "/token" || request.uri().path() == rest_token)
+    {
+        return next.run(request).await;
     }
+    match state.work_slot() {
+        Some(_slot) => next.run(request).await,
+        None => super::busy(),
+    }
+}
+
+/// The penalty box of `/mcp` (see [`admit`]); records the request's [`TokenKey`] for the
+/// handler. `Some` is the answer when the token is in the box.
+async fn penalty_box(state: &AppState, request: &mut Request) -> Option<Response> {
+    let key = crate::auth::bearer_token(request.headers())
+        .ok()
+        .map(TokenKey::of);
+    if let Some(k) = key {
+        request.extensions_mut().insert(k);
+    }
+    let key = key.map(|k| k.0);
+    if let Some(left) = key.and_then(|k| state.penalty.remaining(&k)) {
+        tokio::time::sleep(Duration::from_secs(left).min(TARPIT)).await;
+        let left = key.and_then(|k| state.penalty.remaining(&k)).unwrap_or(1);
+        let e = RpcError::retry_later(
+            RATE_LIMITED,
+            format!("the caller is over a budget; retry after {left} s"),
+            left,
+        );
+        return Some(super::too_many_requests(failure(Value::Null, &e), left));
+    }
+    // A token refused as not valid, presented again (a client looping on it, or a
+    // flood), waits before it is answered (its `401`, from the validation cache).
+    if key.is_some_and(|k| state.penalty.refused_recently(&k)) {
+        tokio::time::sleep(TARPIT).await;
+    }
+    None
+}
+
+/// `429` for a client address over its places on the unauthenticated endpoints, as an OAuth
+/// error (these are OAuth endpoints).
+fn too_many_from_address(max: u32) -> Response {
+    let body = json!({
+        "error": "temporarily_unavailable",
+        "error_description": format!("more than {max} requests at once from this address; retry shortly"),
+    });
+    (
+        StatusCode::TOO_MANY_REQUESTS,
+        [(
+            axum::http::header::RETRY_AFTER,
+            HeaderValue::from_static("1"),
+        )],
+        Json(body),
+    )
+        .into_response()
 }
 
 /// Longest a request from a token in the penalty box is held before its `429`.
 const TARPIT: Duration = Duration::from_millis(500);
 
-/// `GET /ready`: readiness (unauthenticated). `200` when the database answers, the plugin
-/// directory can be read and at least one plugin is loaded; `503` naming what is not ready
-/// otherwise. Plugins whose files are refused are listed with the reason either way.
+/// `GET /ready`: readiness (unauthenticated): `200` `{"status": "ready"}` when the database
+/// answers, the plugin directory can be read and at least one plugin is loaded, `503`
+/// `{"status": "not ready"}` otherwise. What is not ready, and the plugins refused, are told
+/// on the metrics address (`GET /ready` there) and in the log, not to anyone who asks here.
 async fn ready(State(state): State<AppState>) -> Response {
+    let (ok, details) = readiness(&state).await;
+    if !ok {
+        tracing::warn!(readiness = %details, "not ready");
+    }
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(json!({"status": details["status"]}))).into_response()
+}
+
+/// Whether the server is ready, and the details: the database, the plugin directory, the
+/// tools served and the plugins refused with the reason.
+pub(crate) async fn readiness(state: &AppState) -> (bool, Value) {
     let db = state.db.ping(Duration::from_secs(2)).await;
     let tools = state.plugins.registry().snapshot().len();
     let dir = std::fs::read_dir(&state.config.plugin_dir).map(|_| ());
@@ -128,12 +199,7 @@ async fn ready(State(state): State<AppState>) -> Response {
         "tools": tools,
         "refused": state.plugins.registry().refusals(),
     });
-    let status = if ok {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    (status, Json(body)).into_response()
+    (ok, body)
 }
 
 /// `GET /health`: liveness (unauthenticated; tells a down server from bad credentials).

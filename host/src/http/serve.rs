@@ -6,6 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -36,7 +37,7 @@ pub async fn serve(
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: back off instead of spinning.
                     tracing::warn!(error = %e, "accept failed");
@@ -46,14 +47,23 @@ pub async fn serve(
             },
             _ = &mut shutdown => break,
         };
+        let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(limits.header_timeout)
             .keep_alive(true);
+        // Each request knows its client's address (the per-address cap reads it).
+        let service = tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut r: hyper::Request<hyper::body::Incoming>| {
+                r.extensions_mut().insert(ConnectInfo(peer));
+                r
+            },
+        );
         let conn =
-            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {

@@ -13,7 +13,7 @@ use super::protocol::{
     object, object_params, Reply, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
     SUPPORTED_VERSIONS,
 };
-use crate::audit::{summarize, AuditEntry, AuditLog};
+use crate::audit::{self, summarize, AuditEntry, AuditLog};
 use crate::auth::Identity;
 use crate::plugins::{CallError, CallReport, Plugins};
 
@@ -118,6 +118,8 @@ impl Dispatcher {
 
     /// Calls a tool and writes its audit line (refusals included) before answering. The
     /// result's text goes into `content` and, as the plugin wrote it, `structuredContent`.
+    /// A malformed call and a call of an unknown tool are charged to the caller's budget like
+    /// any other (a flood of them is refused `429`).
     async fn call_tool(
         &self,
         caller: &Identity,
@@ -127,21 +129,26 @@ impl Dispatcher {
         let (name, arguments) = match call_params(params) {
             Ok(p) => p,
             Err((name, e)) => {
+                let (e, outcome) = match self.plugins.charge_refused_call(caller) {
+                    Ok(()) => (e, "invalid_request"),
+                    Err(throttled) => (throttled_error(&throttled), "rate_limited"),
+                };
                 self.audit(
                     caller,
                     id,
                     name.as_deref(),
                     &Value::Null,
-                    "invalid_request",
+                    outcome,
                     &CallReport::default(),
-                );
+                )
+                .await;
                 return Err(e);
             }
         };
         let (outcome, report) = self
             .plugins
             .call_reported(&name, caller, &arguments)
-            .instrument(tracing::info_span!("tool_call", tool = %name))
+            .instrument(tracing::info_span!("tool_call", tool = ?audit::bounded(&name)))
             .await;
         let code = match &outcome {
             Ok(_) => "ok",
@@ -149,7 +156,8 @@ impl Dispatcher {
             Err(CallError::Throttled(..)) => "rate_limited",
             Err(CallError::Tool(e)) => e.code(),
         };
-        self.audit(caller, id, Some(&name), &arguments, code, &report);
+        self.audit(caller, id, Some(&name), &arguments, code, &report)
+            .await;
         let secs = |d: std::time::Duration| d.as_secs_f64();
         self.plugins.metrics().call(
             if report.digest.is_some() {
@@ -179,14 +187,13 @@ impl Dispatcher {
                 ]),
                 structured: Some(output.into_raw()),
             }),
-            Err(CallError::UnknownTool(n)) => {
-                Err(RpcError::new(INVALID_PARAMS, format!("Unknown tool: {n}")))
-            }
-            Err(CallError::Throttled(refusal, retry)) => Err(RpcError::retry_later(
-                RATE_LIMITED,
-                format!("{refusal}; retry after {retry} s"),
-                retry,
+            Err(CallError::UnknownTool(n)) => Err(RpcError::new(
+                INVALID_PARAMS,
+                format!("Unknown tool: {}", audit::bounded(&n)),
             )),
+            Err(CallError::Throttled(refusal, retry)) => {
+                Err(throttled_error(&CallError::Throttled(refusal, retry)))
+            }
             Err(CallError::Tool(e)) => Ok(json!({
                 "content": [{"type": "text", "text": e.to_string()}],
                 "isError": true,
@@ -195,7 +202,9 @@ impl Dispatcher {
         }
     }
 
-    fn audit(
+    /// Writes the audit line of a call; a line not written is logged and counted, and the
+    /// answer is sent all the same (`docs/threat-model.md`, "The audit trail").
+    async fn audit(
         &self,
         caller: &Identity,
         id: &Value,
@@ -211,23 +220,42 @@ impl Dispatcher {
         let schema = plugin
             .as_ref()
             .map_or(&Value::Null, |p| &p.tool.input_schema);
-        self.audit.record(&AuditEntry {
-            time: AuditEntry::now(),
-            request_id: id,
-            call_id: report.call_id,
-            user_id: &caller.user_id,
-            roles: caller.roles.iter().map(|r| r.as_str()).collect(),
-            tool,
-            plugin_digest: report.digest.as_deref(),
-            signer_key_id: report.signer.as_deref(),
-            outcome,
-            duration_ms: report.duration.as_secs_f64() * 1000.0,
-            db_time_ms: report.db_time.as_secs_f64() * 1000.0,
-            queries: report.queries,
-            rows_read: report.rows,
-            result_bytes: report.result_bytes,
-            arguments: summarize(arguments, schema),
-        });
+        let written = self
+            .audit
+            .record(&AuditEntry {
+                time: AuditEntry::now(),
+                request_id: audit::bounded_id(id),
+                call_id: report.call_id,
+                user_id: &caller.user_id,
+                roles: caller.roles.iter().map(|r| r.as_str()).collect(),
+                tool: tool.map(audit::bounded),
+                plugin_digest: report.digest.as_deref(),
+                signer_key_id: report.signer.as_deref(),
+                outcome,
+                duration_ms: report.duration.as_secs_f64() * 1000.0,
+                db_time_ms: report.db_time.as_secs_f64() * 1000.0,
+                queries: report.queries,
+                rows_read: report.rows,
+                result_bytes: report.result_bytes,
+                arguments: summarize(arguments, schema),
+            })
+            .await;
+        if let Err(e) = written {
+            tracing::error!(error = %e, call_id = report.call_id, user_id = %caller.user_id, "audit line not written; the call is answered");
+            crate::telemetry::Metrics::count(&self.plugins.metrics().audit_failures, e.label());
+        }
+    }
+}
+
+/// The `-32050` error of a call refused for its caller's budget.
+fn throttled_error(e: &CallError) -> RpcError {
+    match e {
+        CallError::Throttled(refusal, retry) => RpcError::retry_later(
+            RATE_LIMITED,
+            format!("{refusal}; retry after {retry} s"),
+            *retry,
+        ),
+        other => RpcError::new(RATE_LIMITED, other.to_string()),
     }
 }
 

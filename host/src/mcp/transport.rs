@@ -14,13 +14,15 @@ use super::protocol::{
     PARSE_ERROR, RATE_LIMITED, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::auth::{AuthError, Identity, TokenKey};
+use crate::http::body::{self, BodyError};
 use crate::http::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 
 /// The protocol-version header.
 pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 
 /// `POST /mcp`. Origin and token are checked from the headers before the body is read, so
-/// an unauthenticated client cannot make the server read (or wait for) a body.
+/// an unauthenticated client cannot make the server read (or wait for) a body; the request
+/// takes its slot once the body is read, so a slow body holds no slot.
 pub async fn post(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
@@ -89,16 +91,37 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             ),
         )
     };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+    if body::declared_too_large(headers, MAX_BODY_BYTES) {
         return too_large();
     }
-    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+    // One token sends a few bodies at once at most; each must arrive whole within the body
+    // deadline. Only then does the request take a slot of the server's.
+    let Some(upload) = key.and_then(|k| state.uploads.try_enter(k.0)) else {
+        state.refused("uploads");
+        let e = RpcError::retry_later(
+            RATE_LIMITED,
+            format!(
+                "more than {} requests with this token are sending their bodies at once; retry after 1 s",
+                state.uploads.max()
+            ),
+            1,
+        );
+        return too_many_requests(failure(Value::Null, &e), 1);
+    };
+    let body = match body::read(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
-        Err(_) => return too_large(),
+        Err(BodyError::TooLarge(_)) => return too_large(),
+        Err(e) => {
+            if e == BodyError::TimedOut {
+                state.refused("body_timeout");
+            }
+            tracing::info!(user_id = %identity.user_id, error = %e, "/mcp request body not read");
+            return rpc_error(e.status(), RpcError::new(INVALID_REQUEST, e.to_string()));
+        }
+    };
+    drop(upload);
+    let Some(_slot) = state.work_slot() else {
+        return crate::http::busy();
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

@@ -1,7 +1,10 @@
 //! The precompiled-component cache, authenticated: a `.cwasm` file is native code that the
 //! host maps and runs, so each entry carries an HMAC-SHA256 (keyed by a file kept outside the
-//! cache directory) over its bytes, and an entry whose MAC does not verify is never
-//! deserialized: whoever can write the cache directory cannot make the host run their code.
+//! cache directory) over its name (the component's digest and the engine's compatibility key)
+//! and its bytes, and an entry whose MAC does not verify is never deserialized: whoever can
+//! write the cache directory cannot make the host run their code, nor another build's code
+//! under this one's name. Entries are written through temporary files created exclusively
+//! (never through a link planted in their place).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,6 +14,9 @@ use sha2::Sha256;
 
 /// Length of the MAC appended to every entry.
 const MAC_LEN: usize = 32;
+/// What the MAC authenticates, and in which format (entries of an older format are compiled
+/// again).
+const MAC_CONTEXT: &[u8] = b"loanhost compile cache v2\0";
 
 /// An authenticated cache directory.
 pub(crate) struct CompileCache {
@@ -49,8 +55,13 @@ impl CompileCache {
         self.dir.join(name)
     }
 
-    fn mac(&self, bytes: &[u8]) -> Hmac<Sha256> {
+    /// The MAC of entry `name` holding `bytes`: the name's length and the name come first,
+    /// so no two (name, bytes) pairs share an input.
+    fn mac(&self, name: &str, bytes: &[u8]) -> Hmac<Sha256> {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key size");
+        mac.update(MAC_CONTEXT);
+        mac.update(&(name.len() as u64).to_le_bytes());
+        mac.update(name.as_bytes());
         mac.update(bytes);
         mac
     }
@@ -66,22 +77,37 @@ impl CompileCache {
             return Err(CacheMiss::Unauthenticated);
         }
         let tag = bytes.split_off(bytes.len() - MAC_LEN);
-        self.mac(&bytes)
+        self.mac(name, &bytes)
             .verify_slice(&tag)
             .map_err(|_| CacheMiss::Unauthenticated)?;
         Ok(bytes)
     }
 
-    /// Writes entry `name` (bytes + MAC) through a temporary file and a rename.
+    /// Writes entry `name` (bytes + MAC) through a temporary file and a rename. The
+    /// temporary file has an unpredictable name and is created exclusively (`O_EXCL`: an
+    /// existing file or link in its place fails the write instead of being followed), mode
+    /// 0600.
     pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        use rand::RngCore as _;
         let path = self.path(name);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let tag = self.mac(bytes).finalize().into_bytes();
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.write_all(&tag)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        let mut nonce = [0u8; 12];
+        rand::rngs::OsRng.fill_bytes(&mut nonce);
+        let tmp = self.dir.join(format!(".{name}.{}.tmp", hex::encode(nonce)));
+        let tag = self.mac(name, bytes).finalize().into_bytes();
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut f = options.open(&tmp)?;
+        let written = f
+            .write_all(bytes)
+            .and_then(|_| f.write_all(&tag))
+            .and_then(|_| f.sync_all())
+            .and_then(|_| std::fs::rename(&tmp, &path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 }
 
@@ -133,6 +159,32 @@ mod tests {
             Err(CacheMiss::Unauthenticated)
         ));
         assert!(matches!(cache.read("none.cwasm"), Err(CacheMiss::Absent)));
+        // An authenticated entry copied under another entry's name.
+        std::fs::copy(cache.path("a.cwasm"), cache.path("c.cwasm")).unwrap();
+        assert!(matches!(
+            cache.read("c.cwasm"),
+            Err(CacheMiss::Unauthenticated)
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writing_never_follows_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CompileCache::new(dir.path().join("c"), [7; 32]).unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        // Links planted at the entry's name: the rename replaces the link, never the target.
+        std::os::unix::fs::symlink(&victim, cache.path("a.cwasm")).unwrap();
+        cache.write("a.cwasm", b"native code").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(cache.read("a.cwasm").unwrap(), b"native code");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("c"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     #[test]

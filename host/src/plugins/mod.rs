@@ -292,6 +292,21 @@ impl Plugins {
         })
     }
 
+    /// Charges a malformed `tools/call` to the caller's budget, as one call: `Err` is the
+    /// refusal when the budget is spent.
+    pub fn charge_refused_call(&self, caller: &Identity) -> Result<(), CallError> {
+        match self.callers.admit(&caller.user_id) {
+            Ok(ticket) => {
+                drop(ticket);
+                Ok(())
+            }
+            Err(refusal) => {
+                let retry = refusal.retry_after(self.callers.limits());
+                Err(CallError::Throttled(refusal, retry))
+            }
+        }
+    }
+
     /// As [`Plugins::call`], with the result as the plugin wrote it (checked to be one JSON
     /// object, not parsed into a tree: the MCP layer copies it into its answer), what the
     /// call used and which build answered it.
@@ -303,21 +318,22 @@ impl Plugins {
     ) -> (Result<ToolOutput, CallError>, CallReport) {
         let started = Instant::now();
         let mut report = CallReport::default();
+        // The budget first: a call of an unknown tool costs the caller a call too.
+        let mut ticket = match self.callers.admit(&caller.user_id) {
+            Ok(t) => t,
+            Err(refusal) => {
+                let retry = refusal.retry_after(self.callers.limits());
+                tracing::info!(tool = ?crate::audit::bounded(name), user_id = %caller.user_id, %refusal, "tool call refused by the caller's budget");
+                report.duration = started.elapsed();
+                return (Err(CallError::Throttled(refusal, retry)), report);
+            }
+        };
         let Some(plugin) = self.registry.get(name) else {
             report.duration = started.elapsed();
             return (Err(CallError::UnknownTool(name.to_string())), report);
         };
         report.digest = Some(plugin.digest.clone());
         report.signer = plugin.signer.clone();
-        let mut ticket = match self.callers.admit(&caller.user_id) {
-            Ok(t) => t,
-            Err(refusal) => {
-                let retry = refusal.retry_after(self.callers.limits());
-                tracing::info!(tool = name, user_id = %caller.user_id, %refusal, "tool call refused by the caller's budget");
-                report.duration = started.elapsed();
-                return (Err(CallError::Throttled(refusal, retry)), report);
-            }
-        };
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
         report.call_id = call_id;
         let outcome = self
