@@ -584,6 +584,11 @@ mod tests {
         assert_eq!(c.idp.issuer, "http://127.0.0.1:8080/dev-idp");
         assert_eq!(c.api_prefix, "/api");
         assert!(!c.dev_idp && !c.require_signed_plugins);
+        // The limits the threat model states.
+        assert_eq!(c.token_leeway, std::time::Duration::from_secs(30));
+        assert_eq!(c.limits.body_timeout, std::time::Duration::from_secs(10));
+        assert_eq!(c.limits.max_requests_per_address, 16);
+        assert_eq!(c.limits.max_token_forwards, 32);
     }
 
     #[test]

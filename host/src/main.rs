@@ -405,8 +405,10 @@ fn init_tracing() -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
     use tracing_subscriber::{EnvFilter, Layer as _};
     let filter = EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| EnvFilter::new("info,tower_http=warn,wasmtime=warn,cranelift=warn"));
+    // Colour only on a terminal: a log written to a file holds no escape codes.
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_filter(filter);
     let endpoint = std::env::var("LOANHOST_OTLP_ENDPOINT")
         .ok()

@@ -91,3 +91,111 @@ async fn request_spans_are_exported_over_otlp_when_configured() {
         "no request span: {text:?}"
     );
 }
+
+/// A header value no browser would send, with a `"` (header values cannot hold a line break,
+/// so Origin shows quoting and escaping instead).
+const ODD_ORIGIN: &[u8] = b"http://evil.example\"x";
+
+#[tokio::test]
+async fn attacker_text_in_the_log_is_escaped_and_forges_no_line() {
+    // Arrange: the real binary, logging at info to a file.
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("plugins")).unwrap();
+    let port = common::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let database = format!("sqlite://{}", dir.path().join("db.sqlite").display());
+    let log = dir.path().join("serve.log");
+    let mut child = common::serve(
+        port,
+        &base,
+        &database,
+        &dir.path().join("plugins"),
+        &dir.path().join("cache"),
+    )
+    .env("LOANHOST_AUDIT_LOG", "off")
+    .env("RUST_LOG", "info")
+    .stdout(Stdio::null())
+    .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+    .spawn()
+    .unwrap();
+    common::wait_until_serving(&base, &mut child, &log).await;
+    let b64 = |v: serde_json::Value| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+    };
+    let jwt = |header: serde_json::Value, claims: serde_json::Value| {
+        format!("{}.{}.c2ln", b64(header), b64(claims))
+    };
+    let forged_iss = jwt(
+        serde_json::json!({"alg": "RS256", "kid": "k"}),
+        serde_json::json!({"iss": "https://x\nFORGED-ISS level=ERROR", "aud": "a", "exp": 4_000_000_000u64}),
+    );
+    let forged_kid = jwt(
+        serde_json::json!({"alg": "RS256", "kid": "k\nFORGED-KID"}),
+        serde_json::json!({"iss": format!("{base}/dev-idp"), "aud": "https://loanhost.local/mcp", "exp": 4_000_000_000u64}),
+    );
+    let forged_alg = jwt(
+        serde_json::json!({"alg": "RS256\nFORGED-ALG", "kid": "k"}),
+        serde_json::json!({"iss": "x"}),
+    );
+    let client = reqwest::Client::new();
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+
+    // Act
+    for token in [&forged_iss, &forged_kid] {
+        let r = client
+            .post(format!("{base}/mcp"))
+            .bearer_auth(token)
+            .json(&list)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+    }
+    let rest = client
+        .post(format!("{base}/api/oauth/token"))
+        .bearer_auth(&forged_alg)
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    let origin = client
+        .post(format!("{base}/mcp"))
+        .header(
+            "origin",
+            reqwest::header::HeaderValue::from_bytes(ODD_ORIGIN).unwrap(),
+        )
+        .json(&list)
+        .send()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+
+    // Assert: no colour codes in a file; each attacker text is in the log, escaped, and never
+    // starts a line.
+    assert!(
+        !text.contains('\u{1b}'),
+        "colour codes in a log file:\n{text}"
+    );
+    assert_eq!(
+        (rest.status().as_u16(), origin.status().as_u16()),
+        (401, 403)
+    );
+    for forged in ["FORGED-ISS", "FORGED-KID", "FORGED-ALG"] {
+        assert!(
+            text.contains(&format!("\\n{forged}")),
+            "{forged} not logged escaped:\n{text}"
+        );
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with(forged)),
+            "{forged} forged a line:\n{text}"
+        );
+    }
+    assert!(
+        text.contains(r#"origin="http://evil.example\"x""#),
+        "Origin not quoted and escaped:\n{text}"
+    );
+}

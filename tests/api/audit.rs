@@ -145,3 +145,118 @@ async fn every_call_is_audited_with_the_exact_fields_and_no_personal_data() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_unknown_tools_deep_arguments_give_one_bounded_line() {
+    // Arrange: ~1 MiB of arguments, 120 levels of 8 KiB keys (unbounded, the names with their
+    // full prefixes would make a line of tens of MB), to a tool that does not exist.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let app = audited_app(&path).await;
+    let mut arguments = json!(1);
+    for depth in 0..120 {
+        arguments = json!({ format!("{depth}{}", "k".repeat(8 * 1024)): arguments });
+    }
+    let long_name = "n".repeat(10_000);
+
+    // Act
+    let reply = app
+        .rpc(
+            "agent-token",
+            "tools/call",
+            json!({"name": long_name, "arguments": arguments}),
+        )
+        .await;
+
+    // Assert
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.len() < 4096, "an audit line of {} bytes", text.len());
+    let line = &lines(&path)[0];
+    assert_eq!(line["outcome"], "unknown_tool");
+    assert_eq!(line["arguments"]["names"].as_array().unwrap().len(), 4);
+    assert_eq!(line["arguments"]["namesOmitted"], 116);
+    assert!(
+        line["tool"].as_str().unwrap().len() <= 67,
+        "{}",
+        line["tool"]
+    );
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_calls_are_charged_to_the_caller() {
+    // Arrange: a budget of 6 calls a minute (a burst of one).
+    let mut options = AppOptions::default().plugin(
+        "report_loans",
+        tool_wasm("report_loans"),
+        tool_manifest("report_loans"),
+    );
+    options
+        .env
+        .push(("LOANHOST_CALLER_CALLS_PER_MINUTE", "6".into()));
+    let app = spawn_app_with(options).await;
+    let status = |token: &'static str, params: Value| {
+        let app = &app;
+        async move {
+            app.post_mcp(
+                Some(token),
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
+            )
+            .await
+            .status()
+            .as_u16()
+        }
+    };
+
+    // Act
+    let unknown = status("agent-token", json!({"name": "nope", "arguments": {}})).await;
+    let after_unknown = status("agent-token", json!({"name": "nope", "arguments": {}})).await;
+    let malformed = status("admin-token", json!({"arguments": {}})).await;
+    let after_malformed = status("admin-token", json!({"arguments": {}})).await;
+
+    // Assert
+    assert_eq!(
+        (unknown, after_unknown, malformed, after_malformed),
+        (200, 429, 200, 429)
+    );
+}
+
+#[tokio::test]
+async fn a_failed_audit_write_is_counted_and_the_call_still_answered() {
+    // Arrange: /dev/full takes the open and fails every write.
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let port = crate::helpers::free_port();
+    let mut options = AppOptions::default().plugin(
+        "report_loans",
+        tool_wasm("report_loans"),
+        tool_manifest("report_loans"),
+    );
+    options.env.push(("LOANHOST_AUDIT_LOG", "/dev/full".into()));
+    options
+        .env
+        .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
+    let app = spawn_app_with(options).await;
+
+    // Act
+    let answer = app
+        .call_tool("agent-token", "report_loans", json!({"groupBy": "Status"}))
+        .await;
+    let metrics = app
+        .client
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+
+    // Assert
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert!(
+        metrics.contains("loanhost_audit_failures_total{kind=\"write\"} 1"),
+        "{metrics}"
+    );
+}
