@@ -145,9 +145,10 @@ impl Server {
         let base = format!("http://127.0.0.1:{port}");
         let child = common::serve(port, &base, &db_url, &plugin_dir, &cache)
             .env("LOANHOST_TODAY", TODAY)
-            // Production defaults for every limit but this one: 1 s instead of 10 s, so that
-            // a short phase sees slow-header connections closed.
+            // Production defaults for every limit but these: 1 s instead of 10 s, so that
+            // a short phase sees slow-header and slow-body connections closed.
             .env("LOANHOST_HEADER_TIMEOUT_SECS", "1")
+            .env("LOANHOST_BODY_TIMEOUT_SECS", "1")
             .stdout(Stdio::null())
             .stderr(Stdio::from(
                 std::fs::File::create(dir.path().join("server.log")).unwrap(),
@@ -381,7 +382,84 @@ const ATTACKS: &[(&str, &str)] = &[
         "token flood",
         "8 loops of expired, forged and unknown-kid tokens",
     ),
+    (
+        "slow bodies /token",
+        "160 connections trickling a /token body, a byte every 500 ms",
+    ),
+    (
+        "slow bodies REST token",
+        "160 connections trickling a /api/oauth/token body (valid token), a byte every 500 ms",
+    ),
+    (
+        "slow bodies /mcp",
+        "160 connections trickling a /mcp body (valid token), a byte every 500 ms",
+    ),
+    (
+        "nested arguments",
+        "8 loops each of 1 MiB arguments nested 120 deep with 8 KiB keys, to an unknown tool and to report_loans",
+    ),
 ];
+
+/// 160 connections, each announcing a body of 64 KiB to `path` and sending a byte of it
+/// every 500 ms until the server answers (or the phase ends), then waiting 500 ms and
+/// starting again. Each outcome is the status line, or how the connection ended.
+fn trickled_bodies(
+    base: &str,
+    path: &str,
+    headers: String,
+    until: Instant,
+    count: impl Fn(String) + Clone + Send + 'static,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let addr = base.trim_start_matches("http://").to_string();
+    (0..160)
+        .map(|_| {
+            let (addr, count, path, headers) =
+                (addr.clone(), count.clone(), path.to_string(), headers.clone());
+            tokio::spawn(async move {
+                while Instant::now() < until {
+                    let Ok(mut s) = tokio::net::TcpStream::connect(&addr).await else {
+                        count("connect refused".into());
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    };
+                    let head = format!(
+                        "POST {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Length: 65536\r\n\r\n"
+                    );
+                    let _ = s.write_all(head.as_bytes()).await;
+                    let mut buf = [0u8; 64];
+                    let outcome = loop {
+                        tokio::select! {
+                            n = tokio::io::AsyncReadExt::read(&mut s, &mut buf) => {
+                                let n = n.unwrap_or(0);
+                                let line = String::from_utf8_lossy(&buf[..n]);
+                                break line.lines().next().unwrap_or("closed").to_string();
+                            }
+                            _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                                if Instant::now() >= until {
+                                    break "held until the end".to_string();
+                                }
+                                if s.write_all(b"a").await.is_err() {
+                                    break "closed".to_string();
+                                }
+                            }
+                        }
+                    };
+                    count(outcome);
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            })
+        })
+        .collect()
+}
+
+/// Arguments nested `depth` deep, each level one key of `key_bytes`.
+fn nested_arguments(depth: usize, key_bytes: usize) -> Value {
+    let mut v = json!(1);
+    for d in 0..depth {
+        v = json!({ format!("{d}{}", "k".repeat(key_bytes)): v });
+    }
+    v
+}
 
 /// Runs one attack until `until`; returns the attacker's outcomes with their counts.
 async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String, usize> {
@@ -614,6 +692,32 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
                 }));
             }
         }
+        "slow bodies /token" => tasks.extend(trickled_bodies(
+            &base,
+            "/token",
+            "Content-Type: application/x-www-form-urlencoded\r\n".into(),
+            until,
+            count.clone(),
+        )),
+        "slow bodies REST token" => tasks.extend(trickled_bodies(
+            &base,
+            "/api/oauth/token",
+            format!("Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"),
+            until,
+            count.clone(),
+        )),
+        "slow bodies /mcp" => tasks.extend(trickled_bodies(
+            &base,
+            "/mcp",
+            format!("Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"),
+            until,
+            count.clone(),
+        )),
+        "nested arguments" => {
+            let deep = nested_arguments(120, 8 * 1024);
+            tasks.extend(loops(call("no_such_tool", deep.clone()), vec![]));
+            tasks.extend(loops(call("report_loans", deep), vec![]));
+        }
         other => panic!("unknown attack {other}"),
     }
     for t in tasks {
@@ -683,6 +787,20 @@ fn assert_contained(name: &str, outcomes: &BTreeMap<String, usize>) {
                 .all(|k| k.starts_with("401") || k.starts_with("503")),
             "{name}: {outcomes:?}"
         ),
+        // Trickled bodies are cut at their deadline (408) or refused at once (429: too many
+        // from this address, or from this token); none is ever served.
+        "slow bodies /token" | "slow bodies REST token" | "slow bodies /mcp" => assert!(
+            got("HTTP/1.1 429")
+                && outcomes.keys().all(|k| k.starts_with("HTTP/1.1 429")
+                    || k.starts_with("HTTP/1.1 408")
+                    || k == "held until the end"
+                    || k == "closed"),
+            "{name}: {outcomes:?}"
+        ),
+        "nested arguments" => assert!(
+            !got("200 ok") && (got("rpc -32602") || got("invalid_params:")),
+            "{name}: {outcomes:?}"
+        ),
         _ => {}
     }
 }
@@ -747,6 +865,14 @@ async fn attacks_leave_legitimate_callers_served() {
         }
         if rss > 512 {
             problems.push(format!("{name}: peak RSS {rss} MiB > 512 MiB"));
+        }
+        // Request bodies and what they become (the audit line above all) are bounded: the
+        // host grows by the requests in flight, not by what one holds.
+        if (name.starts_with("slow bodies") || *name == "nested arguments") && rss > base_rss + 160
+        {
+            problems.push(format!(
+                "{name}: peak RSS {rss} MiB, more than 160 MiB over the baseline's {base_rss} MiB"
+            ));
         }
         if strict && ratio > 2.0 {
             problems.push(format!("{name}: legitimate p99 {ratio:.2}× the baseline"));

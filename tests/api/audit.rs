@@ -147,40 +147,57 @@ async fn every_call_is_audited_with_the_exact_fields_and_no_personal_data() {
 }
 
 #[tokio::test]
-async fn an_unknown_tools_deep_arguments_give_one_bounded_line() {
+async fn deep_arguments_give_bounded_lines() {
     // Arrange: ~1 MiB of arguments, 120 levels of 8 KiB keys (unbounded, the names with their
-    // full prefixes would make a line of tens of MB), to a tool that does not exist.
+    // full prefixes would make a line of tens of MB), and 30 levels (within the depth cap), to
+    // a tool that does not exist, with a name of 10,000 bytes.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
     let app = audited_app(&path).await;
-    let mut arguments = json!(1);
-    for depth in 0..120 {
-        arguments = json!({ format!("{depth}{}", "k".repeat(8 * 1024)): arguments });
-    }
+    let nested = |depth: usize| {
+        (0..depth).fold(
+            json!(1),
+            |v, d| json!({ format!("{d}{}", "k".repeat(8 * 1024)): v }),
+        )
+    };
     let long_name = "n".repeat(10_000);
 
     // Act
-    let reply = app
+    let too_deep = app
         .rpc(
             "agent-token",
             "tools/call",
-            json!({"name": long_name, "arguments": arguments}),
+            json!({"name": long_name, "arguments": nested(120)}),
+        )
+        .await;
+    let deep = app
+        .rpc(
+            "agent-token",
+            "tools/call",
+            json!({"name": long_name, "arguments": nested(30)}),
         )
         .await;
 
     // Assert
-    assert_eq!(reply["error"]["code"], -32602, "{reply}");
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.len() < 4096, "an audit line of {} bytes", text.len());
-    let line = &lines(&path)[0];
-    assert_eq!(line["outcome"], "unknown_tool");
-    assert_eq!(line["arguments"]["names"].as_array().unwrap().len(), 4);
-    assert_eq!(line["arguments"]["namesOmitted"], 116);
-    assert!(
-        line["tool"].as_str().unwrap().len() <= 67,
-        "{}",
-        line["tool"]
+    assert_eq!(
+        too_deep["error"]["message"],
+        "`arguments` nest deeper than 32 levels"
     );
+    assert_eq!(deep["error"]["code"], -32602, "{deep}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.len() < 4096, "audit lines of {} bytes", text.len());
+    let log = lines(&path);
+    assert_eq!(log[0]["outcome"], "invalid_request");
+    assert_eq!(log[1]["outcome"], "unknown_tool");
+    assert_eq!(log[1]["arguments"]["names"].as_array().unwrap().len(), 4);
+    assert_eq!(log[1]["arguments"]["namesOmitted"], 26);
+    for line in &log {
+        assert!(
+            line["tool"].as_str().unwrap().len() <= 67,
+            "{}",
+            line["tool"]
+        );
+    }
 }
 
 #[tokio::test]
