@@ -16,9 +16,10 @@ all: build
 deps:
 	@scripts/setup.sh
 
-## plugins: build every plugin to a component and install it into plugins/dist/
+## plugins: build every plugin to a component into plugins/build/, and install the shipped
+## ones (plugins/tools/SHIPPED) into plugins/dist/, the plugin directory `make run` serves
 plugins: deps
-	@scripts/build-plugins.sh plugins/dist >/dev/null
+	@scripts/build-plugins.sh plugins/dist plugins/build >/dev/null
 
 ## build: the release host binary and the plugins
 build: plugins
@@ -58,9 +59,11 @@ attack: plugins
 		cargo test --release -p loanhost --test attack --locked -- --nocapture
 
 ## watch: rebuild plugins/tools/$(TOOL) on every save and deploy it into $(DEPLOY)
-## (default: plugins/dist, which `make run` serves), e.g. `make watch TOOL=my_report`
+## (default: plugins/dist, which `make run` serves), signed with $(SIGN_KEY) when set,
+## e.g. `make watch TOOL=my_report`
 watch: build
-	$(LOANHOST) plugin watch plugins/tools/$(TOOL) --deploy $${DEPLOY:-plugins/dist}
+	$(LOANHOST) plugin watch plugins/tools/$(TOOL) --deploy $${DEPLOY:-plugins/dist} \
+		$${SIGN_KEY:+--sign-key "$$SIGN_KEY"}
 
 ## mutations: applies each deliberate one-line bug of tests/mutations.json, runs the tests that
 ## must catch it, restores the file; fails if any bug goes unnoticed (needs a clean tree)
@@ -73,4 +76,4 @@ fuzz:
 	PROPTEST_CASES=$${FUZZ_CASES:-100000} cargo test --release -p loanhost --lib --locked fuzz_ -- --nocapture
 
 clean-dist:
-	rm -rf plugins/dist
+	rm -rf plugins/dist plugins/build

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Builds every crate of the plugins/ workspace to a WebAssembly component and installs the
-# shipped tools (plugins/tools/<tool>) as <tool>.wasm + <tool>.toml into plugins/dist/.
+# Builds every crate of the plugins/ workspace to a WebAssembly component. Every tool
+# (plugins/tools/<tool>) is written as <tool>.wasm + <tool>.toml into the build folder
+# (plugins/build/); the shipped tools (plugins/tools/SHIPPED) are also installed into the
+# plugin directory (plugins/dist/, the one `make run` serves). A new tool is built, not
+# deployed: check it, run it, sign it, then copy it into the plugin directory (docs/plugins.md).
 # Test fixtures (plugins/fixtures/*) stay in the target directory, printed on the last line.
 #
-# Usage: scripts/build-plugins.sh [DIST_DIR]
+# Usage: scripts/build-plugins.sh [DIST_DIR [BUILD_DIR]]
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dist=${1:-$root/plugins/dist}
+build=${2:-$(dirname "$dist")/build}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/loanhost
 target=${PLUGIN_TARGET_DIR:-$cache/plugins-target}
 
@@ -29,13 +33,19 @@ build_std=()
 )
 
 out="$target/wasm32-unknown-unknown/release"
-mkdir -p "$dist"
+mkdir -p "$dist" "$build"
+# Through a temporary name and a rename, so that a running host's reloader never reads a
+# half-written file.
+install() { cp "$1" "$2/.$(basename "$1").tmp" && mv -f "$2/.$(basename "$1").tmp" "$2/$(basename "$1")"; }
 for dir in "$root"/plugins/tools/*/; do
     tool=$(basename "$dir")
     [ -f "$out/$tool.wasm" ] || { echo "build-plugins: $tool.wasm was not built" >&2; exit 1; }
-    # Install through a temporary name and a rename, so that a running host's reloader
-    # never reads a half-written file.
-    cp "$out/$tool.wasm" "$dist/.$tool.wasm.tmp" && mv -f "$dist/.$tool.wasm.tmp" "$dist/$tool.wasm"
-    cp "$dir/$tool.toml" "$dist/.$tool.toml.tmp" && mv -f "$dist/.$tool.toml.tmp" "$dist/$tool.toml"
+    cp "$out/$tool.wasm" "$build/$tool.wasm"
+    cp "$dir/$tool.toml" "$build/$tool.toml"
 done
+while read -r tool; do
+    [ -z "$tool" ] || [ "${tool#\#}" != "$tool" ] && continue
+    install "$build/$tool.wasm" "$dist"
+    install "$build/$tool.toml" "$dist"
+done < "$root/plugins/tools/SHIPPED"
 echo "$out"

@@ -65,6 +65,16 @@ enum Command {
 
 #[derive(Subcommand)]
 enum PluginCommand {
+    /// Print the fields a plugin's `data` queries may read: dataset, field, type, whether it
+    /// needs the name-reading right (Admin, Processor, ConciergeKey), and what it holds.
+    Fields {
+        /// As JSON (one array of objects) instead of a table.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// As the Markdown table of docs/plugins.md.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Load a plugin exactly as the server would and print its tool description, or the
     /// precise reason it is refused (exit status 1).
     Check {
@@ -113,6 +123,10 @@ enum PluginCommand {
         /// The plugin directory to deploy into (a running server's `LOANHOST_PLUGIN_DIR`).
         #[arg(long)]
         deploy: PathBuf,
+        /// Sign every build with this secret key (`loanhost.key`) before deploying it;
+        /// without one, signatures of an earlier deploy are removed.
+        #[arg(long)]
+        sign_key: Option<PathBuf>,
         /// Stop after this many builds (default: never).
         #[arg(long)]
         rounds: Option<u32>,
@@ -139,6 +153,24 @@ async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>
     use loanhost::plugins::scaffold::Scaffold;
     match command {
         PluginCommand::Check { .. } => Ok(None),
+        PluginCommand::Fields { json, markdown } => {
+            use loanhost::data::field_reference;
+            if *json {
+                let fields = field_reference::reference();
+                println!("{}", serde_json::to_string_pretty(&fields)?);
+            } else if *markdown {
+                print!("{}", field_reference::markdown());
+            } else {
+                for f in field_reference::reference() {
+                    let right = if f.needs_name_right { "name right" } else { "" };
+                    println!(
+                        "{:<20} {:<34} {:<10} {:<11}{}",
+                        f.dataset, f.field, f.ty, right, f.meaning
+                    );
+                }
+            }
+            Ok(Some(ExitCode::SUCCESS))
+        }
         PluginCommand::New { name, dir, sdk } => {
             let dir = dir.clone().unwrap_or_else(|| {
                 let tools = PathBuf::from("plugins/tools");
@@ -211,11 +243,12 @@ async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>
         PluginCommand::Watch {
             krate,
             deploy,
+            sign_key,
             rounds,
         } => {
             let script =
                 PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-plugin.sh");
-            loanhost::plugins::watch::watch(krate, deploy, &script, *rounds)
+            loanhost::plugins::watch::watch(krate, deploy, &script, sign_key.as_deref(), *rounds)
                 .await
                 .map_err(|e| anyhow::anyhow!(e))?;
             Ok(Some(ExitCode::SUCCESS))
@@ -337,9 +370,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Token { email } => {
-            let key = loanhost::devidp::SigningKey::load_or_create(
-                &loanhost::app::dev_idp_key_path(&config),
-            )?;
+            // Never a new key: a token signed with any key but the running server's is one the
+            // server refuses (with an empty 401), wherever this command runs from.
+            let path = loanhost::app::dev_idp_key_path(&config);
+            if !path.exists() {
+                let shown = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+                anyhow::bail!(
+                    "no dev IdP key at {}: `loanhost token` signs with the key the dev server \
+                     created in its LOANHOST_CACHE_DIR on its first start. Run this command in the \
+                     folder the server was started from (the clone, for `make run`), or set \
+                     LOANHOST_CACHE_DIR to that server's cache folder (`make run` prints the \
+                     command to copy)",
+                    shown.display()
+                );
+            }
+            let key = loanhost::devidp::SigningKey::load_or_create(&path)?;
             let issuer = format!("{}/dev-idp", config.base_url);
             if config.idp.issuer != issuer {
                 anyhow::bail!(
@@ -356,6 +401,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     config.dev_idp_token_ttl,
                 )
                 .map_err(|e| anyhow::anyhow!(e))?;
+            if let Some(warning) = unknown_agent_warning(&config.database_url, &email).await {
+                eprintln!("warning: {warning}");
+            }
             println!("{token}");
             Ok(ExitCode::SUCCESS)
         }
@@ -391,6 +439,32 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Plugin { .. } => unreachable!("answered by plugin_tool before the configuration"),
+    }
+}
+
+/// Why a token for `email` will be refused by a server on `database_url`, if the database
+/// says so: no active agent has that email. Nothing when the database cannot be asked (a
+/// SQLite file that does not exist is not created).
+async fn unknown_agent_warning(database_url: &str, email: &str) -> Option<String> {
+    if let Some(file) = database_url.strip_prefix("sqlite://") {
+        let file = file.split('?').next().unwrap_or(file);
+        if !std::path::Path::new(file).exists() {
+            return Some(format!(
+                "the database {database_url} does not exist here, so {email} could not be \
+                 checked; run this command in the folder the server was started from"
+            ));
+        }
+    }
+    let lookup = async {
+        let db = loanhost::data::Db::open(database_url).await.ok()?;
+        db.agent_by_email(email).await.ok()
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(5), lookup).await {
+        Ok(Some(None)) => Some(format!(
+            "{email} is not an active agent of {database_url}: the server will answer 401 to \
+             this token (the demo users are listed by `make run`)"
+        )),
+        _ => None,
     }
 }
 

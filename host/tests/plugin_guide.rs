@@ -1,7 +1,10 @@
-//! `docs/plugins.md` run as written: its `<!-- guide: build -->` shell blocks in a scratch
-//! directory (scaffold outside the project, build, check, run on fixtures, keygen, sign), then
-//! a real `loanhost serve` that trusts the new key and requires signatures, its
-//! `<!-- guide: deploy -->` blocks into that server's plugin directory, and a call over MCP.
+//! `docs/plugins.md` run as written: its `<!-- guide: setup -->` block (which sets every
+//! variable the guide uses; this test exports the values the reader would pick: the clone,
+//! this build's binary, a scratch folder, the test server's plugin directory), then its
+//! `<!-- guide: build -->` blocks (scaffold outside the project, build, check, run on fixtures,
+//! the crate's own tests, keygen, sign), a real `loanhost serve` that trusts the new key and
+//! requires signatures, its `<!-- guide: deploy -->` blocks into that server's plugin
+//! directory, and a call over MCP. The blocks run verbatim, with `PATH` left as it is.
 
 mod common;
 
@@ -44,19 +47,14 @@ fn blocks(tag: &str) -> String {
     out
 }
 
-/// Runs `script` with bash (`set -euo pipefail`), the `loanhost` binary first on PATH.
+/// Runs the guide's setup block, then `script`, with bash (`set -euo pipefail`): `SRC` is
+/// this clone and `LOANHOST` this build's binary, as a reader would set them.
 fn bash(script: &str, env: &[(&str, &Path)]) -> String {
-    let bin = Path::new(env!("CARGO_BIN_EXE_loanhost")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
-        .arg(format!("set -euo pipefail\n{script}"))
-        .env("PATH", path)
+        .arg(format!("set -euo pipefail\n{}\n{script}", blocks("setup")))
         .env("SRC", root())
+        .env("LOANHOST", env!("CARGO_BIN_EXE_loanhost"))
         .env("RUST_LOG", "warn")
         // The guide's own `cargo test` builds natively, beside (not inside) this run's target.
         .env(
@@ -136,7 +134,7 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
     // Act: the guide's deploy step, then a call over MCP.
     bash(
         &blocks("deploy"),
-        &[("WORK", work.path()), ("LOANHOST_PLUGIN_DIR", &plugin_dir)],
+        &[("WORK", work.path()), ("PLUGIN_DIR", &plugin_dir)],
     );
     let mut token = Command::new(loanhost);
     env(&mut token);
@@ -192,12 +190,14 @@ async fn plugin_watch_rebuilds_and_redeploys_on_save() {
     // Arrange: a scaffolded crate and an empty plugin directory.
     let work = tempfile::tempdir().unwrap();
     bash(
-        "loanhost plugin new watched --dir \"$WORK\" --sdk \"$SRC/plugins/sdk\"",
+        "\"$LOANHOST\" plugin new watched --dir \"$WORK\" --sdk \"$SRC/plugins/sdk\"",
         &[("WORK", work.path())],
     );
     let krate = work.path().join("watched");
     let deploy = work.path().join("deploy");
     std::fs::create_dir(&deploy).unwrap();
+    // A signature left from an earlier, signed deploy: it would not match the new build.
+    std::fs::write(deploy.join("watched.wasm.minisig"), "stale").unwrap();
     let mut watch = tokio::process::Command::new(env!("CARGO_BIN_EXE_loanhost"))
         .args(["plugin", "watch"])
         .arg(&krate)
@@ -220,6 +220,10 @@ async fn plugin_watch_rebuilds_and_redeploys_on_save() {
     }
     let first = first.expect("the first build was deployed within 2 minutes");
     assert!(deploy.join("watched.toml").exists());
+    assert!(
+        !deploy.join("watched.wasm.minisig").exists(),
+        "an unsigned deploy removes the stale signature"
+    );
 
     // Act: save a change.
     let lib = krate.join("src/lib.rs");
@@ -243,4 +247,93 @@ async fn plugin_watch_rebuilds_and_redeploys_on_save() {
     let second = std::fs::read(&wasm).unwrap();
     assert_ne!(first, second, "the rebuilt component was deployed");
     assert!(String::from_utf8_lossy(&second).contains("freshly"));
+}
+
+#[tokio::test]
+async fn the_token_command_signs_with_the_servers_key_or_says_where_it_looked() {
+    // Arrange: a server started in its folder with the default relative paths, as `make run`
+    // starts one in the clone.
+    let clone = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir(clone.path().join("plugins")).unwrap();
+    let port = common::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let loanhost = env!("CARGO_BIN_EXE_loanhost");
+    let in_dir = |dir: &Path, args: &[&str]| {
+        let mut c = Command::new(loanhost);
+        c.args(args)
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("RUST_LOG", "warn")
+            .env("LOANHOST_BASE_URL", &base)
+            .env("LOANHOST_PLUGIN_DIR", "plugins")
+            .env("LOANHOST_DEV_IDP", "true");
+        c
+    };
+    let seeded = in_dir(clone.path(), &["seed", "--loans", "50", "--import"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(seeded.success());
+    let log = clone.path().join("serve.log");
+    let mut child = in_dir(clone.path(), &["serve"])
+        .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
+        .env("LOANHOST_AUDIT_LOG", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+        .spawn()
+        .unwrap();
+    common::wait_until_serving(&base, &mut child, &log).await;
+
+    // Act: the banner's command from another folder; the bare command there; an unknown email.
+    let banner = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "cd {} && {loanhost} token --email agent@demo.loanhost.local",
+            clone.path().display()
+        ))
+        .current_dir(elsewhere.path())
+        .env("LOANHOST_BASE_URL", &base)
+        .env("LOANHOST_DEV_IDP", "true")
+        .output()
+        .unwrap();
+    let bare = in_dir(
+        elsewhere.path(),
+        &["token", "--email", "agent@demo.loanhost.local"],
+    )
+    .output()
+    .unwrap();
+    let unknown = in_dir(clone.path(), &["token", "--email", "nobody@example.com"])
+        .output()
+        .unwrap();
+    let token = String::from_utf8(banner.stdout).unwrap().trim().to_string();
+    let status = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth(&token)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // Assert
+    assert_eq!(status, 200, "the server accepts the banner's token");
+    assert!(!bare.status.success(), "no key here: no token");
+    let said = String::from_utf8_lossy(&bare.stderr);
+    let looked = elsewhere.path().join("data/cache/dev-idp-rsa.pem");
+    assert!(
+        said.contains(&format!("no dev IdP key at {}", looked.display())),
+        "{said}"
+    );
+    assert!(!looked.exists(), "the command created no key of its own");
+    assert!(unknown.status.success());
+    let warned = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        warned.contains("warning: nobody@example.com is not an active agent"),
+        "{warned}"
+    );
 }

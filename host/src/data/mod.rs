@@ -5,6 +5,7 @@ pub mod admission;
 pub mod agents;
 pub mod catalog;
 pub mod directory;
+pub mod field_reference;
 pub mod history_keys;
 pub mod import;
 pub mod query;

@@ -1,6 +1,9 @@
 //! `loanhost plugin watch`: rebuild a plugin crate when its sources change and deploy the
 //! component and manifest into a plugin directory, each through a temporary name and a rename
-//! (manifest first), so a running server's reloader only ever sees whole files.
+//! (signatures, then manifest, then component), so a running server's reloader only ever sees
+//! whole files. With a signing key, every build is signed before it is deployed; without one,
+//! signatures left from an earlier deploy are removed (a stale `.minisig` beside a new build
+//! would be refused as tampered), and the tool says so.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -34,8 +37,14 @@ fn newest(krate: &Path) -> Option<SystemTime> {
     best
 }
 
-/// Builds once with `script` (`scripts/build-plugin.sh`) and deploys into `deploy`.
-async fn build_and_deploy(krate: &Path, deploy: &Path, script: &Path) -> Result<(), String> {
+/// Builds once with `script` (`scripts/build-plugin.sh`), signs with `sign_key` when given,
+/// and deploys into `deploy`. Returns what it did with signatures, for the log.
+async fn build_and_deploy(
+    krate: &Path,
+    deploy: &Path,
+    script: &Path,
+    sign_key: Option<&Path>,
+) -> Result<&'static str, String> {
     let name = krate
         .file_name()
         .and_then(|n| n.to_str())
@@ -62,22 +71,54 @@ async fn build_and_deploy(krate: &Path, deploy: &Path, script: &Path) -> Result<
             "building {name} failed (see above); the deployed version stays"
         ));
     }
-    for ext in ["toml", "wasm"] {
-        let file = format!("{name}.{ext}");
+    let signatures = [
+        format!("{name}.toml.minisig"),
+        format!("{name}.wasm.minisig"),
+    ];
+    let signed = match sign_key {
+        Some(key) => {
+            for ext in ["toml", "wasm"] {
+                super::signing_tool::sign(&out.path().join(format!("{name}.{ext}")), key)?;
+            }
+            "signed"
+        }
+        None => {
+            let mut removed = false;
+            for s in &signatures {
+                match std::fs::remove_file(deploy.join(s)) {
+                    Ok(()) => removed = true,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("{s}: {e}")),
+                }
+            }
+            if removed {
+                "unsigned: the earlier build's signatures were removed (pass --sign-key to sign each build)"
+            } else {
+                "unsigned"
+            }
+        }
+    };
+    let files = signatures
+        .iter()
+        .filter(|_| sign_key.is_some())
+        .cloned()
+        .chain(["toml", "wasm"].map(|ext| format!("{name}.{ext}")));
+    for file in files {
         let tmp: PathBuf = deploy.join(format!(".{file}.tmp"));
         std::fs::copy(out.path().join(&file), &tmp)
             .map_err(|e| format!("{}: {e}", tmp.display()))?;
         std::fs::rename(&tmp, deploy.join(&file)).map_err(|e| format!("{file}: {e}"))?;
     }
-    Ok(())
+    Ok(signed)
 }
 
-/// Watches `krate`, rebuilding and deploying into `deploy` on every change (and once at the
-/// start); stops after `rounds` builds when given.
+/// Watches `krate`, rebuilding (signing with `sign_key` when given) and deploying into
+/// `deploy` on every change (and once at the start); stops after `rounds` builds when given.
 pub async fn watch(
     krate: &Path,
     deploy: &Path,
     script: &Path,
+    sign_key: Option<&Path>,
     rounds: Option<u32>,
 ) -> Result<(), String> {
     if !deploy.is_dir() {
@@ -89,9 +130,9 @@ pub async fn watch(
         let now = newest(krate);
         if now != seen {
             seen = now;
-            match build_and_deploy(krate, deploy, script).await {
-                Ok(()) => eprintln!(
-                    "watch: deployed {} into {}",
+            match build_and_deploy(krate, deploy, script, sign_key).await {
+                Ok(signed) => eprintln!(
+                    "watch: deployed {} into {} ({signed})",
                     krate.display(),
                     deploy.display()
                 ),

@@ -14,8 +14,10 @@
 //! }
 //! ```
 //!
-//! The `loanhost` binary is the first found of: `loanhost` on `PATH`,
+//! The `loanhost` binary is the first found of: `$LOANHOST`, `loanhost` on `PATH`,
 //! `~/.cache/loanhost/target/release/loanhost`, `…/debug/loanhost` (`make build` makes it).
+//! The component is built into the crate's target folder (`$CARGO_TARGET_DIR`, else
+//! `<crate>/target`), under `loanhost-component/`: reused, never left in the temp folder.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,6 +31,14 @@ fn checkout() -> PathBuf {
 }
 
 fn loanhost_binary() -> Result<PathBuf, String> {
+    if let Some(explicit) = std::env::var_os("LOANHOST").filter(|v| !v.is_empty()) {
+        let explicit = PathBuf::from(explicit);
+        return if explicit.is_file() {
+            Ok(explicit)
+        } else {
+            Err(format!("LOANHOST={}: no such file", explicit.display()))
+        };
+    }
     let on_path = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join("loanhost"))
@@ -40,7 +50,9 @@ fn loanhost_binary() -> Result<PathBuf, String> {
         .map(|p| home.join(".cache/loanhost/target").join(p).join("loanhost"))
         .find(|p| p.is_file());
     on_path.or(cached).ok_or_else(|| {
-        "no `loanhost` binary: put it on PATH or run `make build` in the loanhost checkout".into()
+        "no `loanhost` binary: set LOANHOST to it, put it on PATH, or run `make build` in the \
+         loanhost checkout"
+            .into()
     })
 }
 
@@ -52,11 +64,10 @@ fn built(crate_dir: &Path) -> Result<(PathBuf, PathBuf), String> {
     if let Some((_, wasm, toml)) = cache.iter().find(|(c, _, _)| c == crate_dir) {
         return Ok((wasm.clone(), toml.clone()));
     }
-    let out = std::env::temp_dir().join(format!(
-        "loanhost-plugin-test-{}-{}",
-        std::process::id(),
-        cache.len()
-    ));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate_dir.join("target"));
+    let out = target.join("loanhost-component");
     let status = Command::new(checkout().join("scripts/build-plugin.sh"))
         .arg(crate_dir)
         .arg(&out)
