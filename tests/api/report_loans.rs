@@ -284,7 +284,7 @@ async fn filter_and_argument_errors() {
         .await;
     assert!(
         bad.starts_with(
-            "invalid_params: unknown variant `Officer`, expected one of `None`, `Status`"
+            "invalid_params: groupBy: unknown variant `Officer`, expected one of `None`, `Status`"
         ),
         "{bad}"
     );

@@ -414,7 +414,9 @@ async fn warehouse_milestones_in_an_inclusive_range() {
         )
         .await;
     assert!(
-        bad_bucket.starts_with("invalid_params: unknown variant `Day`, expected `Month` or `Week`"),
+        bad_bucket.starts_with(
+            "invalid_params: bucket: unknown variant `Day`, expected `Month` or `Week`"
+        ),
         "{bad_bucket}"
     );
     let agent = app

@@ -213,7 +213,7 @@ async fn guest_errors_keep_their_codes() {
         ]
     );
     assert!(
-        bad_args.starts_with("invalid_params: unknown variant `dance`, expected one of"),
+        bad_args.starts_with("invalid_params: action: unknown variant `dance`, expected one of"),
         "{bad_args}"
     );
 }

@@ -206,3 +206,96 @@ async fn descriptions_name_only_tools_this_server_has() {
         "the snapshot tools point to the milestone report"
     );
 }
+
+#[tokio::test]
+async fn ignored_arguments_are_invalid_params_naming_them() {
+    // Arrange
+    let app = all_tools().await;
+    let err = |tool: &'static str, args: Value| {
+        let app = &app;
+        async move { app.call_err("agent-token", tool, args).await }
+    };
+
+    // Act
+    let stage = err(
+        "report_loan_milestones",
+        json!({"excludeStages": ["Closed"]}),
+    )
+    .await;
+    let state = err(
+        "report_loans",
+        json!({"filter": {"propertyState": "California"}}),
+    )
+    .await;
+    let lookback = err("report_loan_milestones", json!({"lookback": 100_000})).await;
+    let weeks = err(
+        "report_loan_milestones",
+        json!({"granularity": "Week", "lookback": 521}),
+    )
+    .await;
+    let typed = err("report_loan_milestones", json!({"lookback": "2"})).await;
+    let lower = app
+        .call_ok(
+            "agent-token",
+            "report_loans",
+            json!({"filter": {"propertyState": "ca"}}),
+        )
+        .await;
+    let raw = app
+        .call_ok(
+            "agent-token",
+            "report_loan_milestones",
+            json!({"groupByNorthstar": false, "excludeStages": ["Loan Open"]}),
+        )
+        .await;
+    let untyped = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(app.bearer("agent-token"))
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let (untyped_status, untyped_body) = (untyped.status().as_u16(), untyped.text().await.unwrap());
+    let mistyped = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(app.bearer("agent-token"))
+        .header("content-type", "text/plain")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let mistyped_status = mistyped.status().as_u16();
+    let mistyped_body: Value = mistyped.json().await.unwrap();
+
+    // Assert
+    assert_eq!(stage, "invalid_params: excludeStages: `Closed` is not a funnel stage; closest: 5. Closed & Funded, Other (the stages: 1. Opened, 2. Pre-Approved, 3. Rate Locked, 4. Approved, 5. Closed & Funded, Other)");
+    assert_eq!(state, "invalid_params: filter: `propertyState`: `California` is not a state code; use the two-letter code: `CA` for California");
+    assert_eq!(
+        lookback,
+        "invalid_params: lookback: at most 120 months (ten years); got 100000"
+    );
+    assert_eq!(
+        weeks,
+        "invalid_params: lookback: at most 520 weeks (ten years); got 521"
+    );
+    assert_eq!(
+        typed,
+        "invalid_params: lookback: invalid type: string \"2\", expected i64"
+    );
+    assert!(lower["totalCount"].is_number(), "{lower}");
+    assert!(
+        raw["buckets"].is_array(),
+        "raw milestone names are not checked: {raw}"
+    );
+    assert_eq!(
+        untyped_status, 200,
+        "no Content-Type is taken as JSON: {untyped_body}"
+    );
+    assert_eq!(mistyped_status, 415);
+    assert_eq!(
+        mistyped_body["error"]["message"],
+        "Content-Type must be application/json"
+    );
+}

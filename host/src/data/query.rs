@@ -774,7 +774,11 @@ fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryErro
             "loanAmountMax" => out.push(bound(c, "l.loan_amount", "<=", P::I(decimal(v)?))),
             "commissionMin" => out.push(bound(c, "l.locked_compensation", ">=", P::I(decimal(v)?))),
             "commissionMax" => out.push(bound(c, "l.locked_compensation", "<=", P::I(decimal(v)?))),
-            "propertyState" => out.push(bound(c, "l.property_state", "=", P::T(string(v)?.trim().to_uppercase()))),
+            "propertyState" => {
+                let state = string(v)?;
+                let code = state_code(&state).map_err(|e| bad(format!("`propertyState`: {e}")))?;
+                out.push(bound(c, "l.property_state", "=", P::T(code)));
+            }
             other => {
                 return Err(bad(format!(
                     "unknown field `{other}`; fields: searchText, statuses, loanTypes, purposes, statusDateFrom, statusDateTo, \
@@ -785,6 +789,87 @@ fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryErro
         }
     }
     Ok(out)
+}
+
+/// The states, districts and territories of the United States with their two-letter codes.
+const US_STATES: &[(&str, &str)] = &[
+    ("AL", "Alabama"),
+    ("AK", "Alaska"),
+    ("AZ", "Arizona"),
+    ("AR", "Arkansas"),
+    ("CA", "California"),
+    ("CO", "Colorado"),
+    ("CT", "Connecticut"),
+    ("DE", "Delaware"),
+    ("DC", "District of Columbia"),
+    ("FL", "Florida"),
+    ("GA", "Georgia"),
+    ("HI", "Hawaii"),
+    ("ID", "Idaho"),
+    ("IL", "Illinois"),
+    ("IN", "Indiana"),
+    ("IA", "Iowa"),
+    ("KS", "Kansas"),
+    ("KY", "Kentucky"),
+    ("LA", "Louisiana"),
+    ("ME", "Maine"),
+    ("MD", "Maryland"),
+    ("MA", "Massachusetts"),
+    ("MI", "Michigan"),
+    ("MN", "Minnesota"),
+    ("MS", "Mississippi"),
+    ("MO", "Missouri"),
+    ("MT", "Montana"),
+    ("NE", "Nebraska"),
+    ("NV", "Nevada"),
+    ("NH", "New Hampshire"),
+    ("NJ", "New Jersey"),
+    ("NM", "New Mexico"),
+    ("NY", "New York"),
+    ("NC", "North Carolina"),
+    ("ND", "North Dakota"),
+    ("OH", "Ohio"),
+    ("OK", "Oklahoma"),
+    ("OR", "Oregon"),
+    ("PA", "Pennsylvania"),
+    ("RI", "Rhode Island"),
+    ("SC", "South Carolina"),
+    ("SD", "South Dakota"),
+    ("TN", "Tennessee"),
+    ("TX", "Texas"),
+    ("UT", "Utah"),
+    ("VT", "Vermont"),
+    ("VA", "Virginia"),
+    ("WA", "Washington"),
+    ("WV", "West Virginia"),
+    ("WI", "Wisconsin"),
+    ("WY", "Wyoming"),
+    ("PR", "Puerto Rico"),
+    ("GU", "Guam"),
+    ("VI", "U.S. Virgin Islands"),
+    ("AS", "American Samoa"),
+    ("MP", "Northern Mariana Islands"),
+];
+
+/// `filter.propertyState` as stored: a two-letter code, any case (`ca` is `CA`). A state's name
+/// is refused with its code named, anything else with the form expected: a value that could
+/// never match is an error, not an empty answer.
+fn state_code(value: &str) -> Result<String, String> {
+    let trimmed = value.trim();
+    if trimmed.len() == 2 && trimmed.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Ok(trimmed.to_ascii_uppercase());
+    }
+    match US_STATES
+        .iter()
+        .find(|(_, name)| name.eq_ignore_ascii_case(trimmed))
+    {
+        Some((code, name)) => Err(format!(
+            "`{trimmed}` is not a state code; use the two-letter code: `{code}` for {name}"
+        )),
+        None => Err(format!(
+            "`{trimmed}` is not a two-letter state code (such as `CA` or `TX`)"
+        )),
+    }
 }
 
 /// Whether the query groups by one key (as is, or mapped to labels) that a covering index
@@ -1737,6 +1822,21 @@ mod tests {
             order_by: vec![],
             limit: None,
         }
+    }
+
+    #[test]
+    fn a_property_state_is_a_two_letter_code() {
+        assert_eq!(state_code("ca").unwrap(), "CA");
+        assert_eq!(state_code(" TX ").unwrap(), "TX");
+        assert_eq!(
+            state_code("California").unwrap_err(),
+            "`California` is not a state code; use the two-letter code: `CA` for California"
+        );
+        assert_eq!(
+            state_code("Calif.").unwrap_err(),
+            "`Calif.` is not a two-letter state code (such as `CA` or `TX`)"
+        );
+        assert!(state_code("C1").is_err());
     }
 
     /// Every way a query can read a field checks the name-reading right, on both engines and

@@ -27,7 +27,17 @@ pub fn parse_arguments<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolE
             )))
         }
     };
-    serde_json::from_value(arguments).map_err(|e| ToolError::invalid_params(e.to_string()))
+    // The error names the argument it is about (`lookback: invalid type: string "2", expected
+    // i64`), nested ones by their path (`filter.loanTypes[0]: …`).
+    serde_path_to_error::deserialize(arguments).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || inner.contains("unknown field") {
+            ToolError::invalid_params(inner)
+        } else {
+            ToolError::invalid_params(format!("{path}: {inner}"))
+        }
+    })
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -82,6 +92,33 @@ mod tests {
     fn unknown_enum_value_names_accepted_values() {
         let m = message(parse_arguments::<Args>(json!({"groupBy": "Officer"})).unwrap_err());
         assert!(m.contains("`None`") && m.contains("`Status`"), "{m}");
+    }
+
+    #[allow(dead_code)] // read only through Debug: the test is about the errors
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct Numbers {
+        #[serde(default)]
+        lookback: Option<i64>,
+        #[serde(default)]
+        inner: Option<Inner>,
+    }
+
+    #[allow(dead_code)]
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct Inner {
+        values: Vec<i64>,
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_argument() {
+        let m = message(parse_arguments::<Numbers>(json!({"lookback": "2"})).unwrap_err());
+        assert_eq!(m, "lookback: invalid type: string \"2\", expected i64");
+        let m = message(
+            parse_arguments::<Numbers>(json!({"inner": {"values": [1, "x"]}})).unwrap_err(),
+        );
+        assert!(m.starts_with("inner.values[1]: invalid type"), "{m}");
     }
 
     #[test]

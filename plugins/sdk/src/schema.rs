@@ -34,7 +34,7 @@ pub fn loan_filter() -> Value {
             "loanAmountMax": {"type": "number", "description": "USD, inclusive."},
             "commissionMin": {"type": "number", "description": "Locked compensation in USD, inclusive."},
             "commissionMax": {"type": "number", "description": "Locked compensation in USD, inclusive."},
-            "propertyState": {"type": "string", "description": "Two-letter subject-property state code."}
+            "propertyState": {"type": "string", "pattern": "^[A-Za-z]{2}$", "examples": ["CA", "TX"], "description": "Two-letter subject-property state code (any case: `ca` is `CA`); a state's name is refused with its code named."}
         }
     })
 }

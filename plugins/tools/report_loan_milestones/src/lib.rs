@@ -22,6 +22,9 @@ const NORTHSTAR: &[(&str, &[&str])] = &[
 ];
 const OTHER: &str = "Other";
 const MAX_ROWS: usize = 1000;
+/// The longest windows: ten years of weeks, or of months.
+const MAX_WEEKS: i64 = 520;
+const MAX_MONTHS: i64 = 120;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -77,9 +80,9 @@ impl Tool for Milestones {
             "properties": {
                 "filter": loanhost_guest::schema::loan_filter(),
                 "granularity": {"type": "string", "examples": ["Week", "Month"], "default": "Month", "description": "Week (ISO, Monday start, period YYYY-Wnn) or Month (YYYY-MM). Any other value is not refused: it falls back to Month (the answer's granularity says which was used)."},
-                "lookback": {"type": "integer", "default": 4, "description": "Buckets back from the current one, which is included; zero or less becomes 4."},
+                "lookback": {"type": "integer", "default": 4, "maximum": MAX_WEEKS, "description": "Buckets back from the current one, which is included; zero or less becomes 4. At most 520 weeks or 120 months (ten years); more is refused."},
                 "groupByNorthstar": {"type": "boolean", "default": true, "description": "true groups by funnel stage; false by raw LOS milestone name."},
-                "excludeStages": {"type": "array", "items": {"type": "string"}, "description": "Stage labels to leave out, e.g. Other."}
+                "excludeStages": {"type": "array", "items": {"type": "string"}, "examples": [["Other"]], "description": "Stage labels to leave out. With groupByNorthstar (the default) one of: 1. Opened, 2. Pre-Approved, 3. Rate Locked, 4. Approved, 5. Closed & Funded, Other (another label is refused, naming the closest); with groupByNorthstar false, raw LOS milestone names."}
             }
         }))
         .output_record::<LoanMilestoneReportResponse>()
@@ -93,12 +96,36 @@ impl Tool for Milestones {
             Some(_) => return Err(ToolError::invalid_params("filter must be an object")),
         };
         let week = args.granularity.as_deref() == Some("Week");
+        let (max, unit) = if week {
+            (MAX_WEEKS, "weeks")
+        } else {
+            (MAX_MONTHS, "months")
+        };
         let lookback = match args.lookback {
-            Some(n) if n > 0 => n.min(520),
+            Some(n) if n > max => {
+                return Err(ToolError::invalid_params(format!(
+                    "lookback: at most {max} {unit} (ten years); got {n}"
+                )))
+            }
+            Some(n) if n > 0 => n,
             _ => 4,
         };
         let northstar = args.group_by_northstar.unwrap_or(true);
         let exclude = args.exclude_stages.unwrap_or_default();
+        if northstar {
+            let labels: Vec<&str> = NORTHSTAR
+                .iter()
+                .map(|(stage, _)| *stage)
+                .chain([OTHER])
+                .collect();
+            if let Some(unknown) = exclude.iter().find(|s| !labels.contains(&s.as_str())) {
+                return Err(ToolError::invalid_params(format!(
+                    "excludeStages: `{unknown}` is not a funnel stage; closest: {} (the stages: {})",
+                    loanhost_guest::vocab::closest(unknown, &labels, 2).join(", "),
+                    labels.join(", ")
+                )));
+            }
+        }
 
         let today = dates::today();
         let (start, end): (Date, Date) = if week {
