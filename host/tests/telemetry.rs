@@ -194,6 +194,14 @@ async fn attacker_text_in_the_log_is_escaped_and_forges_no_line() {
             "{forged} forged a line:\n{text}"
         );
     }
+    // The refusal's reason is one quoted field, whatever layer built it.
+    for reason in [
+        r#"unauthenticated /mcp request reason="invalid token: unknown issuer \"https://x\\nFORGED-ISS"#,
+        r#"unauthenticated /mcp request reason="invalid token: no signing key with kid \"k\\nFORGED-KID"#,
+        r#"unauthenticated REST token request reason="invalid token: malformed header"#,
+    ] {
+        assert!(text.contains(reason), "not logged as {reason}:\n{text}");
+    }
     assert!(
         text.contains(r#"origin="http://evil.example\"x""#),
         "Origin not quoted and escaped:\n{text}"
