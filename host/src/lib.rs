@@ -19,6 +19,7 @@ pub mod data;
 pub mod devidp;
 pub mod expiring;
 pub mod http;
+pub mod identity;
 pub mod mcp;
 pub mod plugins;
 pub mod secret_file;

@@ -5,7 +5,7 @@
 //! `deny_unknown_fields`, which is what makes a model closed. (`LoanEstimateDates` and
 //! `ClosingDisclosureDates` repeat their shared fields for the same reason.)
 
-use crate::borrower::{FieldType, Liability};
+use crate::parts::{FieldType, Liability};
 
 closed_model! {
     /// `Address` (closed).

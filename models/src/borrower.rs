@@ -4,6 +4,7 @@ use uuid::Uuid;
 
 use crate::address::{Address, MailingAddress, OwnedProperty, Residence};
 use crate::contacts::Contacts;
+use crate::parts::{FieldType, Liability};
 
 closed_model! {
     /// `Borrower` (closed): a borrower of a loan application, with an optional co-borrower.
@@ -57,14 +58,6 @@ closed_model! {
 }
 
 closed_model! {
-    /// `FieldType` (closed): a coded value with its display name.
-    pub struct FieldType {
-        pub external_id: Option<String>,
-        pub name: Option<String>,
-    }
-}
-
-closed_model! {
     /// `Language` (closed): the borrower's preferred language.
     pub struct Language {
         pub code: Option<String>,
@@ -87,30 +80,6 @@ closed_model! {
         pub asset_account_id: Uuid,
         pub external_id: Option<String>,
         pub name: Option<String>,
-    }
-}
-
-closed_model! {
-    /// `Liability` (closed): a debt.
-    pub struct Liability {
-        pub amount: f64,
-        pub temporary_id: Option<String>,
-        pub is_deleted: bool,
-        pub borrower_external_id: BorrowerExternalId,
-        /// The identifier of the liability in the document store.
-        pub store_liability_id: Uuid,
-        pub creditor_name: Option<String>,
-        pub description: Option<String>,
-        pub external_id: Option<String>,
-        pub name: Option<String>,
-    }
-}
-
-closed_model! {
-    /// `BorrowerExternalId` (closed).
-    pub struct BorrowerExternalId {
-        pub external_id: Option<String>,
-        pub is_primary: bool,
     }
 }
 

@@ -45,6 +45,7 @@ mod formats;
 pub mod licensing;
 pub mod loan_application;
 pub mod notifications;
+pub mod parts;
 pub mod reporting;
 pub mod rest;
 
@@ -57,6 +58,7 @@ pub use formats::{Date, DateTime, Decimal};
 pub use licensing::*;
 pub use loan_application::*;
 pub use notifications::*;
+pub use parts::*;
 pub use schemars;
 pub use uuid::Uuid;
 

@@ -1,7 +1,6 @@
 //! Authentication: who the caller is. Owns bearer-token extraction, token validation and
 //! agent resolution; hands the rest of the host an [`Identity`], never a token.
 
-mod identity;
 pub mod jwks;
 pub mod jwt;
 
@@ -10,7 +9,7 @@ use std::pin::Pin;
 
 use axum::http::HeaderMap;
 
-pub use identity::{Identity, RoleCode, ScopeFacts, NAME_READER_ROLES};
+pub use crate::identity::{Identity, RoleCode, ScopeFacts, NAME_READER_ROLES};
 
 /// Why a request is not authenticated. Every case answers the same `401` challenge; the
 /// reason is only logged.
@@ -184,24 +183,11 @@ impl Authenticator for JwtAuthenticator {
                 .await
                 .map_err(|e| AuthError::Unavailable(e.to_string()))?
                 .ok_or(AuthError::UnknownAgent)?;
-            let identity = identity_of(&entry.agent).with_scope_facts(entry.facts.clone());
+            let identity = entry.agent.identity().with_scope_facts(entry.facts.clone());
             tracing::debug!(user_id = %identity.user_id, scheme, "authenticated");
             Ok(identity)
         })
     }
-}
-
-/// The identity of a platform agent: its id and its known role codes (unknown codes are
-/// ignored), plus the baseline `User`.
-pub fn identity_of(agent: &crate::data::Agent) -> Identity {
-    let roles = agent.roles.iter().filter_map(|r| {
-        let parsed = RoleCode::parse(r);
-        if parsed.is_none() {
-            tracing::debug!(agent = %agent.id, role = %r, "ignoring unknown role code");
-        }
-        parsed
-    });
-    Identity::new(agent.id.clone(), roles)
 }
 
 /// Builds the production authenticator from configuration: the upstream scheme (with the

@@ -23,6 +23,21 @@ pub fn email_key(email: &str) -> String {
     email.trim_ascii().to_ascii_lowercase()
 }
 
+impl Agent {
+    /// The caller identity of this agent: its id and its known role codes (unknown codes are
+    /// ignored), plus the baseline `User`.
+    pub fn identity(&self) -> crate::identity::Identity {
+        let roles = self.roles.iter().filter_map(|r| {
+            let parsed = crate::identity::RoleCode::parse(r);
+            if parsed.is_none() {
+                tracing::debug!(agent = %self.id, role = %r, "ignoring unknown role code");
+            }
+            parsed
+        });
+        crate::identity::Identity::new(self.id.clone(), roles)
+    }
+}
+
 impl Db {
     /// The active agent with this email (ASCII case-insensitive), if any.
     pub async fn agent_by_email(&self, email: &str) -> Result<Option<Agent>, DbError> {

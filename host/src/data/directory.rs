@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::auth::ScopeFacts;
+use crate::identity::ScopeFacts;
 
 use super::agents::{email_key, Agent};
 use super::store::{Db, DbError};

@@ -3,7 +3,7 @@
 //! SQL predicate over the loan alias `l` that the query compiler always ANDs in.
 
 use super::store::{Db, DbError};
-use crate::auth::{Identity, RoleCode};
+use crate::identity::{Identity, RoleCode};
 
 /// What the caller may see.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -4,6 +4,7 @@
 pub mod body;
 pub mod facade;
 pub mod gate;
+pub mod mcp_route;
 pub mod metrics;
 pub mod openapi;
 pub mod penalty;

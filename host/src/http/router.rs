@@ -18,10 +18,10 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use super::body::DeadlineBody;
+use super::mcp_route as transport;
 use super::{facade, rest};
 use super::{AppState, MAX_BODY_BYTES};
 use crate::auth::TokenKey;
-use crate::mcp::transport;
 use crate::mcp::{failure, RpcError, RATE_LIMITED};
 
 /// The application's router.

@@ -14,7 +14,7 @@ use super::protocol::{
     SUPPORTED_VERSIONS,
 };
 use crate::audit::{self, summarize, AuditEntry, AuditLog};
-use crate::auth::Identity;
+use crate::identity::Identity;
 use crate::plugins::{CallError, CallReport, Plugins};
 
 /// Answers MCP requests for an authenticated caller.

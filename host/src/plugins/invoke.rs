@@ -67,7 +67,7 @@ pub(crate) struct Runner {
     /// Longest a call waits for an instance slot.
     pub permit_wait: Duration,
     /// Plugin log lines, host-wide.
-    pub log_budget: Arc<super::capabilities::LogBudget>,
+    pub log_budget: Arc<super::log_budget::LogBudget>,
 }
 
 impl Runner {

@@ -44,7 +44,7 @@ pub async fn run_once(
             data.display()
         )
     })?;
-    let caller = crate::auth::identity_of(&agent);
+    let caller = agent.identity();
     let clock = today.map(Clock::fixed).unwrap_or_else(Clock::system);
     let mut options = HostOptions::new(SignaturePolicy::default(), clock);
     options.db = Some(db);

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::auth::RoleCode;
 use crate::data::catalog::Dataset;
+use crate::identity::RoleCode;
 
 /// Largest memory a manifest may grant to one instance (also the pooling slot size).
 pub const MAX_MEMORY_MIB: u32 = 512;

@@ -5,7 +5,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
-//! use loanhost::auth::{Identity, RoleCode};
+//! use loanhost::identity::{Identity, RoleCode};
 //! use loanhost::clock::Clock;
 //! use loanhost::plugins::{Plugins, SignaturePolicy, PluginFiles};
 //! let plugins = Plugins::new(None, SignaturePolicy::default(), Clock::system())?;
@@ -25,6 +25,7 @@ mod engine;
 mod invoke;
 mod loader;
 pub mod local;
+mod log_budget;
 pub mod manifest;
 mod registry;
 mod reload;
@@ -53,8 +54,8 @@ pub use registry::Registry;
 pub use reload::{Reloader, ScanReport};
 pub use signature::{SignatureError, SignaturePolicy};
 
-use crate::auth::Identity;
 use crate::clock::Clock;
+use crate::identity::Identity;
 use bindings::types::ToolError;
 use invoke::{Answer, Op, Runner};
 use state::CallContext;
@@ -227,7 +228,7 @@ impl Plugins {
                     .map(|db| crate::data::Reports::new(db, options.heavy_queries)),
                 memory: state::SharedMemoryBudget::new(options.memory_mib),
                 permit_wait: options.permit_wait,
-                log_budget: Arc::new(capabilities::LogBudget::new(options.log_lines_per_second)),
+                log_budget: Arc::new(log_budget::LogBudget::new(options.log_lines_per_second)),
             },
             registry: Registry::default(),
             policy: options.policy,

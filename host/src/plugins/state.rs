@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use wasmtime::ResourceLimiter;
 
-use crate::auth::Identity;
 use crate::clock::Clock;
+use crate::identity::Identity;
 use crate::plugins::manifest::Manifest;
 
 /// The call a store serves; absent while the host asks a plugin to `describe` itself.
@@ -43,7 +43,7 @@ pub struct PluginState {
     /// What the call's `data` queries have spent so far.
     pub usage: DataUsage,
     /// Plugin log lines, host-wide.
-    pub log_budget: Arc<super::capabilities::LogBudget>,
+    pub log_budget: Arc<super::log_budget::LogBudget>,
     /// Epoch ticks seen while the guest ran (its CPU time, roughly, in ticks).
     pub guest_ticks: u32,
 }

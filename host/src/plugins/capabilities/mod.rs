@@ -6,8 +6,6 @@ mod clock;
 mod data;
 mod log;
 
-pub use log::LogBudget;
-
 use super::bindings::types;
 use super::state::PluginState;
 

@@ -1,5 +1,7 @@
 //! The caller's identity after token validation and agent resolution: platform user id,
-//! role codes and the claims the spec names. Plugins see only the user id and roles.
+//! role codes and the claims the spec names. Plugins see only the user id and roles. A leaf
+//! module: it imports nothing of ours, so every layer (`auth`, `data`, `plugins`, `mcp`) can
+//! use it without pointing up.
 
 use std::fmt;
 

@@ -1,21 +1,23 @@
-//! The Streamable HTTP transport at `/mcp`: origin check, authentication, the revision of each
-//! request (2026-07-28 or a handshake-era one), JSON-RPC parsing, batches where the version
-//! allows them, and `202` for notifications.
+//! The Streamable HTTP transport's route, `POST /mcp`: origin check, authentication, the
+//! request's body and slot, the revision of each request (2026-07-28 or a handshake-era one),
+//! JSON-RPC parsing, batches where the version allows them, and `202` for notifications. The
+//! protocol itself (framing, the 2026-07-28 envelope, dispatch) is `crate::mcp`'s, which knows
+//! nothing of HTTP handlers.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::modern::{self, MODERN_VERSION};
-use super::protocol::{
+use super::body::{self, BodyError};
+use super::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
+use crate::auth::{AuthError, Identity, TokenKey};
+use crate::mcp::modern::{self, MODERN_VERSION};
+use crate::mcp::protocol::{
     classify, failure, retry_after_of, Incoming, Outgoing, RpcError, BATCH_VERSION,
     DEFAULT_VERSION, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
     PARSE_ERROR, RATE_LIMITED, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::auth::{AuthError, Identity, TokenKey};
-use crate::http::body::{self, BodyError};
-use crate::http::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 
 /// The protocol-version header.
 pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -121,7 +123,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
     };
     drop(upload);
     let Some(_slot) = state.work_slot() else {
-        return crate::http::busy();
+        return super::busy();
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
