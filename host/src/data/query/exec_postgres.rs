@@ -1,0 +1,98 @@
+//! The PostgreSQL executor: read-only report sessions keeping their `statement_timeout`, a
+//! broken session retried on a fresh one.
+
+use super::*;
+
+/// A statement on PostgreSQL, run again on another connection when its pooled one turns out
+/// broken before the first row.
+pub(super) async fn execute_postgres(
+    reads: &Arc<PgReads>,
+    c: &Compiled,
+    allowance: Allowance,
+) -> Result<Fetched, QueryError> {
+    let mut attempt = 1;
+    loop {
+        match execute_postgres_once(reads, c, allowance).await {
+            Ok(fetched) => return Ok(fetched),
+            Err(Failed::Final(e)) => return Err(e),
+            Err(Failed::Broken(e)) if attempt < ATTEMPTS && Instant::now() < allowance.deadline => {
+                tracing::warn!(error = %e, attempt, "a pooled connection was broken; retrying the statement on another");
+                // What broke one idle session (a restart, a proxy's idle timeout) most likely
+                // broke the others too: the retry opens a fresh one.
+                reads.forget_idle();
+                attempt += 1;
+            }
+            Err(Failed::Broken(e)) => return Err(unavailable(&e)),
+        }
+    }
+}
+
+pub(super) async fn execute_postgres_once(
+    reads: &Arc<PgReads>,
+    c: &Compiled,
+    allowance: Allowance,
+) -> Result<Fetched, Failed> {
+    use futures_util::TryStreamExt as _;
+    let mut intake = Intake::new(allowance);
+    let left = || allowance.deadline.saturating_duration_since(Instant::now());
+    let mut lease = match tokio::time::timeout(left(), reads.acquire()).await {
+        Err(_) => return Err(timed_out(&allowance).into()),
+        Ok(Err(e)) if is_broken(&e) => return Err(Failed::Broken(e)),
+        Ok(Err(e)) => return Err(unavailable(&e).into()),
+        Ok(Ok(lease)) => lease,
+    };
+    // The server stops the statement itself, at the session's `statement_timeout`; the
+    // session keeps it for the next statement (report_store.rs), and serves nothing else.
+    match lease.statement_timeout(session_timeout_ms(left())).await {
+        Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
+        Err(e) => return Err(unavailable(&e).into()),
+        Ok(()) => {}
+    }
+    let numbered = number_placeholders(&c.sql);
+    let mut query = sqlx::query(&numbered);
+    for p in &c.params {
+        query = match p {
+            P::T(s) => query.bind(s.clone()),
+            P::I(i) => query.bind(*i),
+        };
+    }
+    let mut stream = query.fetch(lease.conn());
+    loop {
+        let row = match stream.try_next().await {
+            Ok(Some(row)) => row,
+            Ok(None) => break,
+            Err(e) if is_pg_cancel(&e) => {
+                // Stopped by the server: the session itself is sound.
+                drop(stream);
+                lease.release();
+                return Err(timed_out(&allowance).into());
+            }
+            // A broken connection shows itself on the first exchange, before any row.
+            Err(e) if is_broken(&e) && intake.rows.is_empty() => return Err(Failed::Broken(e)),
+            Err(e) => return Err(unavailable(&e).into()),
+        };
+        let mut values = Vec::with_capacity(c.outs.len());
+        for (i, o) in c.outs.iter().enumerate() {
+            let v = match o {
+                Out::Text => row
+                    .try_get::<Option<String>, _>(i)
+                    .map(|v| v.map(Value::Text)),
+                Out::Int | Out::Instant | Out::Decimal => row
+                    .try_get::<Option<i64>, _>(i)
+                    .map(|v| v.map(|n| o.of_integer(n))),
+            }
+            .map_err(|e| undecodable(i, &e))?;
+            values.push(v.unwrap_or(Value::Null));
+        }
+        let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
+        intake.push(values, total)?;
+    }
+    drop(stream);
+    lease.release();
+    Ok(intake.finish())
+}
+
+/// PostgreSQL's `query_canceled` (57014), raised by `statement_timeout`.
+pub(super) fn is_pg_cancel(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some("57014"))
+}

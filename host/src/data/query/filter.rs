@@ -1,0 +1,249 @@
+//! The spec's `filter` object compiled to SQL predicates on the loan snapshot: every value
+//! checked against its vocabulary or form, and bound.
+
+use super::*;
+
+/// The spec's `filter` object, validated and compiled into predicates over alias `l`.
+pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryError> {
+    let bad = |m: String| QueryError::Invalid(format!("filter: {m}"));
+    if text.len() > MAX_FILTER_BYTES {
+        return Err(bad(format!(
+            "{} bytes is larger than the {MAX_FILTER_BYTES} allowed",
+            text.len()
+        )));
+    }
+    let json: Json = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    let obj = match json {
+        Json::Null => return Ok(vec![]),
+        Json::Object(o) => o,
+        _ => return Err(bad("must be an object".into())),
+    };
+    let mut out = Vec::new();
+    for (key, v) in &obj {
+        if v.is_null() {
+            continue;
+        }
+        let long = |s: &str| {
+            bad(format!(
+                "`{key}`: a value of {} bytes is longer than the {MAX_VALUE_BYTES} allowed",
+                s.len()
+            ))
+        };
+        let string = |v: &Json| {
+            let s = v
+                .as_str()
+                .ok_or_else(|| bad(format!("`{key}` must be a string")))?;
+            if s.len() > MAX_VALUE_BYTES && key != "searchText" {
+                return Err(long(s));
+            }
+            Ok(s.to_string())
+        };
+        let strings = |v: &Json| -> Result<Vec<String>, QueryError> {
+            let items = v
+                .as_array()
+                .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
+            if items.len() > MAX_LIST_VALUES {
+                return Err(bad(format!(
+                    "`{key}` has {} values; at most {MAX_LIST_VALUES} are allowed",
+                    items.len()
+                )));
+            }
+            items
+                .iter()
+                .map(|x| {
+                    let s = x
+                        .as_str()
+                        .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
+                    if s.len() > MAX_VALUE_BYTES {
+                        return Err(long(s));
+                    }
+                    Ok(s.to_string())
+                })
+                .collect()
+        };
+        let instant = |v: &Json, end_of_day: bool| -> Result<i64, QueryError> {
+            let s = string(v)?;
+            let ms = parse_instant(&s)
+                .ok_or_else(|| bad(format!("`{key}`: `{s}` is not an ISO 8601 date-time")))?;
+            // A bare date as an upper bound includes that whole day.
+            Ok(if end_of_day && s.trim().len() == 10 {
+                ms + 86_400_000 - 1
+            } else {
+                ms
+            })
+        };
+        let decimal = |v: &Json| -> Result<i64, QueryError> {
+            let s = match v {
+                Json::Number(n) => n.to_string(),
+                Json::String(s) => s.clone(),
+                _ => return Err(bad(format!("`{key}` must be a number"))),
+            };
+            parse_decimal(&s).map_err(|e| bad(format!("`{key}`: {e}")))
+        };
+        let uuid =
+            |s: &str| parse_uuid(s).ok_or_else(|| bad(format!("`{key}`: `{s}` is not a GUID")));
+        let any_of = |c: &mut Compiler, col: &str, values: Vec<String>| {
+            if values.is_empty() {
+                return "1 = 0".to_string();
+            }
+            let n = values.len();
+            c.params.extend(values.into_iter().map(P::T));
+            format!("{col} IN ({})", vec!["?"; n].join(", "))
+        };
+        let bound = |c: &mut Compiler, col: &str, op: &str, p: P| {
+            c.params.push(p);
+            format!("{col} {op} ?")
+        };
+        match key.as_str() {
+            "searchText" => {
+                let text = string(v)?;
+                if text.chars().count() > MAX_SEARCH_CHARS {
+                    return Err(bad(format!(
+                        "`searchText` has {} characters; at most {MAX_SEARCH_CHARS} are allowed",
+                        text.chars().count()
+                    )));
+                }
+                let words = text.split_whitespace().count();
+                if words > MAX_SEARCH_WORDS {
+                    return Err(bad(format!(
+                        "`searchText` has {words} words; at most {MAX_SEARCH_WORDS} are allowed"
+                    )));
+                }
+                for token in text.split_whitespace() {
+                    let escaped = token.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+                    out.push(bound(c, "l.search_key", "LIKE", P::T(format!("%{escaped}%"))) + " ESCAPE '\\'");
+                }
+            }
+            "statuses" | "loanTypes" | "purposes" => {
+                let (col, accepted, what) = match key.as_str() {
+                    "statuses" => ("l.status", &LOAN_STATUSES[..], "loan status"),
+                    "loanTypes" => ("l.loan_type", &LOAN_TYPES[..], "loan type"),
+                    _ => ("l.purpose", &PURPOSES[..], "loan purpose"),
+                };
+                let values = strings(v)?;
+                if let Some(unknown) = values.iter().find(|s| !accepted.contains(&s.as_str())) {
+                    return Err(bad(format!(
+                        "`{key}`: `{unknown}` is not a {what}; closest: {} (get_loan_reporting_metadata lists them all)",
+                        closest(unknown, accepted, 3).join(", ")
+                    )));
+                }
+                // An empty list is unconstrained, like an omitted field.
+                if !values.is_empty() {
+                    out.push(any_of(c, col, values));
+                }
+            }
+            "statusDateFrom" => out.push(bound(c, "l.status_date", ">=", P::I(instant(v, false)?))),
+            "statusDateTo" => out.push(bound(c, "l.status_date", "<=", P::I(instant(v, true)?))),
+            "closingDateFrom" => out.push(bound(c, "l.estimated_closing_date", ">=", P::I(instant(v, false)?))),
+            "closingDateTo" => out.push(bound(c, "l.estimated_closing_date", "<=", P::I(instant(v, true)?))),
+            "updatedFrom" => out.push(bound(c, "l.updated", ">=", P::I(instant(v, false)?))),
+            "updatedTo" => out.push(bound(c, "l.updated", "<=", P::I(instant(v, true)?))),
+            "loanOfficerIds" => {
+                let ids = strings(v)?.iter().map(|s| uuid(s)).collect::<Result<Vec<_>, _>>()?;
+                if !ids.is_empty() {
+                    out.push(any_of(c, "l.loan_officer_id", ids));
+                }
+            }
+            "referringAgentId" => out.push(bound(c, "l.referring_agent_id", "=", P::T(uuid(&string(v)?)?))),
+            "processorId" => out.push(bound(c, "l.processor_id", "=", P::T(uuid(&string(v)?)?))),
+            "loanAmountMin" => out.push(bound(c, "l.loan_amount", ">=", P::I(decimal(v)?))),
+            "loanAmountMax" => out.push(bound(c, "l.loan_amount", "<=", P::I(decimal(v)?))),
+            "commissionMin" => out.push(bound(c, "l.locked_compensation", ">=", P::I(decimal(v)?))),
+            "commissionMax" => out.push(bound(c, "l.locked_compensation", "<=", P::I(decimal(v)?))),
+            "propertyState" => {
+                let state = string(v)?;
+                let code = state_code(&state).map_err(|e| bad(format!("`propertyState`: {e}")))?;
+                out.push(bound(c, "l.property_state", "=", P::T(code)));
+            }
+            other => {
+                return Err(bad(format!(
+                    "unknown field `{other}`; fields: searchText, statuses, loanTypes, purposes, statusDateFrom, statusDateTo, \
+                     closingDateFrom, closingDateTo, updatedFrom, updatedTo, loanOfficerIds, referringAgentId, processorId, \
+                     loanAmountMin, loanAmountMax, commissionMin, commissionMax, propertyState"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The states, districts and territories of the United States with their two-letter codes.
+pub(super) const US_STATES: &[(&str, &str)] = &[
+    ("AL", "Alabama"),
+    ("AK", "Alaska"),
+    ("AZ", "Arizona"),
+    ("AR", "Arkansas"),
+    ("CA", "California"),
+    ("CO", "Colorado"),
+    ("CT", "Connecticut"),
+    ("DE", "Delaware"),
+    ("DC", "District of Columbia"),
+    ("FL", "Florida"),
+    ("GA", "Georgia"),
+    ("HI", "Hawaii"),
+    ("ID", "Idaho"),
+    ("IL", "Illinois"),
+    ("IN", "Indiana"),
+    ("IA", "Iowa"),
+    ("KS", "Kansas"),
+    ("KY", "Kentucky"),
+    ("LA", "Louisiana"),
+    ("ME", "Maine"),
+    ("MD", "Maryland"),
+    ("MA", "Massachusetts"),
+    ("MI", "Michigan"),
+    ("MN", "Minnesota"),
+    ("MS", "Mississippi"),
+    ("MO", "Missouri"),
+    ("MT", "Montana"),
+    ("NE", "Nebraska"),
+    ("NV", "Nevada"),
+    ("NH", "New Hampshire"),
+    ("NJ", "New Jersey"),
+    ("NM", "New Mexico"),
+    ("NY", "New York"),
+    ("NC", "North Carolina"),
+    ("ND", "North Dakota"),
+    ("OH", "Ohio"),
+    ("OK", "Oklahoma"),
+    ("OR", "Oregon"),
+    ("PA", "Pennsylvania"),
+    ("RI", "Rhode Island"),
+    ("SC", "South Carolina"),
+    ("SD", "South Dakota"),
+    ("TN", "Tennessee"),
+    ("TX", "Texas"),
+    ("UT", "Utah"),
+    ("VT", "Vermont"),
+    ("VA", "Virginia"),
+    ("WA", "Washington"),
+    ("WV", "West Virginia"),
+    ("WI", "Wisconsin"),
+    ("WY", "Wyoming"),
+    ("PR", "Puerto Rico"),
+    ("GU", "Guam"),
+    ("VI", "U.S. Virgin Islands"),
+    ("AS", "American Samoa"),
+    ("MP", "Northern Mariana Islands"),
+];
+
+/// `filter.propertyState` as stored: a two-letter code, any case (`ca` is `CA`). A state's name
+/// is refused with its code named, anything else with the form expected: a value that could
+/// never match is an error, not an empty answer.
+pub(super) fn state_code(value: &str) -> Result<String, String> {
+    let trimmed = value.trim();
+    if trimmed.len() == 2 && trimmed.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Ok(trimmed.to_ascii_uppercase());
+    }
+    match US_STATES
+        .iter()
+        .find(|(_, name)| name.eq_ignore_ascii_case(trimmed))
+    {
+        Some((code, name)) => Err(format!(
+            "`{trimmed}` is not a state code; use the two-letter code: `{code}` for {name}"
+        )),
+        None => Err(format!(
+            "`{trimmed}` is not a two-letter state code (such as `CA` or `TX`)"
+        )),
+    }
+}

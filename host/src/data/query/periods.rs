@@ -1,0 +1,122 @@
+//! Window arithmetic: the UTC period boundaries of a bounded window (labels compared as
+//! integers instead of formatted per row), and the bounds the predicates put on date-time
+//! fields.
+
+use super::*;
+
+/// The periods of a window: where the first starts, and each one's end (exclusive) and label.
+pub(super) struct Periods {
+    pub(super) start: i64,
+    pub(super) ends: Vec<(i64, String)>,
+}
+
+/// Most periods a window is labelled by comparisons; a longer one is formatted row by row.
+pub(super) const MAX_WINDOW_PERIODS: usize = 64;
+
+/// The periods from the one holding `lo` to the one holding `hi` (epoch ms), labelled as the
+/// SQL formats label them (`2026-W05`, `2026-02`, `2026-Q1`, `2026`, UTC).
+pub(super) fn periods_between(lo: i64, hi: i64, unit: PeriodUnit) -> Option<Periods> {
+    use time::{Date, Duration, Month, OffsetDateTime, Time};
+    let date_of = |ms: i64| {
+        OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+            .ok()
+            .map(|t| t.date())
+    };
+    let ms_of = |d: Date| {
+        let t = d.with_time(Time::MIDNIGHT).assume_utc();
+        i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+    };
+    let first_of_month = |d: Date, month: u8| {
+        Date::from_calendar_date(d.year(), Month::try_from(month).ok()?, 1).ok()
+    };
+    let start_of = |d: Date| -> Option<Date> {
+        match unit {
+            PeriodUnit::Week => d.checked_sub(Duration::days(i64::from(
+                d.weekday().number_days_from_monday(),
+            ))),
+            PeriodUnit::Month => first_of_month(d, u8::from(d.month())),
+            PeriodUnit::Quarter => first_of_month(d, (u8::from(d.month()) - 1) / 3 * 3 + 1),
+            PeriodUnit::Year => first_of_month(d, 1),
+        }
+    };
+    let next = |d: Date| -> Option<Date> {
+        match unit {
+            PeriodUnit::Week => d.checked_add(Duration::days(7)),
+            PeriodUnit::Month | PeriodUnit::Quarter => {
+                let step = if unit == PeriodUnit::Month { 1 } else { 3 };
+                let m = u8::from(d.month()) + step;
+                let (year, month) = if m > 12 {
+                    (d.year() + 1, m - 12)
+                } else {
+                    (d.year(), m)
+                };
+                Date::from_calendar_date(year, Month::try_from(month).ok()?, 1).ok()
+            }
+            PeriodUnit::Year => Date::from_calendar_date(d.year() + 1, Month::January, 1).ok(),
+        }
+    };
+    let label = |d: Date| match unit {
+        PeriodUnit::Week => {
+            let (year, week, _) = d.to_iso_week_date();
+            format!("{year:04}-W{week:02}")
+        }
+        PeriodUnit::Month => format!("{:04}-{:02}", d.year(), u8::from(d.month())),
+        PeriodUnit::Quarter => format!("{:04}-Q{}", d.year(), (u8::from(d.month()) - 1) / 3 + 1),
+        PeriodUnit::Year => format!("{:04}", d.year()),
+    };
+    if lo > hi {
+        return None;
+    }
+    let mut start = start_of(date_of(lo)?)?;
+    let last = date_of(hi)?;
+    if !(0..=9999).contains(&start.year()) || !(0..=9999).contains(&last.year()) {
+        return None;
+    }
+    let first = ms_of(start)?;
+    let mut ends = Vec::new();
+    while start <= last {
+        if ends.len() == MAX_WINDOW_PERIODS {
+            return None;
+        }
+        let end = next(start)?;
+        ends.push((ms_of(end)?, label(start)));
+        start = end;
+    }
+    Some(Periods { start: first, ends })
+}
+
+/// The bounds the query's predicates put on each date-time field (both ends inclusive), for
+/// fields bounded on both sides.
+pub(super) fn instant_bounds(q: &Query) -> std::collections::HashMap<String, (i64, i64)> {
+    let mut bounds: std::collections::HashMap<String, (i64, i64)> = Default::default();
+    for (field, condition) in &q.predicates {
+        let is_instant = q
+            .dataset
+            .field(field)
+            .is_some_and(|f| f.ty == FieldType::Instant);
+        let ms = |v: &Value| match v {
+            Value::Timestamp(s) | Value::Text(s) => parse_instant(s),
+            _ => None,
+        };
+        let (lo, hi) = match condition {
+            Condition::Ge(v) => (ms(v), None),
+            Condition::Gt(v) => (ms(v).map(|m| m.saturating_add(1)), None),
+            Condition::Le(v) => (None, ms(v)),
+            Condition::Lt(v) => (None, ms(v).map(|m| m.saturating_sub(1))),
+            Condition::Eq(v) => (ms(v), ms(v)),
+            _ => (None, None),
+        };
+        if !is_instant || (lo.is_none() && hi.is_none()) {
+            continue;
+        }
+        let entry = bounds.entry(field.clone()).or_insert((i64::MIN, i64::MAX));
+        if let Some(lo) = lo {
+            entry.0 = entry.0.max(lo);
+        }
+        if let Some(hi) = hi {
+            entry.1 = entry.1.min(hi);
+        }
+    }
+    bounds.retain(|_, (lo, hi)| *lo != i64::MIN && *hi != i64::MAX);
+    bounds
+}

@@ -1,0 +1,191 @@
+//! Planning: `compile` checks the query, compiles the filter, decides whether history is read
+//! alone or a covering index serves the group-by, and hands the query to one planner: the
+//! period sets (`plan_period_sets`), pre-aggregated partials (`plan_preaggregated`), or the
+//! row-by-row statement written here. Every planner takes its `WHERE` clause from
+//! `scoped::where_clause`, the one place the caller's scope is AND-ed in.
+
+use super::*;
+
+/// Whether the query groups by one key (as is, or mapped to labels) that a covering index
+/// leads with, and reads nothing else but fields of that index.
+pub(super) fn covered_group(q: &Query) -> bool {
+    let [Key::Field(key) | Key::Mapped(key, _, _)] = q.group_by.as_slice() else {
+        return false;
+    };
+    let Some((_, held)) = Dataset::COVERED_GROUPS.iter().find(|(k, _)| k == key) else {
+        return false;
+    };
+    q.distinct_on.is_none()
+        && q.aggregates
+            .iter()
+            .filter_map(Aggregate::field)
+            .all(|n| n == key || held.contains(&n))
+}
+
+/// Whether every `loan.*` field the query reads is one history rows carry.
+pub(super) fn reads_only_carried(q: &Query) -> bool {
+    let keys = q.group_by.iter().map(|k| match k {
+        Key::Field(n) | Key::Period(n, _) | Key::Mapped(n, _, _) => n.as_str(),
+    });
+    let mut names = keys
+        .chain(q.aggregates.iter().filter_map(Aggregate::field))
+        .chain(q.distinct_on.as_deref())
+        .chain(q.predicates.iter().map(|(n, _)| n.as_str()));
+    names.all(|n| !n.starts_with("loan.") || Dataset::HISTORY_CARRIED.iter().any(|(c, _)| *c == n))
+}
+
+/// A compiled statement.
+#[derive(Clone)]
+pub(super) struct Compiled {
+    pub(super) sql: String,
+    pub(super) params: Vec<P>,
+    pub(super) outs: Vec<Out>,
+    pub(super) columns: Vec<String>,
+    pub(super) limit: u32,
+}
+
+pub(super) fn compile(
+    q: &Query,
+    scope: Option<&Scope>,
+    can_read_names: bool,
+    postgres: bool,
+) -> Result<Compiled, QueryError> {
+    let mut c = Compiler {
+        dataset: q.dataset,
+        can_read_names,
+        postgres,
+        params: vec![],
+        history_only: false,
+        covered_group: false,
+        bounds: instant_bounds(q),
+    };
+    if q.aggregates.is_empty() {
+        return Err(QueryError::Invalid(
+            "a query needs at least one aggregate (plugins read aggregates, not rows)".into(),
+        ));
+    }
+    if q.group_by.len() > 8 || q.aggregates.len() > 16 {
+        return Err(QueryError::Invalid(
+            "at most 8 group-by keys and 16 aggregates".into(),
+        ));
+    }
+    // The filter first (on its own parameters): whether it constrains anything decides
+    // whether history rows must be joined to their loans.
+    let (filter_sql, filter_params) = match &q.filter {
+        None => (vec![], vec![]),
+        Some(_) if !q.dataset.has_loans() => {
+            return Err(QueryError::Invalid(format!(
+                "dataset `{}` takes no loan filter",
+                q.dataset.as_str()
+            )))
+        }
+        Some(f) => {
+            let sql = compile_filter(&mut c, f)?;
+            (sql, std::mem::take(&mut c.params))
+        }
+    };
+    c.history_only = q.dataset == Dataset::LosStatusHistory
+        && filter_sql.is_empty()
+        && scope.is_some_and(|s| s.all)
+        && reads_only_carried(q);
+    c.covered_group = q.dataset == Dataset::Loans
+        && filter_sql.is_empty()
+        && q.predicates.is_empty()
+        && scope.is_some_and(|s| s.all)
+        && covered_group(q);
+    // A value→label key over many rows: aggregate by the raw values first (few groups, read
+    // in index order where an index serves them), then map and merge those few rows.
+    let preaggregate = q.distinct_on.is_none()
+        && q.group_by.iter().any(|k| matches!(k, Key::Mapped(..)))
+        && q.group_by.iter().all(|k| !matches!(k, Key::Period(..)))
+        && q.aggregates
+            .iter()
+            .all(|a| !matches!(a, Aggregate::CountDistinct(_)));
+    if preaggregate {
+        return compile_preaggregated(c, q, scope, filter_sql, filter_params);
+    }
+    if let Some(plan) = period_sets(&c, q) {
+        return compile_period_sets(c, q, plan, scope, filter_sql, filter_params);
+    }
+    // Inner select list: keys (k0…), the distinct field (dd), aggregate sources (s0…).
+    let mut inner = Vec::new();
+    let mut outs = Vec::new();
+    let mut columns = Vec::new();
+    for (i, k) in q.group_by.iter().enumerate() {
+        let (sql, out) = c.key(k, None)?;
+        inner.push(format!("{sql} AS k{i}"));
+        outs.push(out);
+        columns.push(format!("key{i}"));
+    }
+    let key_params = std::mem::take(&mut c.params);
+    if let Some(d) = &q.distinct_on {
+        let f = c.field(d)?;
+        inner.push(format!("{} AS dd", f.identity()));
+    }
+    let mut outer_aggs = Vec::new();
+    for (i, a) in q.aggregates.iter().enumerate() {
+        let (func, field) = match a {
+            Aggregate::Count => ("COUNT(*)", None),
+            Aggregate::CountOf(f) => ("COUNT", Some(f)),
+            Aggregate::CountDistinct(f) => ("COUNT(DISTINCT", Some(f)),
+            Aggregate::Sum(f) => ("SUM", Some(f)),
+            Aggregate::Min(f) => ("MIN", Some(f)),
+            Aggregate::Max(f) => ("MAX", Some(f)),
+        };
+        let expr = match field {
+            None => "COUNT(*)".to_string(),
+            Some(name) => {
+                let f = c.field(name)?;
+                let source = match a {
+                    Aggregate::CountDistinct(_) => f.identity(),
+                    _ => f.column,
+                };
+                inner.push(format!("{source} AS s{i}"));
+                let bigint = if postgres { "BIGINT" } else { "INTEGER" };
+                match a {
+                    Aggregate::CountDistinct(_) => format!("COUNT(DISTINCT s{i})"),
+                    Aggregate::Sum(_) if f.ty == FieldType::Text => {
+                        return Err(QueryError::Invalid(format!(
+                            "field `{name}` is text; it cannot be summed"
+                        )))
+                    }
+                    Aggregate::Sum(_) => format!("CAST(SUM(s{i}) AS {bigint})"),
+                    _ => format!("{func}(s{i})"),
+                }
+            }
+        };
+        outs.push(match (a, field.and_then(|n| q.dataset.field(n))) {
+            (Aggregate::Count | Aggregate::CountOf(_) | Aggregate::CountDistinct(_), _) => Out::Int,
+            (_, Some(f)) => out_of(f.ty),
+            (_, None) => Out::Int,
+        });
+        outer_aggs.push(format!("{expr} AS a{i}"));
+        columns.push(format!("agg{i}"));
+    }
+
+    let (where_sql, where_params) = where_clause(&mut c, q, scope, filter_sql, filter_params)?;
+
+    let distinct = if q.distinct_on.is_some() {
+        "DISTINCT "
+    } else {
+        ""
+    };
+    let inner_list = if inner.is_empty() {
+        "1 AS one".to_string()
+    } else {
+        inner.join(", ")
+    };
+    let from = c.tables();
+    let inner_sql = format!("SELECT {distinct}{inner_list} FROM {from}{where_sql}");
+    let keys: Vec<String> = (0..q.group_by.len()).map(|i| format!("k{i}")).collect();
+    let group = if keys.is_empty() {
+        String::new()
+    } else {
+        format!(" GROUP BY {}", keys.join(", "))
+    };
+    let mut select = keys.clone();
+    select.extend(outer_aggs);
+    let grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
+
+    finish(q, grouped, key_params, where_params, outs, columns)
+}

@@ -1,0 +1,232 @@
+//! The period-set planner (schema v4), chosen for distinct loans per whole month or ISO week of
+//! the history with a label map over the status: it counts loans per (period, set of statuses).
+//! Organisation-wide without a filter it reads the sets alone; with a scope or a filter it
+//! joins them by key to the loans `scoped::where_clause` keeps.
+
+use super::*;
+
+/// A query [`compile_period_sets`] answers: which key is the period, the table of its unit,
+/// the window's period indexes with their labels, and each label's status bits.
+pub(super) struct PeriodSets {
+    pub(super) period_key: usize,
+    pub(super) table: &'static str,
+    pub(super) periods: Vec<(i64, String)>,
+    pub(super) labels: Vec<(String, i64)>,
+}
+
+/// Whether `q` counts distinct loans of history per (whole months or weeks, status mapped to
+/// labels), reading only fields of the loan (constant per loan): then the period sets
+/// (schema v4) answer it, alone when history is read alone (organisation-wide: the loan fields
+/// the sets carry), else joined to the caller's loans. Every mapped status must have a bit of
+/// its own (`history_keys::STATUS_BITS`) and the map a fallback label, so that every label is
+/// exactly a set of bits; the predicates must be bounds that select whole periods.
+pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
+    use crate::data::history_keys::{
+        listed_bit, month_index, week_index, STATUS_BITS, UNLISTED_BIT,
+    };
+    let sets = Dataset::HISTORY_SETS;
+    if q.dataset != Dataset::LosStatusHistory
+        || q.distinct_on.as_deref() != Some(sets.loan)
+        || q.group_by.len() != 2
+    {
+        return None;
+    }
+    let of_the_loan = |name: &str| {
+        if c.history_only {
+            sets.carried.iter().any(|(n, _)| *n == name)
+        } else {
+            name.starts_with("loan.")
+        }
+    };
+    let aggregates_fit = q.aggregates.iter().all(|a| match a {
+        Aggregate::Count => true,
+        Aggregate::CountDistinct(_) => false,
+        other => other.field().is_some_and(of_the_loan),
+    });
+    if !aggregates_fit {
+        return None;
+    }
+    let period_key = q.group_by.iter().position(
+        |k| matches!(k, Key::Period(f, PeriodUnit::Month | PeriodUnit::Week) if f == sets.instant),
+    )?;
+    let Key::Period(_, unit) = &q.group_by[period_key] else {
+        return None;
+    };
+    let Key::Mapped(status, pairs, Some(otherwise)) = &q.group_by[1 - period_key] else {
+        return None;
+    };
+    if status != sets.status || check_map(status, pairs, Some(otherwise)).is_err() {
+        return None;
+    }
+    // The window: bounds on the period's field only, at period boundaries.
+    let only_bounds = q.predicates.iter().all(|(field, cond)| {
+        field == sets.instant
+            && matches!(
+                cond,
+                Condition::Ge(_) | Condition::Gt(_) | Condition::Le(_) | Condition::Lt(_)
+            )
+    });
+    let (lo, hi) = *c.bounds.get(sets.instant)?;
+    let window = periods_between(lo, hi, *unit)?;
+    let whole = lo == window.start
+        && window
+            .ends
+            .last()
+            .is_some_and(|(end, _)| hi.checked_add(1) == Some(*end));
+    if !only_bounds || !whole {
+        return None;
+    }
+    // Each label's bits; a value mapped twice keeps its first label, as in `Compiler::key`.
+    let mut labels: Vec<(String, i64)> = Vec::new();
+    let mut add = |label: &str, bits: i64| match labels.iter_mut().find(|(l, _)| l == label) {
+        Some((_, b)) => *b |= bits,
+        None => labels.push((label.to_string(), bits)),
+    };
+    let mut mapped = 0_i64;
+    for (value, label) in pairs {
+        let bit = listed_bit(value)?;
+        if mapped & bit == 0 {
+            mapped |= bit;
+            add(label, bit);
+        }
+    }
+    let every = ((1_i64 << STATUS_BITS.len()) - 1) | UNLISTED_BIT;
+    add(otherwise, every & !mapped);
+    let (table, index): (_, fn(i64) -> i64) = match unit {
+        PeriodUnit::Month => (sets.months, month_index),
+        _ => (sets.weeks, week_index),
+    };
+    let mut start = window.start;
+    let mut periods = Vec::with_capacity(window.ends.len());
+    for (end, label) in window.ends {
+        periods.push((index(start), label));
+        start = end;
+    }
+    Some(PeriodSets {
+        period_key,
+        table,
+        periods,
+        labels,
+    })
+}
+
+/// [`compile`] for the queries [`period_sets`] accepts. The period sets hold one row per
+/// (period, loan) with the union of its statuses' bits, so no history row is read and nothing
+/// is de-duplicated: the loans are counted per (period, set of bits), a few hundred to a few
+/// thousand groups, and each label takes the sets that hold one of its bits. A loan counts once
+/// per (period, label) however many of its statuses the label has, exactly as `DISTINCT` would.
+pub(super) fn compile_period_sets(
+    c: Compiler,
+    q: &Query,
+    plan: PeriodSets,
+    scope: Option<&Scope>,
+    filter_sql: Vec<String>,
+    filter_params: Vec<P>,
+) -> Result<Compiled, QueryError> {
+    let sets = Dataset::HISTORY_SETS;
+    let bigint = if c.postgres { "BIGINT" } else { "INTEGER" };
+    let mut per_set = vec![
+        "r.period_index AS pi".to_string(),
+        "r.status_bits AS m".to_string(),
+        "COUNT(*) AS c".to_string(),
+    ];
+    let mut merged = Vec::new();
+    let mut outs = Vec::new();
+    for (i, a) in q.aggregates.iter().enumerate() {
+        let Some(name) = a.field() else {
+            merged.push(format!("CAST(SUM(x.c) AS {bigint}) AS a{i}"));
+            outs.push(Out::Int);
+            continue;
+        };
+        let f = c.field(name)?;
+        // Alone, the sets' own column; joined, the loan's (`l.…`).
+        let column = if c.history_only {
+            sets.carried
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, col)| *col)
+                .ok_or_else(|| QueryError::Invalid(format!("field `{name}` is not carried")))?
+        } else {
+            f.column
+        };
+        if f.ty == FieldType::Text && matches!(a, Aggregate::Sum(_)) {
+            return Err(QueryError::Invalid(format!(
+                "field `{name}` is text; it cannot be summed"
+            )));
+        }
+        let (partial, merge, out) = match a {
+            Aggregate::CountOf(_) => ("COUNT", "SUM", Out::Int),
+            Aggregate::Sum(_) => ("SUM", "SUM", out_of(f.ty)),
+            Aggregate::Min(_) => ("MIN", "MIN", out_of(f.ty)),
+            _ => ("MAX", "MAX", out_of(f.ty)),
+        };
+        per_set.push(format!("{partial}({column}) AS p{i}"));
+        merged.push(if merge == "SUM" {
+            format!("CAST(SUM(x.p{i}) AS {bigint}) AS a{i}")
+        } else {
+            format!("{merge}(x.p{i}) AS a{i}")
+        });
+        outs.push(out);
+    }
+    // Which sets: organisation-wide, those of loans in the snapshot; else those of the loans
+    // the caller's scope and filter keep (joined, by key). Then the window's periods (the
+    // key's range). Period indexes and label bits are integers the host computed; every text
+    // is a parameter.
+    let (first, last) = (plan.periods[0].0, plan.periods[plan.periods.len() - 1].0);
+    let mut params = Vec::new();
+    let mut wheres = Vec::new();
+    let from = if c.history_only {
+        wheres.push("r.in_snapshot = 1".to_string());
+        plan.table.to_string()
+    } else {
+        let (sql, scope_params) = scope_condition(scope)?;
+        wheres.push(sql);
+        params.extend(scope_params);
+        wheres.extend(filter_sql);
+        params.extend(filter_params);
+        format!("{} JOIN loans l ON l.key = r.loan_key", plan.table)
+    };
+    wheres.push(format!(
+        "r.period_index >= {first} AND r.period_index <= {last}"
+    ));
+    let mut keys = Vec::new();
+    for i in 0..2 {
+        if i == plan.period_key {
+            let mut case = "CASE x.pi".to_string();
+            for (index, label) in &plan.periods {
+                case.push_str(&format!(" WHEN {index} THEN CAST(? AS TEXT)"));
+                params.push(P::T(label.clone()));
+            }
+            keys.push(format!("{case} END AS k{i}"));
+        } else {
+            keys.push(format!("b.label AS k{i}"));
+        }
+    }
+    let mut labels = Vec::new();
+    for (label, bits) in &plan.labels {
+        labels.push(format!(
+            "SELECT CAST(? AS TEXT) AS label, CAST({bits} AS {bigint}) AS bits"
+        ));
+        params.push(P::T(label.clone()));
+    }
+    // The sets are counted once (`MATERIALIZED`), then joined to the few labels: joined
+    // directly, SQLite ran the count once per label and PostgreSQL once per parallel worker.
+    let grouped = format!(
+        "WITH x AS MATERIALIZED (\
+            SELECT {per_set} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits\
+         ) SELECT {keys}, {merged} FROM x CROSS JOIN ({labels}) b \
+         WHERE (x.m & b.bits) <> 0 GROUP BY k0, k1",
+        per_set = per_set.join(", "),
+        wheres = wheres.join(" AND "),
+        keys = keys.join(", "),
+        merged = merged.join(", "),
+        labels = labels.join(" UNION ALL "),
+    );
+    let mut outs_all = vec![Out::Text, Out::Text];
+    outs_all.extend(outs);
+    let columns = (0..2)
+        .map(|i| format!("key{i}"))
+        .chain((0..q.aggregates.len()).map(|i| format!("agg{i}")))
+        .collect();
+    finish(q, grouped, params, Vec::new(), outs_all, columns)
+}

@@ -1,0 +1,161 @@
+//! Both engines' own formatting of period labels, and statements stopped inside the engine at
+//! their deadline.
+
+use super::*;
+
+#[tokio::test]
+async fn window_labels_equal_the_engines_own_formatting() {
+    // Arrange: instants around year ends (ISO week 53 of 2026, week 1 of 2025 starting in
+    // December 2024), quarter and month boundaries, a leap day.
+    let (_dir, db) = scratch_sqlite().await;
+    let Db::Sqlite(pool) = &db else {
+        unreachable!()
+    };
+    let url = std::env::var("TEST_POSTGRES_URL")
+        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+    let pg = sqlx::PgPool::connect(&url).await.unwrap();
+    let instants: Vec<i64> = [
+        "2024-12-29T23:59:59.999Z",
+        "2024-12-30T00:00:00Z",
+        "2025-01-01T12:00:00Z",
+        "2025-03-31T23:59:59.999Z",
+        "2025-04-01T00:00:00Z",
+        "2026-12-28T00:00:00Z",
+        "2027-01-03T23:59:59Z",
+        "2027-01-04T00:00:00Z",
+        "2028-02-29T12:00:00Z",
+    ]
+    .iter()
+    .map(|s| parse_instant(s).unwrap())
+    .collect();
+    let (lo, hi) = (instants[0], *instants.last().unwrap());
+    for unit in [
+        PeriodUnit::Week,
+        PeriodUnit::Month,
+        PeriodUnit::Quarter,
+        PeriodUnit::Year,
+    ] {
+        // Act
+        let periods = periods_between(lo, hi, unit).unwrap_or_else(|| {
+            assert_eq!(
+                unit,
+                PeriodUnit::Week,
+                "only weeks exceed the window cap here"
+            );
+            periods_between(lo, lo + 30 * 86_400_000, unit).unwrap()
+        });
+        let compiler = |postgres| Compiler {
+            dataset: Dataset::Loans,
+            can_read_names: true,
+            postgres,
+            params: vec![],
+            history_only: false,
+            covered_group: false,
+            bounds: Default::default(),
+        };
+        let sqlite_sql = format!("SELECT {}", compiler(false).period("?1", unit));
+        let postgres_sql = format!("SELECT {}", compiler(true).period("$1::bigint", unit));
+        for ms in instants
+            .iter()
+            .copied()
+            .filter(|ms| *ms < periods.ends.last().unwrap().0)
+        {
+            let sqlite: String = sqlx::query_scalar(&sqlite_sql)
+                .bind(ms)
+                .fetch_one(pool)
+                .await
+                .unwrap();
+            let postgres: String = sqlx::query_scalar(&postgres_sql)
+                .bind(ms)
+                .fetch_one(&pg)
+                .await
+                .unwrap();
+            // Assert: the period whose end first exceeds the instant has each engine's
+            // label (which is what rows outside a window, or in an unbounded one, get).
+            assert!(ms >= periods.start);
+            let label = &periods.ends.iter().find(|(end, _)| ms < *end).unwrap().1;
+            assert_eq!(label, &sqlite, "SQLite: {unit:?} at {ms}");
+            assert_eq!(label, &postgres, "PostgreSQL: {unit:?} at {ms}");
+        }
+    }
+    // A window of more than 64 periods is formatted row by row.
+    assert!(periods_between(lo, hi, PeriodUnit::Week).is_none());
+}
+
+/// A statement that never ends on its own, and one that ends at once.
+fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
+    let endless = if postgres {
+        "SELECT COUNT(*), 0 FROM generate_series(1, 1000000000000) g"
+    } else {
+        // 20M rows: seconds even in an optimized build, far past the 300 ms deadline, yet
+        // finite, so that a test failing because it was not stopped still ends (the
+        // runtime waits for its blocking thread on the way out).
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000000) SELECT COUNT(*), 0 FROM c"
+    };
+    let c = |sql: &str| Compiled {
+        sql: sql.into(),
+        params: vec![],
+        outs: vec![Out::Int],
+        columns: vec!["agg0".into()],
+        limit: 1,
+    };
+    (c(endless), c("SELECT CAST(1 AS BIGINT), CAST(1 AS BIGINT)"))
+}
+
+/// Runs the endless statement with a 300 ms deadline, abandoning its future after 50 ms
+/// as a timed-out caller would; then the pool's only connection must be free at once.
+async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: bool) {
+    let (endless, quick) = endless_and_quick(postgres);
+    let allowance = Allowance {
+        deadline: Instant::now() + Duration::from_millis(300),
+        max_rows: 10,
+        max_bytes: 1000,
+    };
+    let started = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(5),
+        spawn_execute(&db, endless.clone(), allowance),
+    )
+    .await
+    .expect("the engine did not stop the statement at its deadline");
+    assert!(matches!(r, Err(QueryError::Timeout(_))), "{:?}", r.err());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let allowance = Allowance {
+        deadline: Instant::now() + Duration::from_millis(300),
+        ..allowance
+    };
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(50),
+        spawn_execute(&db, endless, allowance),
+    )
+    .await;
+    assert!(abandoned.is_err(), "the endless statement ended early");
+    let quick_run = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        spawn_execute(&db, quick, Allowance::standard()).await
+    };
+    let r = tokio::time::timeout(Duration::from_secs(2), quick_run)
+        .await
+        .expect("the connection was not given back after the deadline");
+    assert_eq!(r.unwrap().rows, vec![vec![Value::Integer(1)]]);
+}
+
+#[tokio::test]
+async fn a_sqlite_statement_stops_at_its_deadline() {
+    let (dir, _db) = scratch_sqlite().await;
+    let one = SqliteReads::with_connections(&dir.path().join("t.db"), 1);
+    stops_at_deadline_and_frees_the_connection(ReportStore::Sqlite(Arc::new(one)), false).await;
+}
+
+#[tokio::test]
+async fn a_postgres_statement_stops_at_its_deadline() {
+    let url = std::env::var("TEST_POSTGRES_URL")
+        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+    let one = PgReads::new(url.parse().unwrap(), 1);
+    stops_at_deadline_and_frees_the_connection(ReportStore::Postgres(Arc::new(one)), true).await;
+}

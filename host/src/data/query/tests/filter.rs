@@ -1,0 +1,91 @@
+//! The spec's filter and the input caps: values checked against their vocabulary or form,
+//! errors naming the field and the limit.
+
+use super::*;
+
+#[test]
+fn a_property_state_is_a_two_letter_code() {
+    assert_eq!(state_code("ca").unwrap(), "CA");
+    assert_eq!(state_code(" TX ").unwrap(), "TX");
+    assert_eq!(
+        state_code("California").unwrap_err(),
+        "`California` is not a state code; use the two-letter code: `CA` for California"
+    );
+    assert_eq!(
+        state_code("Calif.").unwrap_err(),
+        "`Calif.` is not a two-letter state code (such as `CA` or `TX`)"
+    );
+    assert!(state_code("C1").is_err());
+}
+
+#[test]
+fn input_caps_name_the_limit() {
+    let all = Scope {
+        all: true,
+        ..Default::default()
+    };
+    let mut query = q(Dataset::Loans);
+    query.filter = Some(json_filter("searchText", "a b c d e f g h i"));
+    assert_eq!(
+        compile(&query, Some(&all), true, false).err(),
+        Some(QueryError::Invalid(
+            "filter: `searchText` has 9 words; at most 8 are allowed".into()
+        ))
+    );
+    let mut query = q(Dataset::Loans);
+    query
+        .group_by
+        .push(Key::Mapped("status".into(), vec![], Some("x".repeat(65))));
+    assert_eq!(
+        compile(&query, Some(&all), true, false).err(),
+        Some(QueryError::Invalid(
+            "mapping of `status`: a label of 65 bytes is longer than the 64 allowed".into()
+        ))
+    );
+    let mut query = q(Dataset::Loans);
+    query.predicates.push((
+        "status".into(),
+        Condition::AnyOf(vec![Value::Text("Closed".into()); 201]),
+    ));
+    assert_eq!(
+        compile(&query, Some(&all), true, false).err(),
+        Some(QueryError::Invalid(
+            "field `status`: any-of has 201 values; at most 200 are allowed".into()
+        ))
+    );
+}
+
+#[test]
+fn a_map_without_entries_is_its_fallback() {
+    let all = Scope {
+        all: true,
+        ..Default::default()
+    };
+    let mut query = q(Dataset::Loans);
+    query
+        .group_by
+        .push(Key::Mapped("status".into(), vec![], Some("Other".into())));
+    let c = compile(&query, Some(&all), true, false).unwrap();
+    assert!(c.sql.contains("CAST(? AS TEXT) AS k0"), "{}", c.sql);
+    assert!(!c.sql.contains("CASE"), "{}", c.sql);
+}
+
+#[test]
+fn filter_errors_name_the_field() {
+    let mut query = q(Dataset::Loans);
+    query.filter = Some(r#"{"loanAmountMin": "lots"}"#.into());
+    let all = Scope {
+        all: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        compile(&query, Some(&all), true, false).err(),
+        Some(QueryError::Invalid(
+            "filter: `loanAmountMin`: `lots` is not a decimal number".into()
+        ))
+    );
+    query.filter = Some(r#"{"officer": 1}"#.into());
+    assert!(
+        matches!(compile(&query, Some(&all), true, false), Err(QueryError::Invalid(m)) if m.starts_with("filter: unknown field `officer`"))
+    );
+}

@@ -1,0 +1,89 @@
+//! Unit tests of the query compiler and its executors, by stage; the helpers they share.
+
+use super::*;
+use crate::data::Db;
+
+mod engines;
+mod filter;
+mod fuzz;
+mod planners;
+mod scope;
+
+pub(super) fn q(dataset: Dataset) -> Query {
+    Query {
+        dataset,
+        filter: None,
+        predicates: vec![],
+        group_by: vec![],
+        distinct_on: None,
+        aggregates: vec![Aggregate::Count],
+        order_by: vec![],
+        limit: None,
+    }
+}
+
+pub(super) fn admin() -> Scope {
+    Scope {
+        all: true,
+        ..Default::default()
+    }
+}
+
+pub(super) fn agent() -> Scope {
+    Scope {
+        originated_by: Some("me".into()),
+        ..Default::default()
+    }
+}
+
+/// The milestone report's shape: window, period and mapped status, distinct loans, the
+/// loan's amount.
+pub(super) fn milestones() -> Query {
+    Query {
+        predicates: vec![(
+            "occurredAt".into(),
+            Condition::Ge(Value::Timestamp("2026-01-01T00:00:00Z".into())),
+        )],
+        group_by: vec![
+            Key::Period("occurredAt".into(), PeriodUnit::Month),
+            Key::Mapped(
+                "milestone".into(),
+                vec![("Loan Open".into(), "1. Opened".into())],
+                Some("Other".into()),
+            ),
+        ],
+        distinct_on: Some("loanId".into()),
+        aggregates: vec![Aggregate::Count, Aggregate::Sum("loan.loanAmount".into())],
+        ..q(Dataset::LosStatusHistory)
+    }
+}
+
+/// A bounded window of [`milestones`] (`to` exclusive).
+pub(super) fn milestones_between(unit: PeriodUnit, from: &str, to: &str) -> Query {
+    let mut q = milestones();
+    q.group_by[0] = Key::Period("occurredAt".into(), unit);
+    q.predicates = vec![
+        (
+            "occurredAt".into(),
+            Condition::Ge(Value::Timestamp(from.into())),
+        ),
+        (
+            "occurredAt".into(),
+            Condition::Lt(Value::Timestamp(to.into())),
+        ),
+    ];
+    q
+}
+
+/// A migrated SQLite database in a scratch file (report statements read files).
+pub(super) async fn scratch_sqlite() -> (tempfile::TempDir, Db) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+        .await
+        .unwrap();
+    (dir, db)
+}
+
+pub(super) fn json_filter(key: &str, value: &str) -> String {
+    serde_json::json!({ key: value }).to_string()
+}

@@ -1,0 +1,365 @@
+//! The planners against each other and against the rows: history read alone, period sets,
+//! covering indexes, pre-aggregated partials.
+
+use super::*;
+
+#[test]
+fn history_is_read_alone_only_for_an_unfiltered_organisation_wide_query() {
+    for postgres in [false, true] {
+        // Admin, no filter: history rows alone, their carried amount, integer loan keys.
+        let c = compile(&milestones(), Some(&admin()), true, postgres).unwrap();
+        assert!(
+            c.sql
+                .contains("FROM los_status_history h WHERE h.in_snapshot = 1 AND"),
+            "{}",
+            c.sql
+        );
+        assert!(
+            c.sql.contains("h.loan_key AS dd") && c.sql.contains("h.loan_amount AS s1"),
+            "{}",
+            c.sql
+        );
+        assert!(!c.sql.contains("JOIN loans"), "{}", c.sql);
+
+        // An Agent: joined, scoped on the loan.
+        let c = compile(&milestones(), Some(&agent()), false, postgres).unwrap();
+        assert!(
+            c.sql
+                .contains("JOIN loans l ON l.key = h.loan_key WHERE ((l.loan_officer_id"),
+            "{}",
+            c.sql
+        );
+        assert!(
+            c.sql.contains("l.loan_amount AS s1") && !c.sql.contains("in_snapshot"),
+            "{}",
+            c.sql
+        );
+
+        // An Admin with a filter, or reading another loan field: joined.
+        let mut filtered = milestones();
+        filtered.filter = Some(r#"{"statuses": ["Loan Open"]}"#.into());
+        let c = compile(&filtered, Some(&admin()), true, postgres).unwrap();
+        assert!(
+            c.sql.contains("JOIN loans l") && c.sql.contains("l.status IN (?)"),
+            "{}",
+            c.sql
+        );
+        let mut other = milestones();
+        other.aggregates.push(Aggregate::Max("loan.updated".into()));
+        let c = compile(&other, Some(&admin()), true, postgres).unwrap();
+        assert!(c.sql.contains("JOIN loans l"), "{}", c.sql);
+
+        // An empty filter constrains nothing: still alone.
+        let mut empty = milestones();
+        empty.filter = Some(r#"{"statuses": [], "searchText": null}"#.into());
+        let c = compile(&empty, Some(&admin()), true, postgres).unwrap();
+        assert!(!c.sql.contains("JOIN loans"), "{}", c.sql);
+    }
+}
+
+#[test]
+fn whole_periods_count_the_period_sets() {
+    use crate::data::history_keys::{month_index, week_index, STATUS_BITS};
+    let ms = |s: &str| parse_instant(s).unwrap();
+    for postgres in [false, true] {
+        // Whole months: the months' sets, no history row, the stage bits.
+        let q = milestones_between(
+            PeriodUnit::Month,
+            "2026-01-01T00:00:00Z",
+            "2026-04-01T00:00:00Z",
+        );
+        let c = compile(&q, Some(&admin()), true, postgres).unwrap();
+        let (jan, mar) = (month_index(ms("2026-01-15")), month_index(ms("2026-03-15")));
+        assert!(
+            c.sql.contains(&format!(
+                "FROM los_history_months r WHERE r.in_snapshot = 1 AND r.period_index >= {jan} AND r.period_index <= {mar}"
+            )) && !c.sql.contains("los_status_history")
+                && !c.sql.contains("DISTINCT"),
+            "{}",
+            c.sql
+        );
+        let texts: Vec<&str> = c
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                P::T(t) => Some(t.as_str()),
+                P::I(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["2026-01", "2026-02", "2026-03", "1. Opened", "Other"]
+        );
+        // "Loan Open" is bit 2; "Other" is every other bit, the unlisted one included.
+        assert!(c.sql.contains("CAST(4 AS"), "{}", c.sql);
+        let other = (((1_i64 << STATUS_BITS.len()) - 1) & !4) | (1 << 62);
+        assert!(c.sql.contains(&format!("CAST({other} AS")), "{}", c.sql);
+
+        // Whole weeks, the bounds written as Gt/Le: the weeks' sets.
+        let mut q = milestones_between(
+            PeriodUnit::Week,
+            "2026-01-05T00:00:00Z",
+            "2026-01-26T00:00:00Z",
+        );
+        q.predicates[0].1 = Condition::Gt(Value::Timestamp("2026-01-04T23:59:59.999Z".into()));
+        q.predicates[1].1 = Condition::Le(Value::Timestamp("2026-01-25T23:59:59.999Z".into()));
+        let c = compile(&q, Some(&admin()), true, postgres).unwrap();
+        let (first, last) = (week_index(ms("2026-01-05")), week_index(ms("2026-01-25")));
+        assert_eq!(last - first, 2);
+        assert!(
+            c.sql.contains(&format!(
+                "FROM los_history_weeks r WHERE r.in_snapshot = 1 AND r.period_index >= {first} AND r.period_index <= {last}"
+            )),
+            "{}",
+            c.sql
+        );
+
+        // Not these: an unlisted status in the map, no fallback label, quarters, a
+        // distinct count, an unbounded window, part of a period, another predicate, a
+        // field of the history row. They de-duplicate history rows.
+        let whole = || milestones_between(PeriodUnit::Month, "2026-01-01", "2026-04-01");
+        let generic = |q: &Query, scope: &Scope| {
+            let c = compile(q, Some(scope), true, postgres).unwrap();
+            !c.sql.contains("los_history_") && c.sql.contains("SELECT DISTINCT")
+        };
+        // The funnel of DESIGN.md §7.3, whose `Rate Locked` is a raw milestone, not a
+        // loan status: still the plan.
+        let mut funnel = whole();
+        let stage = |v: &str, l: &str| (v.to_string(), l.to_string());
+        funnel.group_by[1] = Key::Mapped(
+            "milestone".into(),
+            vec![
+                stage("Loan Open", "1. Opened"),
+                stage("Loan Preapproval", "2. Pre-Approved"),
+                stage("Rate Locked", "3. Rate Locked"),
+                stage("Loan Approved", "4. Approved"),
+                stage("Loan Clear To Close", "4. Approved"),
+                stage("Loan Closed", "5. Closed & Funded"),
+                stage("Loan Funded", "5. Closed & Funded"),
+            ],
+            Some("Other".into()),
+        );
+        assert!(!generic(&funnel, &admin()));
+        // An Agent: the sets of the Agent's loans, joined by key; the loan's own amount.
+        let c = compile(&whole(), Some(&agent()), false, postgres).unwrap();
+        assert!(
+            c.sql.contains(
+                "FROM los_history_months r JOIN loans l ON l.key = r.loan_key WHERE ((l.loan_officer_id"
+            ) && c.sql.contains("SUM(l.loan_amount) AS p1")
+                && !c.sql.contains("los_status_history")
+                && !c.sql.contains("in_snapshot"),
+            "{}",
+            c.sql
+        );
+        let mut unlisted = whole();
+        unlisted.group_by[1] = Key::Mapped(
+            "milestone".into(),
+            vec![("Submitted to investor".into(), "Sold".into())],
+            Some("Other".into()),
+        );
+        assert!(generic(&unlisted, &admin()));
+        let mut no_fallback = whole();
+        no_fallback.group_by[1] = Key::Mapped(
+            "milestone".into(),
+            vec![("Loan Open".into(), "1. Opened".into())],
+            None,
+        );
+        assert!(generic(&no_fallback, &admin()));
+        let mut quarters = whole();
+        quarters.group_by[0] = Key::Period("occurredAt".into(), PeriodUnit::Quarter);
+        assert!(generic(&quarters, &admin()));
+        let mut distinct = whole();
+        distinct
+            .aggregates
+            .push(Aggregate::CountDistinct("loan.loanAmount".into()));
+        assert!(generic(&distinct, &admin()));
+        let mut row_field = whole();
+        row_field
+            .aggregates
+            .push(Aggregate::Max("occurredAt".into()));
+        assert!(generic(&row_field, &agent()));
+        assert!(generic(&milestones(), &admin()));
+        let part = milestones_between(PeriodUnit::Week, "2026-01-07", "2026-01-19");
+        assert!(generic(&part, &admin()));
+        let mut other = whole();
+        other.predicates.push((
+            "milestone".into(),
+            Condition::Ne(Value::Text("Loan Open".into())),
+        ));
+        assert!(generic(&other, &admin()));
+    }
+}
+
+#[test]
+fn a_loan_id_reads_back_as_its_uuid_and_counts_distinct_on_its_key() {
+    let query = Query {
+        group_by: vec![Key::Field("loanId".into())],
+        aggregates: vec![Aggregate::CountDistinct("loanId".into())],
+        ..q(Dataset::DwLoanMilestones)
+    };
+    let c = compile(&query, None, true, false).unwrap();
+    assert!(
+        c.sql
+            .contains("(SELECT lk.id FROM loan_keys lk WHERE lk.key = m.loan_key) AS k0"),
+        "{}",
+        c.sql
+    );
+    assert!(
+        c.sql.contains("m.loan_key AS s0") && c.sql.contains("COUNT(DISTINCT s0)"),
+        "{}",
+        c.sql
+    );
+}
+
+#[test]
+fn a_whole_snapshot_group_by_on_a_covered_key_reads_the_index_in_order() {
+    let by_status = Query {
+        group_by: vec![Key::Field("status".into())],
+        aggregates: vec![Aggregate::Count, Aggregate::Sum("loanAmount".into())],
+        ..q(Dataset::Loans)
+    };
+    // SQLite, Admin: the key as is (the covering index serves it in order).
+    let c = compile(&by_status, Some(&admin()), true, false).unwrap();
+    assert!(c.sql.contains("SELECT l.status AS k0"), "{}", c.sql);
+    // An Agent (scope predicate), or a field the index does not hold: kept off the index.
+    let c = compile(&by_status, Some(&agent()), false, false).unwrap();
+    assert!(c.sql.contains("SELECT +l.status AS k0"), "{}", c.sql);
+    let mut by_state = by_status.clone();
+    by_state
+        .aggregates
+        .push(Aggregate::Max("propertyState".into()));
+    let c = compile(&by_state, Some(&admin()), true, false).unwrap();
+    assert!(c.sql.contains("+l.status AS k0"), "{}", c.sql);
+}
+
+#[test]
+fn a_mapped_key_aggregates_raw_values_first_and_merges_the_partials() {
+    let stages = Query {
+        group_by: vec![Key::Mapped(
+            "status".into(),
+            vec![
+                ("Loan Open".into(), "Open".into()),
+                ("Loan Funded".into(), "Done".into()),
+            ],
+            Some("Other".into()),
+        )],
+        aggregates: vec![
+            Aggregate::Count,
+            Aggregate::CountOf("loanAmount".into()),
+            Aggregate::Sum("loanAmount".into()),
+            Aggregate::Min("loanAmount".into()),
+            Aggregate::Max("loanAmount".into()),
+        ],
+        ..q(Dataset::Loans)
+    };
+    let c = compile(&stages, Some(&admin()), true, true).unwrap();
+    assert!(
+        c.sql.contains("SELECT CASE r0 WHEN ? THEN ? WHEN ? THEN ? ELSE ? END AS k0, CAST(SUM(p0) AS BIGINT) AS a0, CAST(SUM(p1) AS BIGINT) AS a1, CAST(SUM(p2) AS BIGINT) AS a2, MIN(p3) AS a3, MAX(p4) AS a4 FROM (SELECT l.status AS r0, COUNT(*) AS p0, COUNT(l.loan_amount) AS p1, SUM(l.loan_amount) AS p2, MIN(l.loan_amount) AS p3, MAX(l.loan_amount) AS p4 FROM loans l WHERE 1 = 1 GROUP BY r0) i GROUP BY k0"),
+        "{}",
+        c.sql
+    );
+    // The labels' parameters come first, as the statement's text has them.
+    assert!(matches!(&c.params[0], P::T(v) if v == "Loan Open"));
+    // A distinct count cannot be merged from partials: mapped row by row.
+    let mut distinct = stages.clone();
+    distinct
+        .aggregates
+        .push(Aggregate::CountDistinct("id".into()));
+    let c = compile(&distinct, Some(&admin()), true, true).unwrap();
+    assert!(c.sql.contains("CASE l.status WHEN"), "{}", c.sql);
+}
+
+#[tokio::test]
+async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
+    // Arrange: a few loans, two statuses to one label, nulls among the amounts.
+    let (_dir, db) = scratch_sqlite().await;
+    let Db::Sqlite(pool) = &db else {
+        unreachable!()
+    };
+    for (n, status, amount) in [
+        (1, "Loan Open", Some(10_000i64)),
+        (2, "Loan Open", None),
+        (3, "Loan Funded", Some(25_000)),
+        (4, "Loan Closed", Some(7_000)),
+        (5, "Loan Approved", Some(1_000)),
+    ] {
+        sqlx::query("INSERT INTO loan_keys (key, id) VALUES (?1, ?2)")
+            .bind(n)
+            .bind(format!("id-{n}"))
+            .execute(pool)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO loans (key, id, search_key, status, loan_amount) VALUES (?1, ?2, '', ?3, ?4)")
+            .bind(n)
+            .bind(format!("id-{n}"))
+            .bind(status)
+            .bind(amount)
+            .execute(pool)
+            .await
+            .unwrap();
+    }
+    let map = vec![
+        ("Loan Funded".to_string(), "Done".to_string()),
+        ("Loan Closed".to_string(), "Done".to_string()),
+        ("Loan Open".to_string(), "Open".to_string()),
+    ];
+    let aggregates = vec![
+        Aggregate::Count,
+        Aggregate::CountOf("loanAmount".into()),
+        Aggregate::Sum("loanAmount".into()),
+        Aggregate::Min("loanAmount".into()),
+        Aggregate::Max("loanAmount".into()),
+    ];
+    let merged = Query {
+        group_by: vec![Key::Mapped(
+            "status".into(),
+            map.clone(),
+            Some("Other".into()),
+        )],
+        aggregates: aggregates.clone(),
+        ..q(Dataset::Loans)
+    };
+    // The same query with a distinct-on (each loan is its own row) is mapped row by row.
+    let row_by_row = Query {
+        distinct_on: Some("id".into()),
+        ..merged.clone()
+    };
+
+    // Act
+    let store = ReportStore::of(&db);
+    let a = run(&store, &merged, Some(&admin()), true, Allowance::standard())
+        .await
+        .unwrap();
+    let b = run(
+        &store,
+        &row_by_row,
+        Some(&admin()),
+        true,
+        Allowance::standard(),
+    )
+    .await
+    .unwrap();
+
+    // Assert
+    assert_eq!(a.rows, b.rows);
+    assert_eq!(
+        a.rows[0],
+        vec![
+            Value::Text("Done".into()),
+            Value::Integer(2),
+            Value::Integer(2),
+            Value::Decimal("3.2".into()),
+            Value::Decimal("0.7".into()),
+            Value::Decimal("2.5".into()),
+        ]
+    );
+    assert_eq!(a.rows[1][0], Value::Text("Open".into()));
+    assert_eq!(
+        a.rows[1][1..4],
+        [
+            Value::Integer(2),
+            Value::Integer(1),
+            Value::Decimal("1".into())
+        ]
+    );
+}
