@@ -1,5 +1,7 @@
 //! The `loanhost` command: serve, and plugin tooling. Thin: everything lives in the library.
 
+mod cli;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -148,132 +150,9 @@ enum PluginCommand {
     },
 }
 
-/// The plugin tooling that needs no server configuration.
-async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>> {
-    use loanhost::plugins::scaffold::Scaffold;
-    match command {
-        PluginCommand::Check { .. } => Ok(None),
-        PluginCommand::Fields { json, markdown } => {
-            use loanhost::data::field_reference;
-            if *json {
-                let fields = field_reference::reference();
-                println!("{}", serde_json::to_string_pretty(&fields)?);
-            } else if *markdown {
-                print!("{}", field_reference::markdown());
-            } else {
-                for f in field_reference::reference() {
-                    let right = if f.needs_name_right { "name right" } else { "" };
-                    println!(
-                        "{:<20} {:<34} {:<10} {:<11}{}",
-                        f.dataset, f.field, f.ty, right, f.meaning
-                    );
-                }
-            }
-            Ok(Some(ExitCode::SUCCESS))
-        }
-        PluginCommand::New { name, dir, sdk } => {
-            let dir = dir.clone().unwrap_or_else(|| {
-                let tools = PathBuf::from("plugins/tools");
-                if tools.is_dir() {
-                    tools
-                } else {
-                    PathBuf::from(".")
-                }
-            });
-            let sdk = sdk.clone().unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk")
-            });
-            let (krate, in_workspace) = Scaffold {
-                name,
-                dir: &dir,
-                sdk: &sdk,
-            }
-            .write()
-            .map_err(|e| anyhow::anyhow!(e))?;
-            if in_workspace {
-                // The guest workspace builds with --locked: record the new member now.
-                let workspace = dir.parent().unwrap_or(&dir);
-                let status = std::process::Command::new("cargo")
-                    .args(["update", "--workspace", "--offline", "--quiet"])
-                    .current_dir(workspace)
-                    .status();
-                if !status.is_ok_and(|s| s.success()) {
-                    eprintln!(
-                        "note: could not update {}/Cargo.lock; `make plugins` does it",
-                        workspace.display()
-                    );
-                }
-            }
-            println!("created {}", krate.display());
-            println!("  {}/src/lib.rs       the tool", krate.display());
-            println!("  {}/{name}.toml   its manifest", krate.display());
-            Ok(Some(ExitCode::SUCCESS))
-        }
-        PluginCommand::Run {
-            wasm,
-            manifest,
-            email,
-            data,
-            args,
-            today,
-        } => {
-            let arguments: serde_json::Value =
-                serde_json::from_str(args).map_err(|e| anyhow::anyhow!("--args: not JSON: {e}"))?;
-            let today = today
-                .as_deref()
-                .map(|d| {
-                    loanhost::config::parse_date(d).ok_or_else(|| {
-                        anyhow::anyhow!("--today: `{d}` is not a date like 2026-01-31")
-                    })
-                })
-                .transpose()?;
-            match loanhost::plugins::local::run_once(wasm, manifest, email, data, &arguments, today)
-                .await?
-            {
-                Ok(v) => {
-                    println!("{}", serde_json::to_string_pretty(&v)?);
-                    Ok(Some(ExitCode::SUCCESS))
-                }
-                Err(text) => {
-                    eprintln!("{text}");
-                    Ok(Some(ExitCode::FAILURE))
-                }
-            }
-        }
-        PluginCommand::Watch {
-            krate,
-            deploy,
-            sign_key,
-            rounds,
-        } => {
-            let script =
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-plugin.sh");
-            loanhost::plugins::watch::watch(krate, deploy, &script, sign_key.as_deref(), *rounds)
-                .await
-                .map_err(|e| anyhow::anyhow!(e))?;
-            Ok(Some(ExitCode::SUCCESS))
-        }
-        PluginCommand::Keygen { out } => {
-            let public =
-                loanhost::plugins::signing_tool::keygen(out).map_err(|e| anyhow::anyhow!(e))?;
-            println!("{public}");
-            eprintln!("wrote {0}/loanhost.pub and {0}/loanhost.key (keep the key secret); trust it with LOANHOST_TRUSTED_KEYS={public}", out.display());
-            Ok(Some(ExitCode::SUCCESS))
-        }
-        PluginCommand::Sign { key, files } => {
-            for f in files {
-                let sig = loanhost::plugins::signing_tool::sign(f, key)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-                println!("{}", sig.display());
-            }
-            Ok(Some(ExitCode::SUCCESS))
-        }
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let traces = init_tracing();
+    let traces = cli::logs::init_tracing();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -296,7 +175,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Plugin { command } = &cli.command {
-        if let Some(code) = plugin_tool(command).await? {
+        if let Some(code) = cli::plugin::plugin_tool(command).await? {
             return Ok(code);
         }
     }
@@ -466,57 +345,4 @@ async fn unknown_agent_warning(database_url: &str, email: &str) -> Option<String
         )),
         _ => None,
     }
-}
-
-/// Logs to stderr (`RUST_LOG`); with `LOANHOST_OTLP_ENDPOINT` set (an OTLP/HTTP traces URL such
-/// as `http://127.0.0.1:4318/v1/traces`), spans of every request and tool call are exported
-/// too. Returns the exporter's provider, to flush at exit.
-fn init_tracing() -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
-    use opentelemetry::trace::TracerProvider as _;
-    use opentelemetry_otlp::WithExportConfig as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    use tracing_subscriber::{EnvFilter, Layer as _};
-    let filter = EnvFilter::try_from_env("RUST_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("info,tower_http=warn,wasmtime=warn,cranelift=warn"));
-    // Colour only on a terminal: a log written to a file holds no escape codes.
-    let fmt = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_filter(filter);
-    let endpoint = std::env::var("LOANHOST_OTLP_ENDPOINT")
-        .ok()
-        .filter(|e| !e.trim().is_empty());
-    let Some(endpoint) = endpoint else {
-        let _ = tracing_subscriber::registry().with(fmt).try_init();
-        return None;
-    };
-    let exporter = match opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .with_endpoint(endpoint.trim())
-        .build()
-    {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("LOANHOST_OTLP_ENDPOINT: cannot export to {endpoint}: {e}");
-            let _ = tracing_subscriber::registry().with(fmt).try_init();
-            return None;
-        }
-    };
-    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
-        .with_batch_exporter(exporter)
-        .with_resource(
-            opentelemetry_sdk::Resource::builder()
-                .with_service_name("loanhost")
-                .build(),
-        )
-        .build();
-    let spans = tracing_opentelemetry::layer()
-        .with_tracer(provider.tracer("loanhost"))
-        .with_filter(EnvFilter::new("tower_http=debug,loanhost=info"));
-    let _ = tracing_subscriber::registry()
-        .with(fmt)
-        .with(spans)
-        .try_init();
-    Some(provider)
 }

@@ -27,6 +27,7 @@ mod loader;
 pub mod local;
 mod log_budget;
 pub mod manifest;
+mod output;
 mod registry;
 mod reload;
 pub mod scaffold;
@@ -35,12 +36,13 @@ pub mod signing_tool;
 mod state;
 pub mod watch;
 
+pub use output::*;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -56,7 +58,6 @@ pub use signature::{SignatureError, SignaturePolicy};
 
 use crate::clock::Clock;
 use crate::identity::Identity;
-use bindings::types::ToolError;
 use invoke::{Answer, Op, Runner};
 use state::CallContext;
 
@@ -452,48 +453,6 @@ impl Plugins {
             ToolCallError::Internal(format!("`{}` returned a malformed result", manifest.name))
         })
     }
-}
-
-/// A tool's result: the JSON object the plugin wrote, as it wrote it (checked to be exactly
-/// one JSON object, never parsed into a tree). Numbers keep every digit the plugin wrote.
-#[derive(Debug)]
-pub struct ToolOutput(Box<RawValue>);
-
-impl ToolOutput {
-    /// `text` when it is one JSON object (whitespace around it is dropped), else `None`.
-    pub fn new(text: String) -> Option<Self> {
-        let raw = RawValue::from_string(text).ok()?;
-        raw.get().starts_with('{').then_some(ToolOutput(raw))
-    }
-
-    /// The object's JSON text.
-    pub fn text(&self) -> &str {
-        self.0.get()
-    }
-
-    /// The object, for writing into a larger JSON document as it is.
-    pub fn into_raw(self) -> Box<RawValue> {
-        self.0
-    }
-
-    /// The object parsed, for callers that read its members (fails only on a number too
-    /// large for an `f64`, which the text itself carries exactly).
-    pub fn to_value(&self) -> serde_json::Result<Value> {
-        serde_json::from_str(self.0.get())
-    }
-}
-
-fn from_guest(e: ToolError) -> ToolCallError {
-    match e {
-        ToolError::InvalidParams(m) => ToolCallError::InvalidParams(m),
-        ToolError::BadRequest(m) => ToolCallError::BadRequest(m),
-        ToolError::Forbidden(m) => ToolCallError::Forbidden(m),
-        ToolError::Internal(m) => ToolCallError::Internal(m),
-    }
-}
-
-fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
-    items.collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

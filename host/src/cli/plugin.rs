@@ -1,0 +1,130 @@
+//! `loanhost plugin new|fields|watch|keygen|sign|run`: the commands a plugin team runs, which
+//! need no configuration (`plugin check` needs the signature policy and runs in `main`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::PluginCommand;
+
+/// The plugin tooling that needs no server configuration.
+pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>> {
+    use loanhost::plugins::scaffold::Scaffold;
+    match command {
+        PluginCommand::Check { .. } => Ok(None),
+        PluginCommand::Fields { json, markdown } => {
+            use loanhost::data::field_reference;
+            if *json {
+                let fields = field_reference::reference();
+                println!("{}", serde_json::to_string_pretty(&fields)?);
+            } else if *markdown {
+                print!("{}", field_reference::markdown());
+            } else {
+                for f in field_reference::reference() {
+                    let right = if f.needs_name_right { "name right" } else { "" };
+                    println!(
+                        "{:<20} {:<34} {:<10} {:<11}{}",
+                        f.dataset, f.field, f.ty, right, f.meaning
+                    );
+                }
+            }
+            Ok(Some(ExitCode::SUCCESS))
+        }
+        PluginCommand::New { name, dir, sdk } => {
+            let dir = dir.clone().unwrap_or_else(|| {
+                let tools = PathBuf::from("plugins/tools");
+                if tools.is_dir() {
+                    tools
+                } else {
+                    PathBuf::from(".")
+                }
+            });
+            let sdk = sdk.clone().unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk")
+            });
+            let (krate, in_workspace) = Scaffold {
+                name,
+                dir: &dir,
+                sdk: &sdk,
+            }
+            .write()
+            .map_err(|e| anyhow::anyhow!(e))?;
+            if in_workspace {
+                // The guest workspace builds with --locked: record the new member now.
+                let workspace = dir.parent().unwrap_or(&dir);
+                let status = std::process::Command::new("cargo")
+                    .args(["update", "--workspace", "--offline", "--quiet"])
+                    .current_dir(workspace)
+                    .status();
+                if !status.is_ok_and(|s| s.success()) {
+                    eprintln!(
+                        "note: could not update {}/Cargo.lock; `make plugins` does it",
+                        workspace.display()
+                    );
+                }
+            }
+            println!("created {}", krate.display());
+            println!("  {}/src/lib.rs       the tool", krate.display());
+            println!("  {}/{name}.toml   its manifest", krate.display());
+            Ok(Some(ExitCode::SUCCESS))
+        }
+        PluginCommand::Run {
+            wasm,
+            manifest,
+            email,
+            data,
+            args,
+            today,
+        } => {
+            let arguments: serde_json::Value =
+                serde_json::from_str(args).map_err(|e| anyhow::anyhow!("--args: not JSON: {e}"))?;
+            let today = today
+                .as_deref()
+                .map(|d| {
+                    loanhost::config::parse_date(d).ok_or_else(|| {
+                        anyhow::anyhow!("--today: `{d}` is not a date like 2026-01-31")
+                    })
+                })
+                .transpose()?;
+            match loanhost::plugins::local::run_once(wasm, manifest, email, data, &arguments, today)
+                .await?
+            {
+                Ok(v) => {
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                    Ok(Some(ExitCode::SUCCESS))
+                }
+                Err(text) => {
+                    eprintln!("{text}");
+                    Ok(Some(ExitCode::FAILURE))
+                }
+            }
+        }
+        PluginCommand::Watch {
+            krate,
+            deploy,
+            sign_key,
+            rounds,
+        } => {
+            let script =
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-plugin.sh");
+            loanhost::plugins::watch::watch(krate, deploy, &script, sign_key.as_deref(), *rounds)
+                .await
+                .map_err(|e| anyhow::anyhow!(e))?;
+            Ok(Some(ExitCode::SUCCESS))
+        }
+        PluginCommand::Keygen { out } => {
+            let public =
+                loanhost::plugins::signing_tool::keygen(out).map_err(|e| anyhow::anyhow!(e))?;
+            println!("{public}");
+            eprintln!("wrote {0}/loanhost.pub and {0}/loanhost.key (keep the key secret); trust it with LOANHOST_TRUSTED_KEYS={public}", out.display());
+            Ok(Some(ExitCode::SUCCESS))
+        }
+        PluginCommand::Sign { key, files } => {
+            for f in files {
+                let sig = loanhost::plugins::signing_tool::sign(f, key)
+                    .map_err(|e| anyhow::anyhow!(e))?;
+                println!("{}", sig.display());
+            }
+            Ok(Some(ExitCode::SUCCESS))
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The validated configuration's types: the server's limits, the IdP's endpoints, the internal
+//! scheme, the whole `Config`, and the error that names the variable at fault.
+
+use super::*;
+
+/// The limits that protect the server from its callers and its plugins (each has a
+/// `LOANHOST_*` variable; `docs/threat-model.md` says what happens when one is hit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// A connection must send its request headers within this time.
+    pub header_timeout: std::time::Duration,
+    /// A whole request must be answered within this time (else `408`).
+    pub request_timeout: std::time::Duration,
+    /// Open connections; further ones wait in the listen queue.
+    pub max_connections: u32,
+    /// Requests handled at once; more get `503` with `Retry-After`. A request takes its slot
+    /// once its body has been read, so a slow body holds a connection, never a slot.
+    pub max_concurrent_requests: u32,
+    /// A request body must arrive whole within this time from the end of its headers (else
+    /// `408`); unlike a per-chunk timeout, trickling bytes does not extend it.
+    pub body_timeout: std::time::Duration,
+    /// Requests one client address may have in flight on the unauthenticated endpoints (the
+    /// OAuth facade, discovery, the REST token route before its token is checked); more get
+    /// `429`.
+    pub max_requests_per_address: u32,
+    /// `/token` requests forwarded to the IdP at once; more get `503`
+    /// `temporarily_unavailable`.
+    pub max_token_forwards: u32,
+    /// Messages in one JSON-RPC batch (2025-03-26).
+    pub max_batch: u32,
+    /// Tool calls one caller may have in flight.
+    pub caller_max_concurrent: u32,
+    /// Tool calls per caller per minute.
+    pub caller_calls_per_minute: u32,
+    /// Seconds of plugin time per caller per minute.
+    pub caller_plugin_seconds_per_minute: u32,
+    /// MiB of tool results per caller per minute.
+    pub caller_result_mib_per_minute: u32,
+    /// Linear memory of all plugin calls together, in MiB.
+    pub plugin_memory_mib: u64,
+    /// Plugin log lines written per second, host-wide.
+    pub plugin_log_lines_per_second: u32,
+    /// Organisation-wide report statements run at once (0, `auto`: half the cores, at least
+    /// one); caller-scoped statements never wait for these.
+    pub heavy_queries: u32,
+}
+
+/// The upstream identity provider's endpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdpConfig {
+    /// Exact `iss` of its tokens.
+    pub issuer: String,
+    /// Where `/authorize` redirects.
+    pub authorize_url: String,
+    /// Where `/token` forwards.
+    pub token_url: String,
+    /// Its signing keys.
+    pub jwks_url: String,
+}
+
+/// The second, internal bearer scheme (routed by issuer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InternalScheme {
+    /// Exact `iss` of internal tokens.
+    pub issuer: String,
+    /// Their signing keys.
+    pub jwks_url: String,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Bind address.
+    pub listen: SocketAddr,
+    /// Public origin, `{base_url}`, without a trailing slash.
+    pub base_url: String,
+    /// sqlx database URL.
+    pub database_url: String,
+    /// Deployed plugins.
+    pub plugin_dir: PathBuf,
+    /// Precompiled plugin cache.
+    pub cache_dir: PathBuf,
+    /// `{mcp_audience}`.
+    pub mcp_audience: String,
+    /// `{claims_namespace}`.
+    pub claims_namespace: String,
+    /// `{api_prefix}`, starting with `/`, no trailing slash.
+    pub api_prefix: String,
+    /// Upstream IdP (defaults to the embedded dev IdP under `{base_url}/dev-idp`).
+    pub idp: IdpConfig,
+    /// The internal scheme, when configured.
+    pub internal: Option<InternalScheme>,
+    /// The claim holding the email; `None`: `email`, then `{claims_namespace}/email`.
+    pub email_claim: Option<String>,
+    /// Serve the embedded dev IdP.
+    pub dev_idp: bool,
+    /// Lifetime of the dev IdP's access tokens.
+    pub dev_idp_token_ttl: std::time::Duration,
+    /// Fixed "today".
+    pub today: Option<Date>,
+    /// Refuse unsigned plugins.
+    pub require_signed_plugins: bool,
+    /// Trusted minisign public keys.
+    pub trusted_keys: Vec<String>,
+    /// Browser origins allowed to call `/mcp` besides `{base_url}` itself.
+    pub allowed_origins: Vec<String>,
+    /// Refuse tokens without `email_verified: true` (an explicit `false` is always refused).
+    pub require_email_verified: bool,
+    /// Clock skew tolerated on a token's `exp` and `nbf`.
+    pub token_leeway: std::time::Duration,
+    /// Where audit lines go: `stdout`, `off`, or a file path.
+    pub audit_log: String,
+    /// The separate address of `GET /metrics` (none: no metrics listener).
+    pub metrics_listen: Option<SocketAddr>,
+    /// Where spans are exported (OTLP over HTTP), if anywhere. The `loanhost` binary sets
+    /// tracing up from this variable before reading the rest.
+    pub otlp_endpoint: Option<String>,
+    /// The key that authenticates precompiled plugins (outside `cache_dir`).
+    pub cache_key_file: PathBuf,
+    /// Request, caller and plugin limits.
+    pub limits: ServerLimits,
+}
+
+/// A setting that was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {message}")]
+pub struct ConfigError {
+    /// The variable (or file) at fault.
+    pub variable: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+pub(super) fn err(variable: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        variable: variable.to_string(),
+        message: message.into(),
+    }
+}

@@ -1,0 +1,125 @@
+//! Unit tests of the configuration: defaults, every refusal naming its variable.
+
+use super::*;
+
+fn with(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    Config::from_map(
+        &pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    )
+}
+
+#[test]
+fn defaults() {
+    let c = Config::default();
+    assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+    assert_eq!(c.idp.issuer, "http://127.0.0.1:8080/dev-idp");
+    assert_eq!(c.api_prefix, "/api");
+    assert!(!c.dev_idp && !c.require_signed_plugins);
+    // The limits the threat model states.
+    assert_eq!(c.token_leeway, std::time::Duration::from_secs(30));
+    assert_eq!(c.limits.body_timeout, std::time::Duration::from_secs(10));
+    assert_eq!(c.limits.max_requests_per_address, 16);
+    assert_eq!(c.limits.max_token_forwards, 32);
+}
+
+#[test]
+fn unknown_variable_is_named() {
+    let e = with(&[("LOANHOST_LISTN", "x")]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "LOANHOST_LISTN: unknown configuration variable"
+    );
+}
+
+#[test]
+fn malformed_values_are_named() {
+    assert_eq!(
+        with(&[("LOANHOST_TODAY", "2026-13-01")])
+            .unwrap_err()
+            .to_string(),
+        "LOANHOST_TODAY: `2026-13-01` is not a date like 2026-01-31"
+    );
+    assert_eq!(
+        with(&[("LOANHOST_DEV_IDP", "maybe")]).unwrap_err().variable,
+        "LOANHOST_DEV_IDP"
+    );
+    assert_eq!(
+        with(&[("LOANHOST_BASE_URL", "ftp://x")])
+            .unwrap_err()
+            .variable,
+        "LOANHOST_BASE_URL"
+    );
+    assert_eq!(
+        with(&[("LOANHOST_INTERNAL_ISSUER", "https://i")])
+            .unwrap_err()
+            .variable,
+        "LOANHOST_INTERNAL_JWKS_URL"
+    );
+    let behind_https = |var: &'static str| {
+        let mut pairs = vec![
+            ("LOANHOST_BASE_URL", "https://loans.example.com"),
+            ("LOANHOST_IDP_ISSUER", "https://idp.example.com/"),
+            (
+                "LOANHOST_IDP_AUTHORIZE_URL",
+                "https://idp.example.com/authorize",
+            ),
+            ("LOANHOST_IDP_TOKEN_URL", "https://idp.example.com/token"),
+            ("LOANHOST_IDP_JWKS_URL", "https://idp.example.com/jwks"),
+        ];
+        for p in pairs.iter_mut().filter(|p| p.0 == var) {
+            p.1 = "http://idp.example.com/x";
+        }
+        with(&pairs)
+    };
+    assert!(behind_https("none").is_ok());
+    for var in [
+        "LOANHOST_IDP_AUTHORIZE_URL",
+        "LOANHOST_IDP_TOKEN_URL",
+        "LOANHOST_IDP_JWKS_URL",
+    ] {
+        assert_eq!(
+            behind_https(var).unwrap_err().to_string(),
+            format!(
+                "{var}: `http://idp.example.com/x` is not https:// although LOANHOST_BASE_URL is"
+            )
+        );
+    }
+    assert_eq!(
+        with(&[("LOANHOST_TOKEN_LEEWAY_SECS", "301")])
+            .unwrap_err()
+            .to_string(),
+        "LOANHOST_TOKEN_LEEWAY_SECS: `301` is not a whole number in 0..=300"
+    );
+    assert_eq!(
+        with(&[("LOANHOST_OTLP_ENDPOINT", "127.0.0.1:4318")])
+            .unwrap_err()
+            .variable,
+        "LOANHOST_OTLP_ENDPOINT"
+    );
+    assert_eq!(
+        with(&[("LOANHOST_METRICS_LISTEN", "anywhere")])
+            .unwrap_err()
+            .variable,
+        "LOANHOST_METRICS_LISTEN"
+    );
+    assert_eq!(
+        with(&[("LOANHOST_TOKEN_LEEWAY_SECS", "0")])
+            .unwrap()
+            .token_leeway,
+        std::time::Duration::ZERO
+    );
+}
+
+#[test]
+fn lists_and_dates() {
+    let c = with(&[
+        ("LOANHOST_TRUSTED_KEYS", " a, b ,"),
+        ("LOANHOST_TODAY", "2026-02-28"),
+    ])
+    .unwrap();
+    assert_eq!(c.trusted_keys, vec!["a", "b"]);
+    assert_eq!(c.today.unwrap().to_string(), "2026-02-28");
+}

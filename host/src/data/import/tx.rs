@@ -1,0 +1,267 @@
+//! The import's transaction on either engine (`Tx`): the statements it runs, the indexes a
+//! first import drops and builds again, and the period sets it keeps in step with the history.
+
+use super::*;
+
+/// A bound value.
+#[derive(Debug, Clone)]
+pub(super) enum V {
+    T(Option<String>),
+    I(Option<i64>),
+}
+
+/// The import's transaction on either engine.
+pub(super) enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+impl Tx {
+    pub(super) async fn exec(&mut self, sql: &str, values: &[V]) -> Result<(), sqlx::Error> {
+        macro_rules! run {
+            ($tx:expr, $sql:expr) => {{
+                let mut q = sqlx::query($sql);
+                for v in values {
+                    q = match v {
+                        V::T(s) => q.bind(s.clone()),
+                        V::I(i) => q.bind(*i),
+                    };
+                }
+                q.execute(&mut **$tx).await.map(|_| ())
+            }};
+        }
+        match self {
+            Tx::Sqlite(tx) => run!(tx, sql),
+            Tx::Postgres(tx) => {
+                let numbered = number_placeholders(sql);
+                run!(tx, numbered.as_str())
+            }
+        }
+    }
+
+    /// `INSERT INTO table (cols) VALUES (…),(…) <tail>` in batches.
+    pub(super) async fn insert_rows(
+        &mut self,
+        table: &str,
+        cols: &[&str],
+        tail: &str,
+        rows: &[Vec<V>],
+    ) -> Result<(), sqlx::Error> {
+        let per = (BATCH_PARAMS / cols.len()).max(1);
+        let one = format!("({})", vec!["?"; cols.len()].join(", "));
+        for chunk in rows.chunks(per) {
+            let sql = format!(
+                "INSERT INTO {table} ({}) VALUES {} {tail}",
+                cols.join(", "),
+                vec![one.as_str(); chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().flatten().cloned().collect();
+            self.exec(&sql, &values).await?;
+        }
+        Ok(())
+    }
+
+    /// Rows of a statement with `?` placeholders, on either engine.
+    pub(super) async fn fetch<T>(&mut self, sql: &str, values: &[V]) -> Result<Vec<T>, sqlx::Error>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>
+            + Send
+            + Unpin,
+    {
+        macro_rules! run {
+            ($tx:expr, $sql:expr) => {{
+                let mut q = sqlx::query_as::<_, T>($sql);
+                for v in values {
+                    q = match v {
+                        V::T(s) => q.bind(s.clone()),
+                        V::I(i) => q.bind(*i),
+                    };
+                }
+                q.fetch_all(&mut **$tx).await
+            }};
+        }
+        match self {
+            Tx::Sqlite(tx) => run!(tx, sql),
+            Tx::Postgres(tx) => {
+                let numbered = number_placeholders(sql);
+                run!(tx, numbered.as_str())
+            }
+        }
+    }
+
+    /// The integer key of every loan id in `ids` (`loan_keys`), giving new ids their key.
+    pub(super) async fn loan_keys(
+        &mut self,
+        ids: &[String],
+    ) -> Result<HashMap<String, i64>, sqlx::Error> {
+        let mut unique: Vec<&String> = ids.iter().collect();
+        unique.sort();
+        unique.dedup();
+        let mut keys = HashMap::with_capacity(unique.len());
+        for chunk in unique.chunks(BATCH_PARAMS) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let values: Vec<V> = chunk.iter().map(|id| V::T(Some((*id).clone()))).collect();
+            let insert = format!(
+                "INSERT INTO loan_keys (id) VALUES {} ON CONFLICT (id) DO NOTHING RETURNING id, key",
+                vec!["(?)"; chunk.len()].join(", ")
+            );
+            let new = self.fetch::<(String, i64)>(&insert, &values).await?;
+            let all_new = new.len() == chunk.len();
+            keys.extend(new);
+            if !all_new {
+                // Ids the platform had mentioned before keep their key.
+                let select = format!("SELECT id, key FROM loan_keys WHERE id IN ({marks})");
+                keys.extend(self.fetch::<(String, i64)>(&select, &values).await?);
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The snapshot's amount of each loan in `keys` that is in the snapshot.
+    pub(super) async fn snapshot_amounts(
+        &mut self,
+        keys: &[i64],
+    ) -> Result<HashMap<i64, Option<i64>>, sqlx::Error> {
+        let mut unique = keys.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        let mut amounts = HashMap::with_capacity(unique.len());
+        for chunk in unique.chunks(BATCH_PARAMS) {
+            let select = format!(
+                "SELECT key, loan_amount FROM loans WHERE key IN ({})",
+                vec!["?"; chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
+            amounts.extend(self.fetch::<(i64, Option<i64>)>(&select, &values).await?);
+        }
+        Ok(amounts)
+    }
+
+    /// Copies the current amount of each loan in `keys` onto its history rows and marks them
+    /// as in the snapshot (history rows carry what an organisation-wide report needs).
+    pub(super) async fn sync_history(&mut self, keys: &[i64]) -> Result<(), sqlx::Error> {
+        for chunk in keys.chunks(BATCH_PARAMS) {
+            let sql = format!(
+                "UPDATE los_status_history SET in_snapshot = 1, \
+                 loan_amount = (SELECT l.loan_amount FROM loans l WHERE l.key = los_status_history.loan_key) \
+                 WHERE loan_key IN ({})",
+                vec!["?"; chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
+            self.exec(&sql, &values).await?;
+            for (table, _) in HISTORY_SETS {
+                let sql = format!(
+                    "UPDATE {table} SET in_snapshot = 1, \
+                     loan_amount = (SELECT l.loan_amount FROM loans l WHERE l.key = {table}.loan_key) \
+                     WHERE loan_key IN ({})",
+                    vec!["?"; chunk.len()].join(", ")
+                );
+                self.exec(&sql, &values).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds history rows to the period sets (`los_history_months`, `los_history_weeks`). A
+    /// (period, loan) already there gains the new bits; rows written twice change nothing.
+    pub(super) async fn add_to_history_sets(&mut self, rows: &[SetRow]) -> Result<(), sqlx::Error> {
+        for (i, (table, _)) in HISTORY_SETS.iter().enumerate() {
+            // In key order, as the table is clustered.
+            let mut sets: BTreeMap<(i64, i64), (i64, Option<i64>, i64)> = BTreeMap::new();
+            for r in rows {
+                sets.entry((r.periods[i], r.loan_key))
+                    .or_insert((0, r.amount, r.in_snapshot))
+                    .0 |= r.bit;
+            }
+            let sets: Vec<Vec<V>> = sets
+                .into_iter()
+                .map(|((period, key), (bits, amount, in_snapshot))| {
+                    vec![
+                        V::I(Some(period)),
+                        V::I(Some(key)),
+                        V::I(Some(bits)),
+                        V::I(amount),
+                        V::I(Some(in_snapshot)),
+                    ]
+                })
+                .collect();
+            let tail = format!(
+                "ON CONFLICT (period_index, loan_key) DO UPDATE SET status_bits = {table}.status_bits | excluded.status_bits"
+            );
+            self.insert_rows(
+                table,
+                &[
+                    "period_index",
+                    "loan_key",
+                    "status_bits",
+                    "loan_amount",
+                    "in_snapshot",
+                ],
+                &tail,
+                &sets,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Builds the period sets from the whole history in one statement each (after a first
+    /// import into an empty history table).
+    pub(super) async fn build_history_sets(&mut self) -> Result<(), sqlx::Error> {
+        // The union of single bits: SQLite has no `bit_or`; the sum of the distinct bits is
+        // the same number.
+        let union = match self {
+            Tx::Sqlite(_) => "SUM(DISTINCT status_bit)",
+            Tx::Postgres(_) => "bit_or(status_bit)",
+        };
+        for (table, period) in HISTORY_SETS {
+            self.exec(&format!("DELETE FROM {table}"), &[]).await?;
+            let sql = format!(
+                "INSERT INTO {table} (period_index, loan_key, status_bits, loan_amount, in_snapshot) \
+                 SELECT {period}, loan_key, {union}, MAX(loan_amount), MAX(in_snapshot) \
+                 FROM los_status_history GROUP BY {period}, loan_key ORDER BY 1, 2"
+            );
+            self.exec(&sql, &[]).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether `table` has no row (in this transaction).
+    pub(super) async fn is_empty(&mut self, table: &str) -> Result<bool, sqlx::Error> {
+        let sql = format!("SELECT NOT EXISTS (SELECT 1 FROM {table})");
+        Ok(self.fetch::<(bool,)>(&sql, &[]).await?[0].0)
+    }
+
+    /// Drops the secondary indexes of `table` (not the ones behind its primary key or unique
+    /// constraints) and returns the statements that create them again, as the schema has them.
+    pub(super) async fn drop_indexes(&mut self, table: &str) -> Result<Vec<String>, sqlx::Error> {
+        let sql = match self {
+            // `sql` is NULL for the indexes SQLite makes for keys and UNIQUE columns.
+            Tx::Sqlite(_) => {
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"
+            }
+            Tx::Postgres(_) => {
+                "SELECT i.indexname::text, i.indexdef FROM pg_indexes i \
+                 WHERE i.schemaname = current_schema() AND i.tablename = ? \
+                 AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)"
+            }
+        };
+        let indexes = self
+            .fetch::<(String, String)>(sql, &[V::T(Some(table.to_string()))])
+            .await?;
+        let mut creates = Vec::with_capacity(indexes.len());
+        for (name, create) in indexes {
+            self.exec(&format!("DROP INDEX {name}"), &[]).await?;
+            creates.push(create);
+        }
+        Ok(creates)
+    }
+
+    pub(super) async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! A tool's result as the plugin wrote it (checked to be one JSON object, copied into the
+//! answer without being parsed into a tree), and how a guest's typed error reads.
+
+use serde_json::value::RawValue;
+
+use super::bindings::types::ToolError;
+use super::*;
+
+/// A tool's result: the JSON object the plugin wrote, as it wrote it (checked to be exactly
+/// one JSON object, never parsed into a tree). Numbers keep every digit the plugin wrote.
+#[derive(Debug)]
+pub struct ToolOutput(Box<RawValue>);
+
+impl ToolOutput {
+    /// `text` when it is one JSON object (whitespace around it is dropped), else `None`.
+    pub fn new(text: String) -> Option<Self> {
+        let raw = RawValue::from_string(text).ok()?;
+        raw.get().starts_with('{').then_some(ToolOutput(raw))
+    }
+
+    /// The object's JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The object, for writing into a larger JSON document as it is.
+    pub fn into_raw(self) -> Box<RawValue> {
+        self.0
+    }
+
+    /// The object parsed, for callers that read its members (fails only on a number too
+    /// large for an `f64`, which the text itself carries exactly).
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+pub(super) fn from_guest(e: ToolError) -> ToolCallError {
+    match e {
+        ToolError::InvalidParams(m) => ToolCallError::InvalidParams(m),
+        ToolError::BadRequest(m) => ToolCallError::BadRequest(m),
+        ToolError::Forbidden(m) => ToolCallError::Forbidden(m),
+        ToolError::Internal(m) => ToolCallError::Internal(m),
+    }
+}
+
+pub(super) fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items.collect::<Vec<_>>().join(", ")
+}
