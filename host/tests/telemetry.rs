@@ -31,32 +31,51 @@ async fn receiver() -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
     (url, got)
 }
 
+/// The real binary serving in `dir` (no plugins, SQLite, the audit log off) with `env` added,
+/// its standard error in `dir/serve.log`; returns it with its base URL and log path.
+async fn start(
+    dir: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (std::process::Child, String, std::path::PathBuf) {
+    std::fs::create_dir(dir.join("plugins")).unwrap();
+    let port = common::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let database = format!("sqlite://{}", dir.join("db.sqlite").display());
+    let log = dir.join("serve.log");
+    let mut command = common::serve(
+        port,
+        &base,
+        &database,
+        &dir.join("plugins"),
+        &dir.join("cache"),
+    );
+    command.env("LOANHOST_AUDIT_LOG", "off");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+        .spawn()
+        .unwrap();
+    common::wait_until_serving(&base, &mut child, &log).await;
+    (child, base, log)
+}
+
 #[tokio::test]
 async fn request_spans_are_exported_over_otlp_when_configured() {
     // Arrange
     let (url, got) = receiver().await;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("plugins")).unwrap();
-    let port = common::free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let database = format!("sqlite://{}", dir.path().join("db.sqlite").display());
-    let log = dir.path().join("serve.log");
-    let mut child = common::serve(
-        port,
-        &base,
-        &database,
-        &dir.path().join("plugins"),
-        &dir.path().join("cache"),
-    )
-    .env("LOANHOST_AUDIT_LOG", "off")
-    .env("LOANHOST_OTLP_ENDPOINT", &url)
     // Export within a fifth of a second rather than the default five.
-    .env("OTEL_BSP_SCHEDULE_DELAY", "200")
-    .stdout(Stdio::null())
-    .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-    .spawn()
-    .unwrap();
-    common::wait_until_serving(&base, &mut child, &log).await;
+    let (mut child, base, _log) = start(
+        dir.path(),
+        &[
+            ("LOANHOST_OTLP_ENDPOINT", url.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "200"),
+        ],
+    )
+    .await;
     let client = reqwest::Client::new();
 
     // Act: a request (unauthenticated: its span is exported all the same).
@@ -101,25 +120,7 @@ async fn attacker_text_in_the_log_is_escaped_and_forges_no_line() {
     // Arrange: the real binary, logging at info to a file.
     use base64::Engine as _;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("plugins")).unwrap();
-    let port = common::free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let database = format!("sqlite://{}", dir.path().join("db.sqlite").display());
-    let log = dir.path().join("serve.log");
-    let mut child = common::serve(
-        port,
-        &base,
-        &database,
-        &dir.path().join("plugins"),
-        &dir.path().join("cache"),
-    )
-    .env("LOANHOST_AUDIT_LOG", "off")
-    .env("RUST_LOG", "info")
-    .stdout(Stdio::null())
-    .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-    .spawn()
-    .unwrap();
-    common::wait_until_serving(&base, &mut child, &log).await;
+    let (mut child, base, log) = start(dir.path(), &[("RUST_LOG", "info")]).await;
     let b64 = |v: serde_json::Value| {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
     };

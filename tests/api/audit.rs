@@ -260,20 +260,13 @@ async fn a_failed_audit_write_is_counted_and_the_call_still_answered() {
     let answer = app
         .call_tool("agent-token", "report_loans", json!({"groupBy": "Status"}))
         .await;
-    let metrics = app
-        .client
-        .get(format!("http://127.0.0.1:{port}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = crate::metrics::scrape(&app, port).await;
 
     // Assert
     assert_eq!(answer["isError"], false, "{answer}");
-    assert!(
-        metrics.contains("loanhost_audit_failures_total{kind=\"write\"} 1"),
-        "{metrics}"
+    assert_eq!(
+        metrics.get("loanhost_audit_failures_total{kind=\"write\"}"),
+        Some(&1.0),
+        "{metrics:?}"
     );
 }

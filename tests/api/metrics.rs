@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp};
 
-async fn scrape(app: &TestApp, port: u16) -> BTreeMap<String, f64> {
+/// The metrics listener's samples (`name{labels}` to value).
+pub(crate) async fn scrape(app: &TestApp, port: u16) -> BTreeMap<String, f64> {
     let text = app
         .client
         .get(format!("http://127.0.0.1:{port}/metrics"))
