@@ -396,7 +396,7 @@ const ATTACKS: &[(&str, &str)] = &[
     ),
     (
         "nested arguments",
-        "8 loops each of 1 MiB arguments nested 120 deep with 8 KiB keys, to an unknown tool and to report_loans",
+        "8 loops of 1 MiB arguments nested 120 deep with 8 KiB keys, 4 to an unknown tool and 4 to report_loans",
     ),
 ];
 
@@ -475,9 +475,12 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
         move |o: String| *outcomes.lock().unwrap().entry(o).or_default() += 1
     };
     let mut tasks: Vec<tokio::task::JoinHandle<()>> = Vec::new();
-    let loops = |body: Value, headers: Vec<(&'static str, String)>| {
+    // `n` closed loops sending `body`, serialized once (the attacker's own CPU is not what
+    // this suite measures).
+    let loops_n = |n: usize, body: Value, headers: Vec<(&'static str, String)>| {
         let mut v = Vec::new();
-        for _ in 0..8 {
+        let body = serde_json::to_vec(&body).unwrap();
+        for _ in 0..n {
             let (client, base, body, headers, count, token) = (
                 client.clone(),
                 base.clone(),
@@ -491,7 +494,8 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
                     let mut req = client
                         .post(format!("{base}/mcp"))
                         .bearer_auth(&token)
-                        .json(&body);
+                        .header("content-type", "application/json")
+                        .body(body.clone());
                     for (k, val) in &headers {
                         req = req.header(*k, val);
                     }
@@ -501,6 +505,7 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
         }
         v
     };
+    let loops = |body: Value, headers: Vec<(&'static str, String)>| loops_n(8, body, headers);
     match name {
         "query flood" => tasks.extend(loops(call("misbehave", json!({"action": "flood"})), vec![])),
         "huge labels" => tasks.extend(loops(
@@ -715,8 +720,8 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
         )),
         "nested arguments" => {
             let deep = nested_arguments(120, 8 * 1024);
-            tasks.extend(loops(call("no_such_tool", deep.clone()), vec![]));
-            tasks.extend(loops(call("report_loans", deep), vec![]));
+            tasks.extend(loops_n(4, call("no_such_tool", deep.clone()), vec![]));
+            tasks.extend(loops_n(4, call("report_loans", deep), vec![]));
         }
         other => panic!("unknown attack {other}"),
     }
