@@ -4,6 +4,9 @@
 //! protocol itself (framing, the 2026-07-28 envelope, dispatch) is `crate::mcp`'s, which knows
 //! nothing of HTTP handlers.
 
+use std::future::Future as _;
+use std::task::Poll;
+
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -97,20 +100,31 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         return too_large();
     }
     // One token sends a few bodies at once at most; each must arrive whole within the body
-    // deadline. Only then does the request take a slot of the server's.
-    let Some(upload) = key.and_then(|k| state.uploads.try_enter(k.0)) else {
-        state.refused("uploads");
-        let e = RpcError::retry_later(
-            RATE_LIMITED,
-            format!(
-                "more than {} requests with this token are sending their bodies at once; retry after 1 s",
-                state.uploads.max()
-            ),
-            1,
-        );
-        return too_many_requests(failure(Value::Null, &e), 1);
+    // deadline. Only then does the request take a slot of the server's. A body already
+    // there when first read (the usual case: it came with the headers) takes no place.
+    let mut reading = std::pin::pin!(body::read(body, MAX_BODY_BYTES));
+    let first = std::future::poll_fn(|cx| Poll::Ready(reading.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(read) => read,
+        Poll::Pending => {
+            let Some(upload) = key.and_then(|k| state.uploads.try_enter(k.0)) else {
+                state.refused("uploads");
+                let e = RpcError::retry_later(
+                    RATE_LIMITED,
+                    format!(
+                        "more than {} requests with this token are sending their bodies at once; retry after 1 s",
+                        state.uploads.max()
+                    ),
+                    1,
+                );
+                return too_many_requests(failure(Value::Null, &e), 1);
+            };
+            let read = reading.await;
+            drop(upload);
+            read
+        }
     };
-    let body = match body::read(body, MAX_BODY_BYTES).await {
+    let body = match read {
         Ok(b) => b,
         Err(BodyError::TooLarge(_)) => return too_large(),
         Err(e) => {
@@ -121,7 +135,6 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             return rpc_error(e.status(), RpcError::new(INVALID_REQUEST, e.to_string()));
         }
     };
-    drop(upload);
     let Some(_slot) = state.work_slot() else {
         return super::busy();
     };
