@@ -325,6 +325,11 @@ fn uuid_like() -> String {
 }
 
 impl AppOptions {
+    /// Options with one shipped tool deployed (its built `.wasm` and shipped manifest).
+    pub fn with_tool(name: &str) -> Self {
+        AppOptions::default().plugin(name, tool_wasm(name), tool_manifest(name))
+    }
+
     /// Adds a plugin: `<name>.wasm` and `<name>.toml`.
     pub fn plugin(mut self, name: &str, wasm: Vec<u8>, manifest: String) -> Self {
         self.files.push((format!("{name}.wasm"), wasm));

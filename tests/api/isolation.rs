@@ -393,11 +393,7 @@ async fn trickle_until_answered(mut s: tokio::net::TcpStream) -> (String, Durati
 #[tokio::test]
 async fn a_trickled_body_is_cut_at_its_total_deadline_on_every_route() {
     // Arrange: a body deadline of 1 s; every byte comes well within any per-chunk timeout.
-    let mut options = AppOptions::default().plugin(
-        "get_loan_reporting_metadata",
-        tool_wasm("get_loan_reporting_metadata"),
-        tool_manifest("get_loan_reporting_metadata"),
-    );
+    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
     options.env.push(("LOANHOST_BODY_TIMEOUT_SECS", "1".into()));
     let app = spawn_app_with(options).await;
     let bearer = format!(
@@ -430,11 +426,7 @@ async fn a_trickled_body_is_cut_at_its_total_deadline_on_every_route() {
 #[tokio::test]
 async fn slow_bodies_hold_no_request_slot_and_the_facade_is_capped_per_address() {
     // Arrange: two request slots, two places per address on the unauthenticated endpoints.
-    let mut options = AppOptions::default().plugin(
-        "get_loan_reporting_metadata",
-        tool_wasm("get_loan_reporting_metadata"),
-        tool_manifest("get_loan_reporting_metadata"),
-    );
+    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
     options
         .env
         .push(("LOANHOST_MAX_CONCURRENT_REQUESTS", "2".into()));

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp};
+use crate::helpers::{spawn_app_with, tool_manifest, AppOptions, TestApp};
 
 /// The metrics listener's samples (`name{labels}` to value).
 pub(crate) async fn scrape(app: &TestApp, port: u16) -> BTreeMap<String, f64> {
@@ -30,11 +30,7 @@ pub(crate) async fn scrape(app: &TestApp, port: u16) -> BTreeMap<String, f64> {
 async fn metrics_on_their_own_address_move_with_calls_and_failures() {
     // Arrange
     let port = crate::helpers::free_port();
-    let mut options = AppOptions::default().plugin(
-        "get_loan_reporting_metadata",
-        tool_wasm("get_loan_reporting_metadata"),
-        tool_manifest("get_loan_reporting_metadata"),
-    );
+    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
     options
         .env
         .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
@@ -115,11 +111,7 @@ async fn metrics_on_their_own_address_move_with_calls_and_failures() {
 async fn readiness_reports_an_unreadable_plugin_directory_and_refused_plugins() {
     // Arrange
     let port = crate::helpers::free_port();
-    let mut options = AppOptions::default().plugin(
-        "get_loan_reporting_metadata",
-        tool_wasm("get_loan_reporting_metadata"),
-        tool_manifest("get_loan_reporting_metadata"),
-    );
+    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
     options
         .env
         .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
