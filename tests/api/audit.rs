@@ -244,16 +244,8 @@ async fn a_failed_audit_write_is_counted_and_the_call_still_answered() {
     if !std::path::Path::new("/dev/full").exists() {
         return;
     }
-    let port = crate::helpers::free_port();
-    let mut options = AppOptions::default().plugin(
-        "report_loans",
-        tool_wasm("report_loans"),
-        tool_manifest("report_loans"),
-    );
+    let (mut options, port) = AppOptions::with_tool("report_loans").with_metrics();
     options.env.push(("LOANHOST_AUDIT_LOG", "/dev/full".into()));
-    options
-        .env
-        .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
     let app = spawn_app_with(options).await;
 
     // Act

@@ -330,6 +330,14 @@ impl AppOptions {
         AppOptions::default().plugin(name, tool_wasm(name), tool_manifest(name))
     }
 
+    /// The same options with the metrics listener on a free loopback port, and that port.
+    pub fn with_metrics(mut self) -> (Self, u16) {
+        let port = free_port();
+        self.env
+            .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
+        (self, port)
+    }
+
     /// Adds a plugin: `<name>.wasm` and `<name>.toml`.
     pub fn plugin(mut self, name: &str, wasm: Vec<u8>, manifest: String) -> Self {
         self.files.push((format!("{name}.wasm"), wasm));

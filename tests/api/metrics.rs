@@ -29,11 +29,7 @@ pub(crate) async fn scrape(app: &TestApp, port: u16) -> BTreeMap<String, f64> {
 #[tokio::test]
 async fn metrics_on_their_own_address_move_with_calls_and_failures() {
     // Arrange
-    let port = crate::helpers::free_port();
-    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
-    options
-        .env
-        .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
+    let (options, port) = AppOptions::with_tool("get_loan_reporting_metadata").with_metrics();
     let app = spawn_app_with(options).await;
     let before = scrape(&app, port).await;
 
@@ -110,11 +106,7 @@ async fn metrics_on_their_own_address_move_with_calls_and_failures() {
 #[tokio::test]
 async fn readiness_reports_an_unreadable_plugin_directory_and_refused_plugins() {
     // Arrange
-    let port = crate::helpers::free_port();
-    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
-    options
-        .env
-        .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
+    let (options, port) = AppOptions::with_tool("get_loan_reporting_metadata").with_metrics();
     let app = spawn_app_with(options).await;
     // The details on the metrics address; the public probe says only its status.
     let ready = |app: &TestApp| {

@@ -99,8 +99,20 @@ impl BodyError {
     }
 }
 
-/// Reads a whole body of at most `limit` bytes (a declared `Content-Length` over it is
-/// refused before anything is read; see [`declared_too_large`]).
+/// Reads a request's whole body of at most `limit` bytes; a declared `Content-Length` over it
+/// is refused before anything is read.
+pub async fn read_request(
+    headers: &axum::http::HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<Bytes, BodyError> {
+    if declared_too_large(headers, limit) {
+        return Err(BodyError::TooLarge(limit));
+    }
+    read(body, limit).await
+}
+
+/// Reads a whole body of at most `limit` bytes.
 pub async fn read(body: Body, limit: usize) -> Result<Bytes, BodyError> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
@@ -118,7 +130,7 @@ pub async fn read(body: Body, limit: usize) -> Result<Bytes, BodyError> {
 }
 
 /// Whether the request's `Content-Length` announces more than `limit` bytes.
-pub fn declared_too_large(headers: &axum::http::HeaderMap, limit: usize) -> bool {
+fn declared_too_large(headers: &axum::http::HeaderMap, limit: usize) -> bool {
     headers
         .get(axum::http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())

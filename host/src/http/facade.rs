@@ -180,18 +180,10 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
             "the request body is too large",
         )
     };
-    if super::body::declared_too_large(&headers, MAX_TOKEN_BODY) {
-        return too_large();
-    }
-    let body = match super::body::read(body, MAX_TOKEN_BODY).await {
+    let body = match state.read_body(&headers, body, MAX_TOKEN_BODY).await {
         Ok(b) => b,
         Err(super::body::BodyError::TooLarge(_)) => return too_large(),
-        Err(e) => {
-            if e == super::body::BodyError::TimedOut {
-                state.refused("body_timeout");
-            }
-            return oauth_error(e.status(), "invalid_request", &e.to_string());
-        }
+        Err(e) => return oauth_error(e.status(), "invalid_request", &e.to_string()),
     };
     let Ok(_forward) = state.token_forwards.clone().try_acquire_owned() else {
         tracing::warn!("/token refused: LOANHOST_MAX_TOKEN_FORWARDS requests are being forwarded");

@@ -12,7 +12,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::body::{self, BodyError};
+use super::body::BodyError;
 use super::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 use crate::auth::{AuthError, Identity, TokenKey};
 use crate::mcp::modern::{self, MODERN_VERSION};
@@ -96,13 +96,10 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             ),
         )
     };
-    if body::declared_too_large(headers, MAX_BODY_BYTES) {
-        return too_large();
-    }
     // One token sends a few bodies at once at most; each must arrive whole within the body
     // deadline. Only then does the request take a slot of the server's. A body already
     // there when first read (the usual case: it came with the headers) takes no place.
-    let mut reading = std::pin::pin!(body::read(body, MAX_BODY_BYTES));
+    let mut reading = std::pin::pin!(state.read_body(headers, body, MAX_BODY_BYTES));
     let first = std::future::poll_fn(|cx| Poll::Ready(reading.as_mut().poll(cx))).await;
     let read = match first {
         Poll::Ready(read) => read,
@@ -128,9 +125,6 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         Ok(b) => b,
         Err(BodyError::TooLarge(_)) => return too_large(),
         Err(e) => {
-            if e == BodyError::TimedOut {
-                state.refused("body_timeout");
-            }
             tracing::info!(user_id = %identity.user_id, error = %e, "/mcp request body not read");
             return rpc_error(e.status(), RpcError::new(INVALID_REQUEST, e.to_string()));
         }

@@ -67,21 +67,16 @@ pub async fn token(
             );
         }
     }
-    if super::body::declared_too_large(&headers, MAX_REST_BODY) {
-        return problem(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!("The request body is larger than {MAX_REST_BODY} bytes."),
-            &instance,
-        );
-    }
-    let body = match super::body::read(body, MAX_REST_BODY).await {
+    let body = match state.read_body(&headers, body, MAX_REST_BODY).await {
         Ok(b) => b,
-        Err(e) => {
-            if e == super::body::BodyError::TimedOut {
-                state.refused("body_timeout");
-            }
-            return problem(e.status(), &format!("{e}."), &instance);
+        Err(e @ super::body::BodyError::TooLarge(_)) => {
+            return problem(
+                e.status(),
+                &format!("The request body is larger than {MAX_REST_BODY} bytes."),
+                &instance,
+            )
         }
+        Err(e) => return problem(e.status(), &format!("{e}."), &instance),
     };
     let Some(_slot) = state.work_slot() else {
         return crate::http::busy();

@@ -107,10 +107,9 @@ async fn admit(State(state): State<AppState>, request: Request, next: Next) -> R
         state.refused("per_address");
         return too_many_from_address(state.per_address.max());
     };
-    let rest_token = format!("{}/oauth/token", state.config.api_prefix);
-    if request.method() == Method::POST
-        && (request.uri().path() == "/token" || request.uri().path() == rest_token)
-    {
+    let path = request.uri().path();
+    let rest_token = path.strip_prefix(state.config.api_prefix.as_str()) == Some("/oauth/token");
+    if request.method() == Method::POST && (path == "/token" || rest_token) {
         return next.run(request).await;
     }
     match state.work_slot() {

@@ -15,6 +15,7 @@ use super::protocol::{
 };
 use crate::audit::{self, summarize, AuditEntry, AuditLog};
 use crate::identity::Identity;
+use crate::plugins::callers::Refusal;
 use crate::plugins::{CallError, CallReport, Plugins};
 
 /// Answers MCP requests for an authenticated caller.
@@ -131,7 +132,7 @@ impl Dispatcher {
             Err((name, e)) => {
                 let (e, outcome) = match self.plugins.charge_refused_call(caller) {
                     Ok(()) => (e, "invalid_request"),
-                    Err(throttled) => (throttled_error(&throttled), "rate_limited"),
+                    Err((refusal, retry)) => (throttled_error(&refusal, retry), "rate_limited"),
                 };
                 self.audit(
                     caller,
@@ -191,9 +192,7 @@ impl Dispatcher {
                 INVALID_PARAMS,
                 format!("Unknown tool: {}", audit::bounded(&n)),
             )),
-            Err(CallError::Throttled(refusal, retry)) => {
-                Err(throttled_error(&CallError::Throttled(refusal, retry)))
-            }
+            Err(CallError::Throttled(refusal, retry)) => Err(throttled_error(&refusal, retry)),
             Err(CallError::Tool(e)) => Ok(json!({
                 "content": [{"type": "text", "text": e.to_string()}],
                 "isError": true,
@@ -248,15 +247,12 @@ impl Dispatcher {
 }
 
 /// The `-32050` error of a call refused for its caller's budget.
-fn throttled_error(e: &CallError) -> RpcError {
-    match e {
-        CallError::Throttled(refusal, retry) => RpcError::retry_later(
-            RATE_LIMITED,
-            format!("{refusal}; retry after {retry} s"),
-            *retry,
-        ),
-        other => RpcError::new(RATE_LIMITED, other.to_string()),
-    }
+fn throttled_error(refusal: &Refusal, retry: u64) -> RpcError {
+    RpcError::retry_later(
+        RATE_LIMITED,
+        format!("{refusal}; retry after {retry} s"),
+        retry,
+    )
 }
 
 /// How deep a tool's arguments may nest (the deepest shipped schema nests 3 levels); deeper

@@ -295,18 +295,14 @@ impl Plugins {
     }
 
     /// Charges a malformed `tools/call` to the caller's budget, as one call: `Err` is the
-    /// refusal when the budget is spent.
-    pub fn charge_refused_call(&self, caller: &Identity) -> Result<(), CallError> {
-        match self.callers.admit(&caller.user_id) {
-            Ok(ticket) => {
-                drop(ticket);
-                Ok(())
-            }
-            Err(refusal) => {
-                let retry = refusal.retry_after(self.callers.limits());
-                Err(CallError::Throttled(refusal, retry))
-            }
-        }
+    /// refusal, with its `Retry-After` seconds, when the budget is spent.
+    pub fn charge_refused_call(&self, caller: &Identity) -> Result<(), (Refusal, u64)> {
+        let ticket = self.callers.admit(&caller.user_id).map_err(|refusal| {
+            let retry = refusal.retry_after(self.callers.limits());
+            (refusal, retry)
+        })?;
+        drop(ticket);
+        Ok(())
     }
 
     /// As [`Plugins::call`], with the result as the plugin wrote it (checked to be one JSON
