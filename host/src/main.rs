@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use loanhost::app::Application;
 use loanhost::clock::Clock;
 use loanhost::config::Config;
-use loanhost::plugins::{PluginFiles, Plugins, SignaturePolicy};
+use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 
 /// MCP tool server whose loan-reporting tools are sandboxed WebAssembly plugins.
 #[derive(Parser)]
@@ -291,7 +291,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
                 .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
-            let plugins = Plugins::new(None, policy, Clock::system())?;
+            let plugins =
+                Plugins::with_options(HostOptions::new(policy, Clock::system()).with_user_cache())?;
             match plugins.load(&PluginFiles::explicit(&wasm, &manifest)).await {
                 Ok(p) => {
                     let m = &p.manifest;
@@ -306,7 +307,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         "signed": p.signed,
                         "roles": m.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
                         "datasets": m.datasets.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
-                        "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "maxOutputBytes": m.limits.max_output_bytes},
+                        "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "maxOutputBytes": m.limits.max_output_bytes, "coreInstances": m.limits.core_instances},
+                        "component": {
+                            "coreInstances": p.shape.core_instances,
+                            "memories": p.shape.memories,
+                            "tables": p.shape.tables,
+                            "initialMemoryMib": p.shape.initial_memory_mib(),
+                            "imports": p.shape.imports,
+                        },
                     });
                     println!("{}", serde_json::to_string_pretty(&out)?);
                     Ok(ExitCode::SUCCESS)

@@ -28,13 +28,17 @@ const STACK_KEEP_RESIDENT: usize = 256 * 1024;
 
 /// Concurrent plugin instances (calls and load-time `describe`s) the pool holds.
 pub const MAX_INSTANCES: u32 = 64;
-/// Core module instances one component may create (a Rust plugin built with
-/// `wasm-component-ld` has 3 or 4: the module and its adapter shims).
-pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 8;
-/// Linear memories one component may define.
+/// The host's ceiling on the core module instances of one component, whatever its manifest
+/// says: a Rust plugin has 3 or 4 (the module and its adapter shims), a JavaScript one
+/// (componentize-js) 3, a Python one (componentize-py: CPython and its libraries as
+/// separate modules) about 40. The manifest's `limits.core_instances` (default
+/// [`super::manifest::DEFAULT_CORE_INSTANCES`]) is the per-plugin limit below it.
+pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 64;
+/// Linear memories one component may define (every toolchain above defines one; the
+/// interpreters' shims none of their own).
 pub const MAX_MEMORIES_PER_COMPONENT: u32 = 2;
-/// Tables one component may define.
-pub const MAX_TABLES_PER_COMPONENT: u32 = 4;
+/// Tables one component may define (CPython's modules bring one each).
+pub const MAX_TABLES_PER_COMPONENT: u32 = 64;
 
 /// The engine, the linker with every host capability, and the compile cache.
 pub struct PluginEngine {
@@ -59,9 +63,12 @@ impl PluginEngine {
             .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_COMPONENT)
             .max_memories_per_component(MAX_MEMORIES_PER_COMPONENT)
             .max_tables_per_component(MAX_TABLES_PER_COMPONENT)
-            .total_core_instances(MAX_INSTANCES * 4)
-            .total_memories(MAX_INSTANCES * 2)
-            .total_tables(MAX_INSTANCES * 4)
+            // Core instances and tables are counters and small allocations, not reserved
+            // slots: enough that 64 interpreter-sized instances at once never run short.
+            .total_core_instances(MAX_INSTANCES * MAX_CORE_INSTANCES_PER_COMPONENT)
+            // Memories are the reserved slots (512 MiB of address space each).
+            .total_memories(MAX_INSTANCES * MAX_MEMORIES_PER_COMPONENT)
+            .total_tables(MAX_INSTANCES * MAX_TABLES_PER_COMPONENT)
             .total_stacks(MAX_INSTANCES)
             .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024)
             // Reset, rather than decommit, the pages a call dirtied (found with Linux's

@@ -71,15 +71,17 @@ pub(crate) struct Runner {
 }
 
 impl Runner {
-    /// Instantiates the plugin in a fresh store and runs `op`.
+    /// Instantiates the plugin in a fresh store and runs `op`. `image` is the component's
+    /// data image in bytes ([`super::Shape::image_memory`]), not charged as memory grown.
     pub async fn run(
         &self,
         pre: &ReportingToolPre<PluginState>,
         manifest: &Arc<Manifest>,
+        image: u64,
         call: Option<CallContext>,
         op: Op,
     ) -> Result<Answer, Failure> {
-        self.run_measured(pre, manifest, call, op).await.0
+        self.run_measured(pre, manifest, image, call, op).await.0
     }
 
     /// As [`Runner::run`], with what the call used of the `data` capability and how long
@@ -88,6 +90,7 @@ impl Runner {
         &self,
         pre: &ReportingToolPre<PluginState>,
         manifest: &Arc<Manifest>,
+        image: u64,
         call: Option<CallContext>,
         op: Op,
     ) -> (Result<Answer, Failure>, DataUsage, Timing) {
@@ -115,7 +118,8 @@ impl Runner {
                 call,
                 clock: self.clock,
                 reports: self.reports.clone(),
-                limiter: CallLimiter::new(limits.memory_mib, self.memory.clone(), caller),
+                limiter: CallLimiter::new(limits.memory_mib, self.memory.clone(), caller)
+                    .with_image(image),
                 deadline: Instant::now() + timeout,
                 timed_out: false,
                 log_lines: 0,

@@ -10,8 +10,10 @@ use wasmtime::component::types::ComponentItem;
 use wasmtime::component::Component;
 
 use super::bindings::ReportingToolPre;
+use super::engine::MAX_MEMORIES_PER_COMPONENT;
 use super::invoke::{Answer, Op, Runner};
-use super::manifest::Manifest;
+use super::manifest::{Manifest, DEFAULT_CORE_INSTANCES, MAX_CORE_INSTANCES};
+use super::shape::{wasi_hint, Shape};
 use super::signature::SignaturePolicy;
 use super::state::PluginState;
 
@@ -87,6 +89,8 @@ pub struct Plugin {
     pub digest: String,
     /// The WIT version the component was built against.
     pub wit_version: String,
+    /// What the component creates when instantiated (checked against the manifest at load).
+    pub shape: Shape,
     /// Whether a trusted key signed it.
     pub signed: bool,
     /// The id of the trusted key that signed it (as `minisign` prints it).
@@ -197,6 +201,12 @@ pub(crate) async fn load(
         }
     }
 
+    // The component's shape before compiling it: a component that imports anything but the
+    // host's interfaces, or that is bigger than its manifest allows, costs no compilation.
+    let shape = Shape::of(&wasm)
+        .map_err(|e| LoadError::new(&files.wasm, format!("not a valid component: {e}")))?;
+    check_shape(&shape, &manifest).map_err(|reason| LoadError::new(&files.wasm, reason))?;
+
     let engine = runner.engine.clone();
     let bytes = wasm.clone();
     let component = tokio::task::spawn_blocking(move || engine.compile(&bytes))
@@ -234,7 +244,10 @@ pub(crate) async fn load(
     })?;
 
     let manifest = Arc::new(manifest);
-    let description = match runner.run(&pre, &manifest, None, Op::Describe).await {
+    let description = match runner
+        .run(&pre, &manifest, shape.image_memory, None, Op::Describe)
+        .await
+    {
         Ok(Answer::Described(d)) => d,
         Ok(Answer::Called(_)) => unreachable!("describe answers with a description"),
         Err(e) => return Err(LoadError::new(&files.wasm, format!("describe failed: {e}"))),
@@ -264,6 +277,7 @@ pub(crate) async fn load(
         },
         digest: hex::encode(Sha256::digest(&wasm)),
         wit_version,
+        shape,
         signed,
         signer: signer.filter(|_| signed),
         pre,
@@ -292,22 +306,67 @@ fn check_signature(
         .map_err(|e| LoadError::new(&target, e.to_string()))
 }
 
+/// Checks what the component's shape says before it is compiled: only the host's imports
+/// (naming the build flag that removes WASI), and no more core instances, memories or initial
+/// memory than the manifest and the engine allow.
+fn check_shape(shape: &Shape, manifest: &Manifest) -> Result<(), String> {
+    for name in &shape.imports {
+        if !is_importable(name) {
+            return Err(format!(
+                "imports `{name}`, which this host does not provide: plugins may import only the \
+                 {WIT_PACKAGE} interfaces ({}); {}",
+                IMPORTABLE.join(", "),
+                wasi_hint(name)
+            ));
+        }
+    }
+    let limits = &manifest.limits;
+    if shape.core_instances > limits.core_instances {
+        return Err(format!(
+            "the component creates {} core module instances; its manifest allows {} \
+             (limits.core_instances: default {DEFAULT_CORE_INSTANCES}, at most \
+             {MAX_CORE_INSTANCES}; a Python plugin built with componentize-py needs about 40)",
+            shape.core_instances, limits.core_instances
+        ));
+    }
+    if shape.memories > MAX_MEMORIES_PER_COMPONENT {
+        return Err(format!(
+            "the component defines {} linear memories; the host allows {MAX_MEMORIES_PER_COMPONENT}",
+            shape.memories
+        ));
+    }
+    if shape.initial_memory_mib() > u64::from(limits.memory_mib) {
+        return Err(format!(
+            "the component starts with {} MiB of linear memory, more than its manifest's \
+             limits.memory_mib = {} (a Python or JavaScript runtime starts with 10 to 15 MiB: \
+             give it at least 32)",
+            shape.initial_memory_mib(),
+            limits.memory_mib
+        ));
+    }
+    Ok(())
+}
+
+/// Whether an import names one of the host's interfaces (`loan:reporting/<interface>@<v>`).
+fn is_importable(name: &str) -> bool {
+    name.strip_prefix(WIT_PACKAGE)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|rest| rest.split_once('@'))
+        .is_some_and(|(interface, _)| IMPORTABLE.contains(&interface))
+}
+
 /// Checks every import (first: a component that asks for anything outside `loan:reporting`,
 /// WASI included, is refused whatever it exports), then finds the WIT version of the exported
 /// tool interface, which every import must share.
 fn check_interfaces(engine: &wasmtime::Engine, component: &Component) -> Result<String, String> {
     let ty = component.component_type();
-    let import_prefix = format!("{WIT_PACKAGE}/");
     for (name, _) in ty.imports(engine) {
-        let ours = name
-            .strip_prefix(&import_prefix)
-            .and_then(|rest| rest.split_once('@'))
-            .is_some_and(|(interface, _)| IMPORTABLE.contains(&interface));
-        if !ours {
+        if !is_importable(name) {
             return Err(format!(
                 "imports `{name}`, which this host does not provide: plugins may import only the \
-                 {WIT_PACKAGE} interfaces ({}); WASI is not offered to plugins",
-                IMPORTABLE.join(", ")
+                 {WIT_PACKAGE} interfaces ({}); {}",
+                IMPORTABLE.join(", "),
+                wasi_hint(name)
             ));
         }
     }

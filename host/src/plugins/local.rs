@@ -46,7 +46,7 @@ pub async fn run_once(
     })?;
     let caller = agent.identity();
     let clock = today.map(Clock::fixed).unwrap_or_else(Clock::system);
-    let mut options = HostOptions::new(SignaturePolicy::default(), clock);
+    let mut options = HostOptions::new(SignaturePolicy::default(), clock).with_user_cache();
     options.db = Some(db);
     let plugins = Plugins::with_options(options)?;
     let plugin = plugins

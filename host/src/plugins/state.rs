@@ -104,7 +104,11 @@ impl SharedMemoryBudget {
         self.in_use.load(Ordering::Relaxed)
     }
 
-    fn try_take(&self, caller: &str, bytes: u64) -> bool {
+    /// Takes `bytes` for `caller` when the host and the caller's share allow it; `grown` of them
+    /// are charged to the caller's time budget too: memory a call was given fresh, not the
+    /// data image every instance of the plugin starts from (mapped copy-on-write: an
+    /// interpreter's 12 MiB image costs a call only the pages it writes).
+    fn try_take(&self, caller: &str, bytes: u64, grown: u64) -> bool {
         let mut per_caller = self.per_caller.lock().expect("memory budget lock");
         let held = per_caller.get(caller).copied().unwrap_or(0);
         if held + bytes > self.max / CALLER_SHARE {
@@ -118,12 +122,14 @@ impl SharedMemoryBudget {
             .is_ok();
         if took {
             per_caller.insert(caller.to_string(), held + bytes);
+        }
+        if took && grown > 0 {
             *self
                 .grown
                 .lock()
                 .expect("memory budget lock")
                 .entry(caller.to_string())
-                .or_default() += bytes;
+                .or_default() += grown;
         }
         took
     }
@@ -167,6 +173,9 @@ pub struct CallLimiter {
     pub memory_exceeded: bool,
     /// Set when the host-wide budget refused a grow that the call's own limit allowed.
     pub host_memory_exhausted: bool,
+    /// Bytes of initial memory still to come that the component's data image covers: held
+    /// against the budgets but not charged to the caller as growth.
+    image_left: u64,
 }
 
 impl CallLimiter {
@@ -180,7 +189,15 @@ impl CallLimiter {
             caller,
             memory_exceeded: false,
             host_memory_exhausted: false,
+            image_left: 0,
         }
+    }
+
+    /// The component's data image (see [`super::Shape::image_memory`]): that much of the
+    /// memory it is created with is not charged as growth.
+    pub fn with_image(mut self, bytes: u64) -> Self {
+        self.image_left = bytes;
+        self
     }
 }
 
@@ -211,11 +228,20 @@ impl ResourceLimiter for CallLimiter {
             self.memory_exceeded = true;
             return Err(wasmtime::Error::new(MemoryLimitExceeded));
         }
-        if !self.shared.try_take(&self.caller, delta) {
+        // `current` is 0 when a memory is created with its initial size: the part of it that
+        // the component's data image covers is held against the budgets but not charged as
+        // growth; zeroed pages beyond it are, as memory grown later is.
+        let image = if current == 0 {
+            delta.min(self.image_left)
+        } else {
+            0
+        };
+        if !self.shared.try_take(&self.caller, delta, delta - image) {
             self.host_memory_exhausted = true;
             return Err(wasmtime::Error::new(MemoryLimitExceeded));
         }
         self.used += delta;
+        self.image_left -= image;
         Ok(true)
     }
 

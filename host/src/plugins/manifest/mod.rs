@@ -34,6 +34,11 @@ pub const MAX_MAX_DATA_BYTES: u64 = 64 * 1024 * 1024;
 pub const DEFAULT_DB_TIME_MS: u64 = 10_000;
 /// Largest `db_time_ms` a manifest may set.
 pub const MAX_DB_TIME_MS: u64 = 60_000;
+/// Default core module instances a plugin's component may create (a Rust or JavaScript
+/// plugin has 3 or 4; a Python one needs `core_instances = 48` in its manifest).
+pub const DEFAULT_CORE_INSTANCES: u32 = 8;
+/// Largest `core_instances` a manifest may set (the engine's own ceiling).
+pub const MAX_CORE_INSTANCES: u32 = crate::plugins::engine::MAX_CORE_INSTANCES_PER_COMPONENT;
 /// Roles an org-wide plugin may be granted to: org-wide data is for the roles that already
 /// see beyond their own loans.
 pub const ORG_WIDE_ROLES: [RoleCode; 3] =
@@ -67,6 +72,8 @@ pub struct Limits {
     /// Database time of one call (all its queries), in milliseconds; a statement still
     /// running when it is spent is stopped inside the engine.
     pub db_time_ms: u64,
+    /// Core module instances the component may create (checked at load).
+    pub core_instances: u32,
 }
 
 /// A validated manifest.
@@ -219,6 +226,11 @@ impl Manifest {
             l.db_time_ms.unwrap_or(DEFAULT_DB_TIME_MS),
             MAX_DB_TIME_MS,
         )?;
+        let core_instances = in_range(
+            "limits.core_instances",
+            l.core_instances.unwrap_or(DEFAULT_CORE_INSTANCES),
+            MAX_CORE_INSTANCES,
+        )?;
         Ok(Manifest {
             name: raw.name,
             wit_version: raw.wit_version,
@@ -233,6 +245,7 @@ impl Manifest {
                 max_rows,
                 max_data_bytes,
                 db_time_ms,
+                core_instances,
             },
         })
     }

@@ -28,6 +28,8 @@ pub(super) struct RawLimits {
     pub(super) max_data_bytes: Option<u64>,
     #[serde(default)]
     pub(super) db_time_ms: Option<u64>,
+    #[serde(default)]
+    pub(super) core_instances: Option<u32>,
 }
 
 /// Checks `1..=max` for an optional limit, naming the field.

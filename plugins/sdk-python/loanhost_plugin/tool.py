@@ -1,0 +1,155 @@
+"""The tool: a class with a name, a title, a description, its arguments and result records, and
+a `run` method. The plugin module exports it to the host as `Tool`:
+
+    class HelloReport(loanhost_plugin.Tool):
+        name = "hello_report"
+        title = "Hello"
+        description = "Greets the caller by user id."
+        Arguments = NoArguments
+        Result = Greeting
+
+        def run(self, args):
+            return Greeting(user_id=loanhost_plugin.user_id())
+
+    Tool = HelloReport
+
+The SDK does the rest of the `loan:reporting/tool` export: parses the arguments (every mistake
+an `invalid_params` naming the argument), writes the result as JSON with exact decimals, turns
+the tool errors into their WIT cases, and routes `print` to the host's log."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import traceback
+from typing import Any, ClassVar
+
+from . import _json, records
+from .errors import Internal, InvalidParams, ToolError
+from .host import current
+
+
+@records.arguments
+@dataclasses.dataclass
+class NoArguments:
+    """The arguments of a tool that takes none: any property is refused."""
+
+
+class _LogStream:
+    """`sys.stdout` / `sys.stderr` inside a call: each line becomes a host log line."""
+
+    def __init__(self, level: str):
+        self.level = level
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        while "\n" in self.pending:
+            line, self.pending = self.pending.split("\n", 1)
+            current().log(self.level, line)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            current().log(self.level, self.pending)
+            self.pending = ""
+
+
+class Tool:
+    """Base class of a report tool. Set `name`, `title`, `description`, `Arguments` (a dataclass
+    marked with `records.arguments`) and `Result` (a dataclass), or `input_schema` /
+    `output_schema` as JSON Schema dicts; implement `run`."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    description: ClassVar[str]
+    Arguments: ClassVar[type | None] = None
+    Result: ClassVar[type | None] = None
+    input_schema: ClassVar[dict | None] = None
+    output_schema: ClassVar[dict | None] = None
+
+    def run(self, args: Any) -> Any:
+        """Runs the tool on the parsed arguments; returns the result record (or a dict)."""
+        raise NotImplementedError
+
+    # ---- what the host calls (the `loan:reporting/tool` export) -------------------------
+
+    @classmethod
+    def description_of(cls) -> dict:
+        """Name, title, description and both schemas, as `tools/list` shows them."""
+        if cls.input_schema is not None:
+            input_schema = cls.input_schema
+        elif cls.Arguments is not None:
+            input_schema = records.schema(cls.Arguments)
+        else:
+            input_schema = records.schema(NoArguments)
+        if cls.output_schema is not None:
+            output_schema = cls.output_schema
+        elif cls.Result is not None:
+            output_schema = records.schema(cls.Result, closed=False)
+        else:
+            output_schema = {"type": "object"}
+        return {
+            "name": cls.name,
+            "title": cls.title,
+            "description": cls.description,
+            "inputSchema": input_schema,
+            "outputSchema": output_schema,
+        }
+
+    def describe(self):
+        """The WIT `describe` (called once at load; calls no host import)."""
+        d = self.description_of()
+        from ._wasm import ToolDescription
+
+        return ToolDescription(
+            name=d["name"],
+            title=d["title"],
+            description=d["description"],
+            input_schema=_json.dumps(d["inputSchema"]),
+            output_schema=_json.dumps(d["outputSchema"]),
+        )
+
+    def call(self, arguments: str) -> str:
+        """The WIT `call`: the result as JSON text, or `Err(tool-error)`."""
+        from ._wasm import Err, types
+
+        try:
+            return self.call_json(arguments)
+        except ToolError as e:
+            case = {
+                "invalid_params": types.ToolError_InvalidParams,
+                "bad_request": types.ToolError_BadRequest,
+                "forbidden": types.ToolError_Forbidden,
+            }.get(e.code, types.ToolError_Internal)
+            raise Err(case(e.message)) from None
+
+    def call_json(self, arguments: str) -> str:
+        """Parses `arguments` (JSON text), runs the tool, and writes its result as JSON text;
+        tool errors are raised as `ToolError`. Anything else is logged with its traceback and
+        raised again (the host then answers `internal:` and keeps the details in its log)."""
+        out, err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _LogStream("info"), _LogStream("warn")
+        try:
+            try:
+                value = _json.loads(arguments) if arguments.strip() else {}
+            except ValueError as e:
+                raise InvalidParams(f"arguments are not valid JSON: {e}") from None
+            args = records.parse(self.Arguments, value) if self.Arguments else value
+            if self.Arguments is None and self.input_schema is None:
+                args = records.parse(NoArguments, value)
+            result = self.run(args)
+            if dataclasses.is_dataclass(result) and not isinstance(result, type):
+                result = records.to_json_value(result)
+            if not isinstance(result, dict):
+                raise Internal("the tool produced a result that is not a JSON object")
+            return _json.dumps(result)
+        except ToolError:
+            raise
+        except Exception:
+            current().log("error", traceback.format_exc())
+            raise
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.stdout, sys.stderr = out, err
