@@ -1,0 +1,122 @@
+/**
+ * Inside the component: binds the `loan:reporting@1.0.0` imports as the SDK's host and exports
+ * a tool as the `tool` interface. The entry module that `scripts/build-plugin.sh` writes calls
+ * this; a plugin never imports it (its unit tests run on a FakeHost instead).
+ */
+import { Decimal } from "./decimal.js";
+import { ToolError, forbidden, internal, invalidParams } from "./errors.js";
+import { installHost, type Level } from "./host.js";
+import { stringify } from "./json.js";
+import { Timestamp, type Query, type Rows, type Value } from "./data.js";
+import type { Tool } from "./tool.js";
+
+/* The shapes of the generated bindings (jco: variants are `{ tag, val }`, options `undefined`,
+   s64 `bigint`, a result's error thrown with its value as `payload`). */
+type WitValue = { tag: string; val?: unknown };
+export interface WitImports {
+  caller: { userId(): string; roles(): string[]; canReadNames(): boolean };
+  clock: { today(): string };
+  log: { write(level: Level, message: string): void };
+  data: { run(q: unknown): { columns: string[]; rows: WitValue[][]; truncated: boolean; totalGroups: bigint } };
+}
+
+function toWit(v: Value): WitValue {
+  if (v === null) return { tag: "null" };
+  if (typeof v === "boolean") return { tag: "boolean", val: v };
+  if (typeof v === "number") {
+    if (!Number.isSafeInteger(v)) throw new TypeError(`${v} is not an integer: use Decimal`);
+    return { tag: "integer", val: BigInt(v) };
+  }
+  if (typeof v === "bigint") return { tag: "integer", val: v };
+  if (v instanceof Decimal) return { tag: "decimal", val: v.toString() };
+  if (v instanceof Timestamp) return { tag: "timestamp", val: v.text };
+  return { tag: "text", val: v };
+}
+
+function fromWit(c: WitValue): Value {
+  switch (c.tag) {
+    case "null":
+      return null;
+    case "integer": {
+      const n = c.val as bigint;
+      return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+    }
+    case "decimal":
+      return Decimal.parse(c.val as string);
+    case "timestamp":
+      return new Timestamp(c.val as string);
+    default:
+      return c.val as boolean | string;
+  }
+}
+
+function witQuery(q: Query): unknown {
+  return {
+    dataset: q.dataset,
+    filter: q.filterJson,
+    predicates: q.predicates.map(({ field, condition: c }) => ({
+      field,
+      condition:
+        c.op === "any-of"
+          ? { tag: "any-of", val: c.values.map(toWit) }
+          : "value" in c
+            ? { tag: c.op, val: toWit(c.value) }
+            : { tag: c.op },
+    })),
+    groupBy: q.keys.map((k) =>
+      k.kind === "field"
+        ? { tag: "field", val: k.field }
+        : k.kind === "period"
+          ? { tag: "period", val: [k.field, k.unit] }
+          : { tag: "mapped", val: { field: k.field, entries: k.entries, otherwise: k.otherwise } },
+    ),
+    distinctOn: q.distinct,
+    aggregates: q.aggregates.map((a) => (a.kind === "count" ? { tag: "count" } : { tag: a.kind, val: a.field })),
+    orderBy: q.orders,
+    limit: q.maxRows,
+  };
+}
+
+/** Binds the component's imports as the SDK's host. */
+export function bindImports(w: WitImports): void {
+  installHost({
+    userId: () => w.caller.userId(),
+    roles: () => [...w.caller.roles()],
+    canReadNames: () => w.caller.canReadNames(),
+    today: () => w.clock.today(),
+    log: (level, message) => w.log.write(level, message),
+    run(q: Query): Rows {
+      let r;
+      try {
+        r = w.data.run(witQuery(q));
+      } catch (e) {
+        const p = (e as { payload?: WitValue }).payload;
+        if (!p) throw e;
+        const message = String(p.val);
+        throw p.tag === "denied" ? forbidden(message) : p.tag === "invalid-query" ? invalidParams(message) : internal(message);
+      }
+      return { columns: r.columns, rows: r.rows.map((row) => row.map(fromWit)), truncated: r.truncated, totalGroups: Number(r.totalGroups) };
+    },
+  });
+}
+
+/** The `loan:reporting/tool` export of a tool. */
+export function exportTool(tool: Tool) {
+  return {
+    describe() {
+      const d = tool.describe();
+      return { name: d.name, title: d.title, description: d.description, inputSchema: stringify(d.inputSchema), outputSchema: stringify(d.outputSchema) };
+    },
+    call(argumentsJson: string): string {
+      try {
+        return tool.callJson(argumentsJson);
+      } catch (e) {
+        if (e instanceof ToolError) {
+          // jco returns a thrown value's `payload` as the result's `err`.
+          throw Object.assign(new Error(e.message), { payload: e.payload });
+        }
+        throw e;
+      }
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The host as a plugin sees it: who is calling, today's date, log lines, data queries. Inside the
+ * component these are the imports of `loan:reporting@1.0.0` (bound by the entry module the build
+ * writes); in a unit test, a `FakeHost` from `@loanhost/plugin/testing`.
+ */
+import type { Query, Rows } from "./data.js";
+
+export type Level = "debug" | "info" | "warn" | "error";
+
+/** What the SDK asks of the host (the WIT imports). */
+export interface Host {
+  userId(): string;
+  roles(): string[];
+  canReadNames(): boolean;
+  today(): string;
+  log(level: Level, message: string): void;
+  run(query: Query): Rows;
+}
+
+let current: Host | undefined;
+
+/** Installs `host` (undefined: none); returns the one it replaces. */
+export function installHost(host: Host | undefined): Host | undefined {
+  const previous = current;
+  current = host;
+  return previous;
+}
+
+/** The host in use. */
+export function host(): Host {
+  if (!current) throw new Error("no loanhost host: inside a test, call through a FakeHost");
+  return current;
+}
+
+/** The caller's platform user id (a UUID, lower-case hyphenated). */
+export const userId = (): string => host().userId();
+/** The caller's role codes (`Admin`, `Agent`, …, and the baseline `User`). */
+export const roles = (): string[] => host().roles();
+/** Whether the caller holds any of the role codes. */
+export const hasAnyRole = (...wanted: string[]): boolean => host().roles().some((r) => wanted.includes(r));
+/** Whether the caller may read officer, processor and referrer names. */
+export const canReadNames = (): boolean => host().canReadNames();
+/** Today's date in UTC as `YYYY-MM-DD`, as the host sees it (inside the sandbox there is no
+ * wall clock: `Date.now()` does not tell the time). */
+export const today = (): string => host().today();
+
+/** Log lines, tagged by the host with the plugin's name and the call id (capped per call). */
+export const log = {
+  debug: (message: unknown) => host().log("debug", String(message)),
+  info: (message: unknown) => host().log("info", String(message)),
+  warn: (message: unknown) => host().log("warn", String(message)),
+  error: (message: unknown) => host().log("error", String(message)),
+};

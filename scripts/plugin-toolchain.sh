@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Sets up (idempotently) the pinned toolchains that build and test Python and TypeScript
+# plugins, inside the clone, and prints the shell assignments the build scripts use:
+#   PLUGIN_PY        the Python of plugins/toolchain/.venv (componentize-py 0.25.1, pytest)
+#   PLUGIN_NODE_BIN  plugins/toolchain/node_modules/.bin (jco 1.35, componentize-js 0.23,
+#                    esbuild, TypeScript), from plugins/toolchain/package-lock.json
+# Usage: eval "$(scripts/plugin-toolchain.sh [python|typescript|all])"
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir="$root/plugins/toolchain"
+want=${1:-all}
+log() { echo "plugin-toolchain: $*" >&2; }
+
+if [ "$want" = all ] || [ "$want" = python ]; then
+    venv="$dir/.venv"
+    if ! [ -x "$venv/bin/python" ] || ! cmp -s "$dir/requirements.txt" "$venv/.requirements-installed"; then
+        log "preparing $venv (componentize-py, pytest)"
+        [ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2 || {
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+            python3 -m venv "$venv" >&2
+        }
+        "$venv/bin/pip" install -q -r "$dir/requirements.txt" >&2
+        cp "$dir/requirements.txt" "$venv/.requirements-installed"
+    fi
+    echo "PLUGIN_PY=$venv/bin/python"
+fi
+
+if [ "$want" = all ] || [ "$want" = typescript ]; then
+    if ! [ -f "$dir/node_modules/.package-lock.json" ] || ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.lock-installed"; then
+        command -v npm >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
+        log "installing the TypeScript plugin toolchain (npm ci: jco, componentize-js, esbuild, TypeScript)"
+        (cd "$dir" && npm ci --no-audit --no-fund >&2 && cp package-lock.json node_modules/.lock-installed)
+    fi
+    echo "PLUGIN_NODE_BIN=$dir/node_modules/.bin"
+fi
