@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR ?= $(CACHE)/target
 export PLUGIN_TARGET_DIR ?= $(CACHE)/plugins-target
 LOANHOST := $(CARGO_TARGET_DIR)/release/loanhost
 
-.PHONY: all deps plugins build run test lint unit e2e bench attack fuzz mutations watch clean-dist
+.PHONY: all deps plugins build run test sdks lint unit e2e bench attack fuzz mutations watch clean-dist
 
 all: build
 
@@ -33,7 +33,17 @@ run: build
 ## fuzzing); stops at once with the script's own message when PostgreSQL cannot start
 test: deps lint
 	cd plugins && cargo test -p loanhost-guest --locked
+	@$(MAKE) --no-print-directory sdks
 	url=$$(scripts/postgres.sh) && TEST_POSTGRES_URL="$$url" cargo test --workspace --locked
+
+## sdks: the Python and TypeScript SDKs' own tests, and each example plugin's unit tests under
+## its language's runner (pytest, node --test), with the pinned toolchains of plugins/toolchain
+sdks:
+	eval "$$(scripts/plugin-toolchain.sh)" && \
+		PYTHONDONTWRITEBYTECODE=1 "$$PLUGIN_PY" -m pytest -q -p no:cacheprovider plugins/sdk-python/tests && \
+		"$$PLUGIN_NODE_BIN/tsc" -p plugins/sdk-ts/tsconfig.json && \
+		(cd plugins/sdk-ts && node --import ./register.mjs --test test/*.test.ts)
+	for dir in plugins/examples/*/*/; do scripts/test-plugin.sh "$$dir" || exit 1; done
 
 lint:
 	cargo fmt --all -- --check

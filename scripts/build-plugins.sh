@@ -5,6 +5,9 @@
 # plugin directory (plugins/dist/, the one `make run` serves). A new tool is built, not
 # deployed: check it, run it, sign it, then copy it into the plugin directory (docs/plugins.md).
 # Test fixtures (plugins/fixtures/*) stay in the target directory, printed on the last line.
+# With LOANHOST_BUILD_EXAMPLES=1, the plugins written in other languages (plugins/examples/
+# <language>/<tool>) are built too, into BUILD_DIR/examples/<language>/ (the tests do this; it
+# installs the pinned Python and TypeScript toolchains on first use).
 #
 # Usage: scripts/build-plugins.sh [DIST_DIR [BUILD_DIR]]
 set -euo pipefail
@@ -48,4 +51,10 @@ while read -r tool; do
     install "$build/$tool.wasm" "$dist"
     install "$build/$tool.toml" "$dist"
 done < "$root/plugins/tools/SHIPPED"
+if [ "${LOANHOST_BUILD_EXAMPLES:-}" = 1 ]; then
+    for dir in "$root"/plugins/examples/*/*/; do
+        language=$(basename "$(dirname "$dir")")
+        "$root/scripts/build-plugin.sh" "$dir" "$build/examples/$language" >/dev/null
+    done
+fi
 echo "$out"

@@ -14,7 +14,8 @@ use time::{Date, Duration, OffsetDateTime};
 
 use crate::data::{scaled, visible};
 use crate::helpers::{
-    seed_app_on, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp, TODAY,
+    example_plugin, seed_app_on, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp,
+    TODAY,
 };
 
 const TOOLS: [&str; 5] = [
@@ -255,13 +256,32 @@ struct World {
 }
 
 async fn world(seed: u64, today: &str, postgres: bool) -> World {
+    world_in(seed, today, postgres, None).await
+}
+
+/// A world whose `report_loans` is the build written in `language` (plugins/examples/), when
+/// given. Their compiled components are cached across the apps of the test run (an
+/// interpreter's component takes seconds to compile).
+async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>) -> World {
     let mut options = AppOptions {
         postgres,
         env: vec![("LOANHOST_TODAY", today.to_string())],
         ..AppOptions::default()
     };
     for t in TOOLS {
-        options = options.plugin(t, tool_wasm(t), tool_manifest(t));
+        options = match language {
+            Some(language) if t == "report_loans" => {
+                let (wasm, manifest) = example_plugin(language, t);
+                let cache = std::env::temp_dir()
+                    .join(format!("loanhost-test-ported-{}", std::process::id()))
+                    .join("cache");
+                options
+                    .env
+                    .push(("LOANHOST_CACHE_DIR", cache.display().to_string()));
+                options.plugin(t, wasm, manifest)
+            }
+            _ => options.plugin(t, tool_wasm(t), tool_manifest(t)),
+        };
     }
     let app = spawn_app_with(options).await;
     let data = seed_app_on(&app, seed, 500, today).await;
@@ -1029,6 +1049,52 @@ async fn differential(seed: u64, today: &str) {
             "too little data compared for {tool}: {compared:?}"
         );
     }
+}
+
+/// `report_loans` written in `language` (plugins/examples/<language>/report_loans) answers
+/// every argument set, for every caller, on both engines, as the oracle does: the same answers
+/// as the Rust build, which the tests above hold to the same oracle.
+async fn ported(language: &str, seed: u64, today: &str) {
+    // Arrange
+    let engines = [
+        world_in(seed, today, false, Some(language)).await,
+        world_in(seed, today, true, Some(language)).await,
+    ];
+    let w = &engines[0];
+    let sets: Vec<_> = argument_sets(w)
+        .into_iter()
+        .filter(|(tool, _)| *tool == "report_loans")
+        .collect();
+    assert!(sets.len() >= 10);
+    let mut buckets = 0;
+    for caller in callers(w) {
+        let email = caller["email"].as_str().unwrap();
+        for (tool, args) in &sets {
+            // Act
+            let want = expected(w, tool, &caller, args);
+            for (e, engine) in engines.iter().zip(["sqlite", "postgres"]) {
+                let got = answer(&e.app, &e.app.token_for(email), tool, args).await;
+                // Assert
+                assert_eq!(
+                    got, want,
+                    "{language} on {engine}: {tool} {args} for {email} {}",
+                    caller["roles"]
+                );
+            }
+            buckets += want["buckets"].as_array().map_or(0, Vec::len);
+        }
+    }
+    assert!(buckets > 50, "too little data compared: {buckets} buckets");
+}
+
+#[tokio::test]
+async fn report_loans_written_in_python_equals_the_oracle_on_both_engines() {
+    ported("python", 31, TODAY).await;
+}
+
+#[tokio::test]
+async fn report_loans_written_in_typescript_equals_the_oracle_on_both_engines() {
+    ported("typescript", 31, TODAY).await;
 }
 
 #[tokio::test]

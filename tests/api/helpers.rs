@@ -17,6 +17,8 @@ pub struct Built {
     pub dist: PathBuf,
     /// The cargo output directory holding `fixture_*.wasm`.
     pub out: PathBuf,
+    /// The plugins of `plugins/examples/<language>/`, built into `<language>/<tool>.wasm`.
+    pub examples: PathBuf,
 }
 
 /// Builds every plugin and fixture once per test run (the same script `make plugins` uses).
@@ -28,8 +30,12 @@ pub fn built() -> &'static Built {
             .unwrap()
             .to_path_buf();
         let dist = std::env::temp_dir().join(format!("loanhost-test-dist-{}", std::process::id()));
+        let build =
+            std::env::temp_dir().join(format!("loanhost-test-build-{}", std::process::id()));
         let output = std::process::Command::new(root.join("scripts/build-plugins.sh"))
             .arg(&dist)
+            .arg(&build)
+            .env("LOANHOST_BUILD_EXAMPLES", "1")
             .stderr(std::process::Stdio::inherit())
             .output()
             .expect("running scripts/build-plugins.sh");
@@ -43,6 +49,7 @@ pub fn built() -> &'static Built {
             .to_string();
         Built {
             dist,
+            examples: build.join("examples"),
             out: PathBuf::from(out),
         }
     })
@@ -59,6 +66,17 @@ pub fn fixture_wasm(name: &str) -> Vec<u8> {
 /// The bytes of shipped tool `name`.
 pub fn tool_wasm(name: &str) -> Vec<u8> {
     std::fs::read(built().dist.join(format!("{name}.wasm"))).unwrap()
+}
+
+/// The bytes and manifest of the example plugin `name` written in `language` (`python`,
+/// `typescript`: plugins/examples/<language>/<name>).
+pub fn example_plugin(language: &str, name: &str) -> (Vec<u8>, String) {
+    let dir = built().examples.join(language);
+    let read = |ext: &str| {
+        let file = dir.join(format!("{name}.{ext}"));
+        std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    };
+    (read("wasm"), String::from_utf8(read("toml")).unwrap())
 }
 
 /// The shipped manifest of tool `name`.

@@ -268,9 +268,27 @@ async fn a_component_with_many_memories_is_refused_at_load() {
         .unwrap_err()
         .to_string();
 
-    // Assert
+    // Assert: refused before compiling, by the manifest's limit.
     assert!(
-        e.ends_with("hoard.wasm: not a valid component: The component transitively contains 120 core module instances, which exceeds the configured maximum of 8 in the pooling allocator"),
+        e.ends_with("hoard.wasm: the component creates 120 core module instances; its manifest allows 8 (limits.core_instances: default 8, at most 64; a Python plugin built with componentize-py needs about 40)"),
+        "{e}"
+    );
+
+    // Arrange: three instances each with a memory, within the instance limit.
+    let wasm = wat::parse_str(
+        "(component (core module $m (memory 1)) (core instance (instantiate $m)) (core instance (instantiate $m)) (core instance (instantiate $m)))",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("hoard.wasm"), wasm).unwrap();
+    // Act
+    let e = plugins
+        .load(&PluginFiles::in_dir(dir.path(), "hoard"))
+        .await
+        .unwrap_err()
+        .to_string();
+    // Assert: the host's ceiling on memories.
+    assert!(
+        e.ends_with("hoard.wasm: the component defines 3 linear memories; the host allows 2"),
         "{e}"
     );
 }
@@ -501,12 +519,57 @@ async fn a_component_importing_wasi_or_anything_foreign_is_refused() {
 
     // Assert
     assert!(
-        wasi.ends_with("sneaky.wasm: imports `wasi:filesystem/types@0.2.0`, which this host does not provide: plugins may import only the loan:reporting interfaces (types, caller, clock, log, data); WASI is not offered to plugins"),
+        wasi.ends_with("sneaky.wasm: imports `wasi:filesystem/types@0.2.0`, which this host does not provide: plugins may import only the loan:reporting interfaces (types, caller, clock, log, data); WASI is not offered to plugins: build with `componentize-py … componentize --stub-wasi` (Python), `jco componentize … --disable all` (JavaScript/TypeScript), or for Rust the wasm32-unknown-unknown target (scripts/build-plugin.sh does each)"),
         "{wasi}"
+    );
+    assert!(
+        !foreign.contains("--stub-wasi"),
+        "no WASI advice for a foreign import: {foreign}"
     );
     assert!(
         foreign
             .contains("imports `loan:reporting/network@1.0.0`, which this host does not provide"),
         "{foreign}"
     );
+}
+
+#[tokio::test]
+async fn a_component_bigger_than_its_manifest_allows_is_refused_before_compiling() {
+    // Arrange: a component of nine core instances (an interpreter-sized runtime has ~40), and
+    // one whose memory starts at 20 MiB; manifests with the default limits, then raised ones.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = Plugins::new(None, SignaturePolicy::default(), Clock::system()).unwrap();
+    let load = |body: String, memory_mib: u32, extra: &str| {
+        let wasm = wat::parse_str(format!("(component {body})")).unwrap();
+        std::fs::write(dir.path().join("big.wasm"), wasm).unwrap();
+        let manifest = manifest("big", DEFAULT_ROLES, &[], memory_mib, 1000, 1000);
+        std::fs::write(dir.path().join("big.toml"), format!("{manifest}{extra}")).unwrap();
+        let plugins = plugins.clone();
+        let files = PluginFiles::in_dir(dir.path(), "big");
+        async move { plugins.load(&files).await.unwrap_err().to_string() }
+    };
+    let nine = format!(
+        "(core module $m){}",
+        "(core instance (instantiate $m))".repeat(9)
+    );
+    let big_memory = "(core module $m (memory 320)) (core instance (instantiate $m))".to_string();
+
+    // Act
+    let many = load(nine.clone(), 16, "").await;
+    let allowed = load(nine, 16, "core_instances = 9\n").await;
+    let memory = load(big_memory.clone(), 16, "").await;
+    let enough = load(big_memory, 32, "").await;
+
+    // Assert: refused with the number and the setting; once allowed, the check passes and the
+    // load goes on (to fail later for want of a tool export).
+    assert!(
+        many.ends_with("big.wasm: the component creates 9 core module instances; its manifest allows 8 (limits.core_instances: default 8, at most 64; a Python plugin built with componentize-py needs about 40)"),
+        "{many}"
+    );
+    assert!(allowed.contains("does not export"), "{allowed}");
+    assert!(
+        memory.ends_with("big.wasm: the component starts with 20 MiB of linear memory, more than its manifest's limits.memory_mib = 16 (a Python or JavaScript runtime starts with 10 to 15 MiB: give it at least 32)"),
+        "{memory}"
+    );
+    assert!(enough.contains("does not export"), "{enough}");
 }

@@ -275,6 +275,32 @@ mod tests {
     }
 
     #[test]
+    fn the_data_image_is_held_but_only_fresh_memory_is_charged_as_grown() {
+        // Arrange: a component whose data image is 12 MiB of the 14 MiB it starts with.
+        let shared = SharedMemoryBudget::new(256);
+        let mut limiter =
+            CallLimiter::new(64, shared.clone(), "a".into()).with_image(12 * MIB as u64);
+        // Act: the instance's memory is created (14 MiB), then grows by 3 MiB.
+        assert!(limiter.memory_growing(0, 14 * MIB, None).unwrap());
+        assert!(limiter.memory_growing(14 * MIB, 17 * MIB, None).unwrap());
+        // Assert: all 17 MiB are held; 2 + 3 MiB were fresh pages, charged.
+        assert_eq!(shared.in_use(), 17 * MIB as u64);
+        assert_eq!(shared.take_grown("a"), 5 * MIB as u64);
+        // A second memory of the same store is not covered by the image already used.
+        assert!(limiter.memory_growing(0, MIB, None).unwrap());
+        assert_eq!(shared.take_grown("a"), MIB as u64);
+    }
+
+    #[test]
+    fn without_an_image_every_byte_given_is_charged() {
+        let shared = SharedMemoryBudget::new(256);
+        let mut limiter = CallLimiter::new(64, shared.clone(), "a".into());
+        assert!(limiter.memory_growing(0, 2 * MIB, None).unwrap());
+        assert!(limiter.memory_growing(2 * MIB, 6 * MIB, None).unwrap());
+        assert_eq!(shared.take_grown("a"), 6 * MIB as u64);
+    }
+
+    #[test]
     fn one_caller_holds_at_most_a_quarter_of_the_host_budget() {
         let shared = SharedMemoryBudget::new(64);
         let mut a1 = CallLimiter::new(512, shared.clone(), "a".into());

@@ -1,0 +1,91 @@
+"""The Python SDK's own tests: arguments parsed with precise messages, exact JSON, schemas."""
+
+import dataclasses
+import datetime
+import enum
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import loanhost_plugin as lp  # noqa: E402
+from loanhost_plugin import _json, records  # noqa: E402
+from loanhost_plugin.data import Query, Rows, count, period  # noqa: E402
+from loanhost_plugin.testing import FakeHost  # noqa: E402
+
+
+class Unit(enum.Enum):
+    WEEK = "Week"
+    MONTH = "Month"
+
+
+@lp.arguments
+@dataclasses.dataclass
+class Args:
+    from_date: datetime.date
+    lookback: int = lp.field(default=4, description="Periods back.")
+    unit: Unit = Unit.MONTH
+    amounts: list[Decimal] | None = None
+
+
+def test_arguments_are_parsed_by_their_camel_case_names():
+    a = records.parse(Args, {"fromDate": "2026-01-31", "lookback": 2, "amounts": [1, "2.50"]})
+    assert a == Args(datetime.date(2026, 1, 31), 2, Unit.MONTH, [Decimal(1), Decimal("2.50")])
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("x", "arguments must be a JSON object, got string \"x\""),
+        ({}, "missing field `fromDate`"),
+        ({"fromDate": "2026-01-31", "extra": 1}, "unknown field `extra`, expected one of `fromDate`, `lookback`, `unit`, `amounts`"),
+        ({"fromDate": "2026-1-31"}, 'fromDate: invalid value: string "2026-1-31", expected a date as YYYY-MM-DD'),
+        ({"fromDate": "2026-01-31", "lookback": "2"}, 'lookback: invalid type: string "2", expected an integer'),
+        ({"fromDate": "2026-01-31", "unit": "Day"}, "unit: unknown variant `Day`, expected one of `Week`, `Month`"),
+        ({"fromDate": "2026-01-31", "amounts": [1, "lots"]}, 'amounts[1]: invalid value: string "lots", expected a decimal number'),
+    ],
+)
+def test_every_mistake_is_one_invalid_params_naming_the_argument(value, message):
+    with pytest.raises(lp.InvalidParams) as e:
+        records.parse(Args, value)
+    assert e.value.message == message
+
+
+def test_the_input_schema_lists_defaults_and_refuses_other_properties():
+    s = records.schema(Args)
+    assert s["required"] == ["fromDate"]
+    assert s["additionalProperties"] is False
+    assert s["properties"]["lookback"] == {"type": "integer", "description": "Periods back.", "default": 4}
+    assert s["properties"]["unit"] == {"type": "string", "enum": ["Week", "Month"], "default": "Month"}
+    assert s["properties"]["amounts"] == {"type": "array", "items": {"type": "number"}}
+
+
+def test_json_numbers_are_exact_both_ways():
+    value = _json.loads('{"a": 0.1, "b": 350000.25, "c": 7}')
+    assert value == {"a": Decimal("0.1"), "b": Decimal("350000.25"), "c": 7}
+    assert _json.dumps({"x": Decimal("3.30"), "y": Decimal("1E+3"), "z": Decimal("-0.0500")}) == '{"x":3.3,"y":1000,"z":-0.05}'
+    with pytest.raises(TypeError, match="float"):
+        _json.dumps({"money": 0.1})
+
+
+class Echo(lp.Tool):
+    name = "echo"
+    title = "Echo"
+    description = "Counts loans per month."
+
+    def run(self, args):
+        print("asked for", lp.today().isoformat())
+        rows = Query("loans").group_by(period("statusDate", "month")).aggregate(count()).run()
+        return {"months": {r[0]: r[1] for r in rows}, "user": lp.user_id()}
+
+
+def test_the_fake_host_answers_queries_and_keeps_the_log():
+    host = FakeHost(user_id="u-1", today="2026-03-01", answer=[Rows(["key0", "agg0"], [["2026-02", 3]])])
+    assert host.call(Echo) == {"months": {"2026-02": 3}, "user": "u-1"}
+    assert host.logs == [("info", "asked for 2026-03-01")]
+    assert host.queries[0].keys[0].unit == "month"
+    with pytest.raises(lp.InvalidParams, match="unknown field `x`"):
+        host.call(Echo, {"x": 1})
