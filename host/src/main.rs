@@ -92,9 +92,13 @@ enum PluginCommand {
         /// Where to create `<name>/` (default: `plugins/tools` when it exists here, else `.`).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// The guest SDK crate to build against (default: this checkout's `plugins/sdk`).
+        /// The SDK to build against (default: this checkout's `plugins/sdk`,
+        /// `plugins/sdk-python` or `plugins/sdk-ts`, by `--lang`).
         #[arg(long)]
         sdk: Option<PathBuf>,
+        /// The plugin's language: `rust`, `python` or `typescript`.
+        #[arg(long, default_value = "rust")]
+        lang: String,
     },
     /// Run one call of a plugin against a folder of JSON Lines fixtures (the import files), as
     /// the agent with the given email, with the server's scope and limits; print the result.

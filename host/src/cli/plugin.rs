@@ -8,7 +8,7 @@ use crate::PluginCommand;
 
 /// The plugin tooling that needs no server configuration.
 pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>> {
-    use loanhost::plugins::scaffold::Scaffold;
+    use loanhost::plugins::scaffold::{Lang, Scaffold};
     match command {
         PluginCommand::Check { .. } => Ok(None),
         PluginCommand::Fields { json, markdown } => {
@@ -29,7 +29,13 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             }
             Ok(Some(ExitCode::SUCCESS))
         }
-        PluginCommand::New { name, dir, sdk } => {
+        PluginCommand::New {
+            name,
+            dir,
+            sdk,
+            lang,
+        } => {
+            let lang = Lang::parse(lang).map_err(|e| anyhow::anyhow!("--lang: {e}"))?;
             let dir = dir.clone().unwrap_or_else(|| {
                 let tools = PathBuf::from("plugins/tools");
                 if tools.is_dir() {
@@ -39,12 +45,13 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
                 }
             });
             let sdk = sdk.clone().unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk")
+                lang.sdk_in(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
             });
             let (krate, in_workspace) = Scaffold {
                 name,
                 dir: &dir,
                 sdk: &sdk,
+                lang,
             }
             .write()
             .map_err(|e| anyhow::anyhow!(e))?;
@@ -62,8 +69,14 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
                     );
                 }
             }
+            let (tool, test) = match lang {
+                Lang::Rust => ("src/lib.rs", "src/lib.rs (its tests module)"),
+                Lang::Python => ("plugin.py", "tests/test_plugin.py"),
+                Lang::TypeScript => ("src/plugin.ts", "test/plugin.test.ts"),
+            };
             println!("created {}", krate.display());
-            println!("  {}/src/lib.rs       the tool", krate.display());
+            println!("  {}/{tool}   the tool", krate.display());
+            println!("  {}/{test}   its unit tests", krate.display());
             println!("  {}/{name}.toml   its manifest", krate.display());
             Ok(Some(ExitCode::SUCCESS))
         }

@@ -1,9 +1,50 @@
-//! `loanhost plugin new`: a plugin crate and its manifest that build and pass `plugin check`
-//! at once, either in the project's `plugins/tools/` (a member of the guest workspace, whose
-//! lock file is brought up to date) or anywhere else (a crate of its own that finds the guest
-//! SDK and the WIT by path).
+//! `loanhost plugin new`: a plugin and its manifest that build and pass `plugin check` at once,
+//! with a unit test that passes. In Rust, either in the project's `plugins/tools/` (a member of
+//! the guest workspace, whose lock file is brought up to date) or anywhere else (a crate of its
+//! own that finds the guest SDK and the WIT by path); in Python or TypeScript, a folder that
+//! `scripts/build-plugin.sh` builds and `scripts/test-plugin.sh` tests with the SDK of the
+//! checkout.
 
 use std::path::{Path, PathBuf};
+
+mod python;
+mod rust;
+mod typescript;
+
+/// The language a plugin is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lang {
+    /// A crate built for wasm32-unknown-unknown with the guest SDK (`plugins/sdk`).
+    #[default]
+    Rust,
+    /// A module built with componentize-py and the Python SDK (`plugins/sdk-python`).
+    Python,
+    /// A module built with esbuild and jco with the TypeScript SDK (`plugins/sdk-ts`).
+    TypeScript,
+}
+
+impl Lang {
+    /// `rust`, `python` or `typescript` (also `ts`, `py`).
+    pub fn parse(text: &str) -> Result<Lang, String> {
+        match text {
+            "rust" | "rs" => Ok(Lang::Rust),
+            "python" | "py" => Ok(Lang::Python),
+            "typescript" | "ts" => Ok(Lang::TypeScript),
+            other => Err(format!(
+                "`{other}` is not a plugin language: rust, python or typescript"
+            )),
+        }
+    }
+
+    /// The SDK folder of this language in a loanhost checkout at `root`.
+    pub fn sdk_in(self, root: &Path) -> PathBuf {
+        root.join(match self {
+            Lang::Rust => "plugins/sdk",
+            Lang::Python => "plugins/sdk-python",
+            Lang::TypeScript => "plugins/sdk-ts",
+        })
+    }
+}
 
 /// Where a new plugin goes and what it builds against.
 pub struct Scaffold<'a> {
@@ -11,8 +52,11 @@ pub struct Scaffold<'a> {
     pub name: &'a str,
     /// The folder to create `<name>/` in.
     pub dir: &'a Path,
-    /// The guest SDK crate (`plugins/sdk` of a loanhost checkout).
+    /// The SDK of the language (`plugins/sdk`, `plugins/sdk-python`, `plugins/sdk-ts` of a
+    /// loanhost checkout).
     pub sdk: &'a Path,
+    /// The language.
+    pub lang: Lang,
 }
 
 /// Whether `name` is a valid tool name: `[a-z][a-z0-9_]*`, at most 64 characters.
@@ -37,6 +81,13 @@ impl Scaffold<'_> {
         if krate.exists() {
             return Err(format!("{} already exists", krate.display()));
         }
+        match self.lang {
+            Lang::Rust => {}
+            Lang::Python => return python::write(&krate, name).map(|()| (krate, false)),
+            Lang::TypeScript => {
+                return typescript::write(&krate, name, self.sdk).map(|()| (krate, false))
+            }
+        }
         let in_workspace = self.in_guest_workspace();
         let cargo = if in_workspace {
             format!(
@@ -58,12 +109,9 @@ impl Scaffold<'_> {
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
         };
         write(krate.join("Cargo.toml"), cargo)?;
-        write(src.join("lib.rs"), lib_rs(name))?;
-        write(krate.join(format!("{name}.toml")), manifest(name))?;
-        let fixtures = krate.join("tests/fixtures");
-        std::fs::create_dir_all(&fixtures).map_err(|e| format!("{}: {e}", fixtures.display()))?;
-        write(fixtures.join("agents.jsonl"), FIXTURE_AGENTS.to_string())?;
-        write(fixtures.join("loans.jsonl"), FIXTURE_LOANS.to_string())?;
+        write(src.join("lib.rs"), rust::lib_rs(name))?;
+        write(krate.join(format!("{name}.toml")), manifest(name, ""))?;
+        write_fixtures(&krate)?;
         Ok((krate, in_workspace))
     }
 
@@ -77,124 +125,6 @@ impl Scaffold<'_> {
                 .and_then(|p| std::fs::read_to_string(p).ok())
                 .is_some_and(|t| t.contains("[workspace]") && t.contains("\"tools/*\""))
     }
-}
-
-fn lib_rs(name: &str) -> String {
-    let title = name.replace('_', " ");
-    format!(
-        r#"//! `{name}`: TODO say what it answers. Counts the caller's loans by current status (only
-//! loans the caller's role may see; the host applies the scope).
-
-use loanhost_guest::data::{{self, Aggregate, Key, Query, Value as Cell}};
-use loanhost_guest::models::schemars::JsonSchema;
-use loanhost_guest::{{parse_arguments, Description, Tool, ToolError}};
-use serde::{{Deserialize, Serialize}};
-use serde_json::{{json, Value}};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Args {{
-    /// Only these statuses (all when absent or empty).
-    #[serde(default)]
-    statuses: Vec<String>,
-}}
-
-/// The result: its JSON Schema (the tool's `outputSchema`) is generated from this type, so
-/// what the tool returns and what it promises cannot drift apart. The doc comments become the
-/// schema's descriptions.
-#[derive(Serialize, JsonSchema)]
-#[schemars(crate = "loanhost_guest::models::schemars")]
-#[serde(rename_all = "camelCase")]
-struct StatusCounts {{
-    /// One entry per current status that has loans.
-    buckets: Vec<StatusCount>,
-}}
-
-/// Loans at one current status.
-#[derive(Serialize, JsonSchema)]
-#[schemars(crate = "loanhost_guest::models::schemars")]
-struct StatusCount {{
-    status: String,
-    count: u64,
-}}
-
-struct Report;
-
-impl Tool for Report {{
-    fn describe() -> Description {{
-        Description::new(
-            "{name}",
-            "{title}",
-            "Counts the caller's loans by current status. TODO: say when a model should use it.",
-        )
-        .input_schema(json!({{
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {{
-                "statuses": {{"type": "array", "items": {{"type": "string", "enum": &loanhost_guest::vocab::LOAN_STATUSES[..]}}}}
-            }}
-        }}))
-        .output_record::<StatusCounts>()
-    }}
-
-    fn call(arguments: Value) -> Result<Value, ToolError> {{
-        let args: Args = parse_arguments(arguments)?;
-        let filter = (!args.statuses.is_empty()).then(|| json!({{"statuses": args.statuses}}).to_string());
-        let rows = data::run(&Query {{
-            dataset: "loans".into(),
-            filter,
-            predicates: vec![],
-            group_by: vec![Key::Field("status".into())],
-            distinct_on: None,
-            aggregates: vec![Aggregate::Count],
-            order_by: vec![],
-            limit: None,
-        }})?;
-        let buckets = rows
-            .rows
-            .iter()
-            .map(|r| {{
-                let status = match &r[0] {{
-                    Cell::Text(s) => s.clone(),
-                    _ => "Unknown".into(),
-                }};
-                let count = match &r[1] {{
-                    Cell::Integer(n) => (*n).max(0) as u64,
-                    _ => 0,
-                }};
-                StatusCount {{ status, count }}
-            }})
-            .collect();
-        loanhost_guest::result(&StatusCounts {{ buckets }})
-    }}
-}}
-
-loanhost_guest::export_tool!(Report);
-
-/// `cargo test` builds this crate to a component and calls it on `tests/fixtures` the way the
-/// server would (needs the `loanhost` binary: `make build` in the loanhost checkout).
-#[cfg(test)]
-mod tests {{
-    use serde_json::json;
-
-    fn call(arguments: serde_json::Value) -> Result<serde_json::Value, String> {{
-        loanhost_guest::testing::call_on_fixtures(env!("CARGO_MANIFEST_DIR"), "ada@example.com", "tests/fixtures", arguments)
-    }}
-
-    #[test]
-    fn counts_only_the_callers_loans_by_status() {{
-        let r = call(json!({{}})).unwrap();
-        assert_eq!(r["buckets"], json!([{{"status": "Loan Funded", "count": 1}}, {{"status": "Loan Open", "count": 2}}]));
-    }}
-
-    #[test]
-    fn unknown_arguments_are_refused() {{
-        let e = call(json!({{"colour": "red"}})).unwrap_err();
-        assert!(e.starts_with("invalid_params: unknown field `colour`"), "{{e}}");
-    }}
-}}
-"#
-    )
 }
 
 /// Two agents; the test signs in as Ada.
@@ -217,9 +147,25 @@ const FIXTURE_LOANS: &str = concat!(
     "\n",
 );
 
-fn manifest(name: &str) -> String {
+/// Writes `path`, naming it in the error.
+fn write_file(path: PathBuf, text: impl AsRef<[u8]>) -> Result<(), String> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `tests/fixtures/`: the import files `plugin run --data` reads (Ada's loans and Bo's).
+fn write_fixtures(dir: &Path) -> Result<(), String> {
+    let fixtures = dir.join("tests/fixtures");
+    write_file(fixtures.join("agents.jsonl"), FIXTURE_AGENTS)?;
+    write_file(fixtures.join("loans.jsonl"), FIXTURE_LOANS)
+}
+
+/// The manifest of a new plugin; `limits` adds lines to its `[limits]`.
+fn manifest(name: &str, limits: &str) -> String {
     format!(
-        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = 32\ntimeout_ms = 5000\nmax_output_bytes = 262144\n"
+        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = 32\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"
     )
 }
 
@@ -236,10 +182,43 @@ mod tests {
             name: "my_report",
             dir: dir.path(),
             sdk: dir.path(),
+            lang: Lang::Rust,
         };
         let (krate, in_ws) = s.write().unwrap();
         assert!(!in_ws);
         assert!(krate.join("my_report.toml").exists() && krate.join("src/lib.rs").exists());
         assert!(s.write().unwrap_err().ends_with("already exists"));
+    }
+
+    #[test]
+    fn each_language_writes_its_plugin_manifest_and_test() {
+        let dir = tempfile::tempdir().unwrap();
+        for (lang, files) in [
+            (Lang::Python, ["plugin.py", "tests/test_plugin.py"]),
+            (Lang::TypeScript, ["src/plugin.ts", "test/plugin.test.ts"]),
+        ] {
+            let name = format!("r_{lang:?}").to_lowercase();
+            let (folder, in_ws) = Scaffold {
+                name: &name,
+                dir: dir.path(),
+                sdk: dir.path(),
+                lang,
+            }
+            .write()
+            .unwrap();
+            assert!(!in_ws);
+            for f in files.iter().chain(&["tests/fixtures/loans.jsonl"]) {
+                assert!(folder.join(f).is_file(), "{lang:?}: {f}");
+            }
+            let m = std::fs::read_to_string(folder.join(format!("{name}.toml"))).unwrap();
+            assert!(
+                crate::plugins::Manifest::parse(&m, Some(&name)).is_ok(),
+                "{m}"
+            );
+        }
+        assert_eq!(Lang::parse("ts"), Ok(Lang::TypeScript));
+        assert!(Lang::parse("go")
+            .unwrap_err()
+            .contains("rust, python or typescript"));
     }
 }
