@@ -82,11 +82,65 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
     let printed = bash(&blocks("build"), &[("WORK", work.path())]);
 
     // The run on fixtures printed the result; keygen printed the public key.
-    let public = std::fs::read_to_string(work.path().join("keys/loanhost.pub")).unwrap();
-    let public = public.lines().last().unwrap().trim().to_string();
+    let public = public_key(&work.path().join("keys"));
     assert!(printed.contains("\"buckets\""), "{printed}");
     assert!(printed.contains(&public), "{printed}");
 
+    // Act + Assert: deployed to a server that requires signatures, and called over MCP.
+    serve_deploy_and_call(work.path(), &public, "deploy", "my_report").await;
+}
+
+#[tokio::test]
+async fn the_guides_python_path_runs_to_a_signed_tool_served_over_mcp() {
+    // Arrange + Act: scaffold, unit tests, build, check, run on fixtures, sign, in Python.
+    let work = tempfile::tempdir().unwrap();
+    let printed = bash(&blocks("python"), &[("WORK", work.path())]);
+    assert!(printed.contains("\"Loan Open\""), "{printed}");
+    assert!(printed.contains("\"coreInstances\": 38"), "{printed}");
+
+    // A build that still imports WASI (componentize-py without --stub-wasi) is refused, and
+    // the message names the flag.
+    let refused = bash(
+        r#"mkdir -p "$WORK/wasi"
+eval "$("$SRC/scripts/plugin-toolchain.sh" python)"
+"$(dirname "$PLUGIN_PY")/componentize-py" -d "$SRC/wit/loan-reporting@1.0.0" -w reporting-tool \
+  componentize plugin -p "$WORK/my_report_py" -p "$SRC/plugins/sdk-python" -o "$WORK/wasi/my_report_py.wasm" >/dev/null
+cp "$WORK/my_report_py/my_report_py.toml" "$WORK/wasi/"
+"$LOANHOST" plugin check "$WORK/wasi/my_report_py.wasm" "$WORK/wasi/my_report_py.toml" 2>&1 || true"#,
+        &[("WORK", work.path())],
+    );
+    assert!(
+        refused.contains("imports `wasi:") && refused.contains("--stub-wasi"),
+        "{refused}"
+    );
+
+    // Act + Assert
+    let public = public_key(&work.path().join("keys-py"));
+    serve_deploy_and_call(work.path(), &public, "python-deploy", "my_report_py").await;
+}
+
+#[tokio::test]
+async fn the_guides_typescript_path_runs_to_a_signed_tool_served_over_mcp() {
+    // Arrange + Act: scaffold, unit tests, build, check, run on fixtures, sign, in TypeScript.
+    let work = tempfile::tempdir().unwrap();
+    let printed = bash(&blocks("typescript"), &[("WORK", work.path())]);
+    assert!(printed.contains("\"Loan Open\""), "{printed}");
+
+    // Act + Assert
+    let public = public_key(&work.path().join("keys-ts"));
+    serve_deploy_and_call(work.path(), &public, "typescript-deploy", "my_report_ts").await;
+}
+
+/// The public key `plugin keygen` wrote into `dir` (its last line).
+fn public_key(dir: &Path) -> String {
+    let public = std::fs::read_to_string(dir.join("loanhost.pub")).unwrap();
+    public.lines().last().unwrap().trim().to_string()
+}
+
+/// Starts a real `loanhost serve` that requires signatures and trusts `public`, runs the
+/// guide's `deploy_tag` blocks into its plugin directory, and calls `tool` over MCP as the
+/// demo agent: the answer counts only `Loan Open` loans.
+async fn serve_deploy_and_call(work: &Path, public: &str, deploy_tag: &str, tool: &'static str) {
     // A server that requires signatures and trusts the new key.
     let server = tempfile::tempdir().unwrap();
     let plugin_dir = server.path().join("plugins");
@@ -106,7 +160,7 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
             .env("LOANHOST_DEV_IDP", "true")
             .env("LOANHOST_AUDIT_LOG", "off")
             .env("LOANHOST_REQUIRE_SIGNED_PLUGINS", "true")
-            .env("LOANHOST_TRUSTED_KEYS", &public);
+            .env("LOANHOST_TRUSTED_KEYS", public);
     };
     let loanhost = env!("CARGO_BIN_EXE_loanhost");
     // The server's data: the same seeded demo users.
@@ -133,8 +187,8 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
 
     // Act: the guide's deploy step, then a call over MCP.
     bash(
-        &blocks("deploy"),
-        &[("WORK", work.path()), ("PLUGIN_DIR", &plugin_dir)],
+        &blocks(deploy_tag),
+        &[("WORK", work), ("PLUGIN_DIR", &plugin_dir)],
     );
     let mut token = Command::new(loanhost);
     env(&mut token);
@@ -163,9 +217,11 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
                 .unwrap()
         }
     };
+    // The reloader picks the files up within a second; a Python or JavaScript component then
+    // takes 20 to 30 s to compile on a small machine.
     let mut reply = Value::Null;
-    for _ in 0..100 {
-        reply = call("my_report").await;
+    for _ in 0..1200 {
+        reply = call(tool).await;
         if reply.get("result").is_some() {
             break;
         }

@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use loanhost::clock::Clock;
-use loanhost::plugins::{PluginFiles, Plugins, SignaturePolicy};
+use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 use serde_json::json;
 
 use crate::helpers::{
@@ -572,4 +572,48 @@ async fn a_component_bigger_than_its_manifest_allows_is_refused_before_compiling
         "{memory}"
     );
     assert!(enough.contains("does not export"), "{enough}");
+}
+
+#[tokio::test]
+async fn a_refused_import_costs_no_compilation() {
+    // Arrange: a host with a compile cache, and a component that imports WASI beside a module
+    // (compiling a real interpreter's component takes tens of seconds).
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
+    options.cache_dir = Some(cache.clone());
+    options.cache_key = Some([7; 32]);
+    let plugins = Plugins::with_options(options).unwrap();
+    let wasm = wat::parse_str(
+        "(component (import \"wasi:cli/environment@0.2.0\" (instance)) (core module $m (func)) (core instance (instantiate $m)))",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("wasi.wasm"), wasm).unwrap();
+    std::fs::write(
+        dir.path().join("wasi.toml"),
+        manifest("wasi", DEFAULT_ROLES, &[], 16, 1000, 1000),
+    )
+    .unwrap();
+
+    // Act
+    let e = plugins
+        .load(&PluginFiles::in_dir(dir.path(), "wasi"))
+        .await
+        .unwrap_err()
+        .to_string();
+
+    // Assert: refused with the flags named, from the bytes: nothing was compiled (a compiled
+    // component would be in the cache).
+    assert!(
+        e.contains("imports `wasi:cli/environment@0.2.0`") && e.contains("--disable all"),
+        "{e}"
+    );
+    let compiled = std::fs::read_dir(&cache)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(compiled, 0, "the refused component was compiled");
 }

@@ -1,4 +1,4 @@
-//! `loanhost plugin watch`: rebuild a plugin crate when its sources change and deploy the
+//! `loanhost plugin watch`: rebuild a plugin (Rust, Python or TypeScript) when its sources change and deploy the
 //! component and manifest into a plugin directory, each through a temporary name and a rename
 //! (signatures, then manifest, then component), so a running server's reloader only ever sees
 //! whole files. With a signing key, every build is signed before it is deployed; without one,
@@ -11,7 +11,9 @@ use std::time::{Duration, SystemTime};
 /// How often the sources are looked at.
 const POLL: Duration = Duration::from_millis(300);
 
-/// The newest modification time under the crate's `src/`, its `Cargo.toml` and its manifest.
+/// The newest modification time of a plugin's sources: everything under `src/` (Rust,
+/// TypeScript), the `*.py` files beside the manifest (Python), `Cargo.toml`, `tsconfig.json`
+/// and the manifest.
 fn newest(krate: &Path) -> Option<SystemTime> {
     fn walk(dir: &Path, best: &mut Option<SystemTime>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -29,7 +31,19 @@ fn newest(krate: &Path) -> Option<SystemTime> {
     let mut best = None;
     walk(&krate.join("src"), &mut best);
     let name = krate.file_name()?.to_str()?;
-    for f in [krate.join("Cargo.toml"), krate.join(format!("{name}.toml"))] {
+    // The sources of a Python plugin sit beside its manifest.
+    let python = std::fs::read_dir(krate)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "py"));
+    let files = [
+        krate.join("Cargo.toml"),
+        krate.join("tsconfig.json"),
+        krate.join(format!("{name}.toml")),
+    ];
+    for f in files.into_iter().chain(python) {
         if let Ok(t) = std::fs::metadata(&f).and_then(|m| m.modified()) {
             best = best.max(Some(t));
         }
