@@ -196,11 +196,11 @@ mod tests {
     #[test]
     fn the_image_ends_with_the_last_initialised_page_and_never_passes_the_memory() {
         // Arrange: 8 pages, data up to a byte into page 3 (the image: 3 pages); a second
-        // module whose data would pass its 1-page memory counts that one page at most.
+        // module whose data would pass its 1-page memory (it would trap) counts that page at most.
         let wasm = component(
             r#"(component
                  (core module $a (memory 8) (data (i32.const 131072) "x") (data (i32.const 10) "y"))
-                 (core module $b (memory 1) (data (i32.const 65535) "z"))
+                 (core module $b (memory 1) (data (i32.const 70000) "z"))
                  (core module $c (memory 4))
                  (core instance (instantiate $a))
                  (core instance (instantiate $b))
