@@ -56,8 +56,9 @@ import * as caller from "loan:reporting/caller@1.0.0";
 import * as clock from "loan:reporting/clock@1.0.0";
 import * as log from "loan:reporting/log@1.0.0";
 import * as data from "loan:reporting/data@1.0.0";
-import { bindImports, exportTool } from "$sdk/src/component.ts";
+import { bindImports, exportTool, warmUp } from "$sdk/src/component.ts";
 import plugin from "$crate/src/plugin.ts";
+warmUp(plugin);
 bindImports({ caller, clock, log, data });
 export const tool = exportTool(plugin);
 ENTRY

@@ -33,13 +33,16 @@ function toWit(v: Value): WitValue {
   return { tag: "text", val: v };
 }
 
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 function fromWit(c: WitValue): Value {
   switch (c.tag) {
     case "null":
       return null;
     case "integer": {
       const n = c.val as bigint;
-      return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+      return n >= MIN_SAFE && n <= MAX_SAFE ? Number(n) : n;
     }
     case "decimal":
       return Decimal.parse(c.val as string);
@@ -98,6 +101,37 @@ export function bindImports(w: WitImports): void {
       return { columns: r.columns, rows: r.rows.map((row) => row.map(fromWit)), truncated: r.truncated, totalGroups: Number(r.totalGroups) };
     },
   });
+}
+
+/**
+ * Runs the tool once on a stand-in host (empty query results) while the component is being
+ * built: the engine's snapshot then holds the tool's functions compiled and its caches warm, so
+ * a call's fresh instance does not redo that work. What the warm-up call answers is discarded;
+ * nothing of it reaches a real call.
+ */
+export function warmUp(tool: Tool, argumentsJson = "{}"): void {
+  const previous = installHost({
+    userId: () => "00000000-0000-4000-8000-000000000000",
+    roles: () => ["Admin", "User"],
+    canReadNames: () => true,
+    today: () => "2026-01-01",
+    log: () => {},
+    // One row of every column's kind, so the warm-up runs the code that reads rows too.
+    run: (q: Query): Rows => ({
+      columns: [...q.keys.map((_, k) => `key${k}`), ...q.aggregates.map((_, k) => `agg${k}`)],
+      rows: [[...q.keys.map(() => "warm-up"), ...q.aggregates.map((a) => (a.kind === "count" || a.kind.startsWith("count-") ? 1 : Decimal.parse("1.5")))]],
+      truncated: false,
+      totalGroups: 1,
+    }),
+  });
+  try {
+    tool.describe();
+    tool.callJson(argumentsJson);
+  } catch {
+    // A tool may refuse the stand-in's empty answers: the warm-up has still run its code.
+  } finally {
+    installHost(previous);
+  }
 }
 
 /** The `loan:reporting/tool` export of a tool. */

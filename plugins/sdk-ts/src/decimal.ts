@@ -18,18 +18,44 @@ export class Decimal {
     return d;
   }
 
-  /** Parses plain decimal text, or `undefined`. Exponents are accepted (`1e3`). */
+  /** Parses plain decimal text, or `undefined`. Exponents are accepted (`1e3`). Written without
+   * regular expressions: inside the component, JavaScript is interpreted, and a regex per value
+   * costs more than the rest of a report. */
   static tryParse(text: string): Decimal | undefined {
-    const m = /^(-?)(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
-    if (!m) return undefined;
-    const [, sign, whole, frac = "", exp = "0"] = m;
-    let units = BigInt(whole + frac);
-    let scale = frac.length - Number(exp);
+    let i = 0;
+    let end = text.length;
+    while (i < end && text.charCodeAt(i) <= 32) i++;
+    while (end > i && text.charCodeAt(end - 1) <= 32) end--;
+    const neg = text.charCodeAt(i) === 45; // -
+    if (neg) i++;
+    let digits = "";
+    let scale = 0;
+    let seenDigit = false;
+    let seenPoint = false;
+    for (; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 48 && c <= 57) {
+        digits += text[i];
+        seenDigit = true;
+        if (seenPoint) scale++;
+      } else if (c === 46 && !seenPoint && seenDigit) {
+        seenPoint = true;
+      } else break;
+    }
+    if (!seenDigit) return undefined;
+    if (i < end) {
+      const c = text.charCodeAt(i);
+      if (c !== 101 && c !== 69) return undefined; // e, E
+      const exp = text.slice(i + 1, end);
+      if (!/^[+-]?\d+$/.test(exp)) return undefined;
+      scale -= Number(exp);
+    }
+    let units = BigInt(digits);
     if (scale < 0) {
-      units *= 10n ** BigInt(-scale);
+      units *= pow10(-scale);
       scale = 0;
     }
-    return new Decimal(sign ? -units : units, scale);
+    return new Decimal(neg ? -units : units, scale);
   }
 
   /** A whole number (a count), exactly. */
@@ -41,7 +67,7 @@ export class Decimal {
   }
 
   private at(scale: number): bigint {
-    return this.units * 10n ** BigInt(scale - this.scale);
+    return scale === this.scale ? this.units : this.units * pow10(scale - this.scale);
   }
 
   /** The exact sum. */
@@ -63,7 +89,7 @@ export class Decimal {
     const scale = Math.max(this.scale, 2);
     const num = this.at(scale);
     const abs = num < 0n ? -num : num;
-    const den = BigInt(n) * 10n ** BigInt(scale - 2);
+    const den = BigInt(n) * pow10(scale - 2);
     let cents = abs / den;
     if (2n * (abs % den) >= den) cents += 1n;
     return new Decimal(num < 0n ? -cents : cents, 2);
@@ -72,10 +98,21 @@ export class Decimal {
   /** The plain decimal text, without exponent or trailing zeros. */
   toString(): string {
     const neg = this.units < 0n;
-    const digits = (neg ? -this.units : this.units).toString().padStart(this.scale + 1, "0");
-    const whole = digits.slice(0, digits.length - this.scale);
-    const frac = digits.slice(digits.length - this.scale).replace(/0+$/, "");
-    const text = frac ? `${whole}.${frac}` : whole;
+    let digits = (neg ? -this.units : this.units).toString();
+    if (this.scale === 0) return neg && digits !== "0" ? `-${digits}` : digits;
+    while (digits.length <= this.scale) digits = `0${digits}`;
+    let cut = digits.length;
+    const point = digits.length - this.scale;
+    while (cut > point && digits.charCodeAt(cut - 1) === 48) cut--;
+    const text = cut > point ? `${digits.slice(0, point)}.${digits.slice(point, cut)}` : digits.slice(0, point);
     return neg && text !== "0" ? `-${text}` : text;
   }
+}
+
+const POWERS: bigint[] = [1n];
+
+/** 10^n as a bigint (kept: exponentiation is slow in the component's interpreter). */
+function pow10(n: number): bigint {
+  while (POWERS.length <= n) POWERS.push(POWERS[POWERS.length - 1] * 10n);
+  return POWERS[n];
 }
