@@ -41,7 +41,7 @@ elif [ -f "$crate/plugin.py" ]; then
     eval "$("$root/scripts/plugin-toolchain.sh" python)"
     # Imports nothing but loan:reporting: --stub-wasi replaces every WASI import with a stub
     # (no clock, deterministic random, no environment, files or sockets).
-    "$(dirname "$PLUGIN_PY")/componentize-py" -d "$wit" -w reporting-tool componentize plugin \
+    "$(dirname "$PLUGIN_PY")/componentize-py" -d "$wit" -w reporting-tool componentize loanhost_entry \
         -p "$crate" -p "$root/plugins/sdk-python" --stub-wasi -o "$tmp_wasm" >&2
 elif [ -f "$crate/src/plugin.ts" ]; then
     eval "$("$root/scripts/plugin-toolchain.sh" typescript)"

@@ -56,8 +56,16 @@ def _json_name(f: dataclasses.Field) -> str:
     return f.metadata.get("name") or camel(f.name)
 
 
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    # Resolved once per class: a component's calls start from the snapshot taken at build time,
+    # when the warm-up call (see `tool.warm_up`) has filled this.
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def _optional(tp: Any) -> tuple[bool, Any]:
