@@ -7,7 +7,8 @@
 # Test fixtures (plugins/fixtures/*) stay in the target directory, printed on the last line.
 # With LOANHOST_BUILD_EXAMPLES=1, the plugins written in other languages (plugins/examples/
 # <language>/<tool>) are built too, into BUILD_DIR/examples/<language>/ (the tests do this; it
-# installs the pinned Python and TypeScript toolchains on first use).
+# installs the pinned Python and TypeScript toolchains on first use), and the hostile plugins of
+# the sandbox and attack tests (plugins/hostile/<language>/hostile) into BUILD_DIR/hostile/.
 #
 # Usage: scripts/build-plugins.sh [DIST_DIR [BUILD_DIR]]
 set -euo pipefail
@@ -55,6 +56,11 @@ if [ "${LOANHOST_BUILD_EXAMPLES:-}" = 1 ]; then
     for dir in "$root"/plugins/examples/*/*/; do
         language=$(basename "$(dirname "$dir")")
         "$root/scripts/build-plugin.sh" "$dir" "$build/examples/$language" >/dev/null
+    done
+    # The hostile plugins of the sandbox and attack tests, one per language.
+    for dir in "$root"/plugins/hostile/*/*/; do
+        language=$(basename "$(dirname "$dir")")
+        "$root/scripts/build-plugin.sh" "$dir" "$build/hostile/$language" >/dev/null
     done
 fi
 echo "$out"

@@ -272,13 +272,9 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
         options = match language {
             Some(language) if t == "report_loans" => {
                 let (wasm, manifest) = example_plugin(language, t);
-                let cache = std::env::temp_dir()
-                    .join(format!("loanhost-test-ported-{}", std::process::id()))
-                    .join("cache");
                 options
-                    .env
-                    .push(("LOANHOST_CACHE_DIR", cache.display().to_string()));
-                options.plugin(t, wasm, manifest)
+                    .with_shared_compile_cache()
+                    .plugin(t, wasm, manifest)
             }
             _ => options.plugin(t, tool_wasm(t), tool_manifest(t)),
         };

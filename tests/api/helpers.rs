@@ -79,6 +79,17 @@ pub fn example_plugin(language: &str, name: &str) -> (Vec<u8>, String) {
     (read("wasm"), String::from_utf8(read("toml")).unwrap())
 }
 
+/// The bytes of the hostile plugin written in `language` (plugins/hostile/<language>/
+/// hostile_<language>, tool `hostile_<language>`).
+pub fn hostile_plugin(language: &str) -> Vec<u8> {
+    let file = built()
+        .examples
+        .with_file_name("hostile")
+        .join(language)
+        .join(format!("hostile_{language}.wasm"));
+    std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
 /// The shipped manifest of tool `name`.
 pub fn tool_manifest(name: &str) -> String {
     std::fs::read_to_string(built().dist.join(format!("{name}.toml"))).unwrap()
@@ -354,6 +365,17 @@ impl AppOptions {
         self.env
             .push(("LOANHOST_METRICS_LISTEN", format!("127.0.0.1:{port}")));
         (self, port)
+    }
+
+    /// Compiled components kept in one cache for the whole test run (a Python or JavaScript
+    /// component takes 20 to 30 s to compile; every app of the run then compiles it once).
+    pub fn with_shared_compile_cache(mut self) -> Self {
+        let cache = std::env::temp_dir()
+            .join(format!("loanhost-test-compiled-{}", std::process::id()))
+            .join("cache");
+        self.env
+            .push(("LOANHOST_CACHE_DIR", cache.display().to_string()));
+        self
     }
 
     /// Adds a plugin: `<name>.wasm` and `<name>.toml`.

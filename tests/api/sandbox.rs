@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::helpers::{
-    fixture_wasm, import_lines, manifest, seed_app, spawn_app_with, tool_manifest, tool_wasm,
-    AppOptions, TestApp, DEFAULT_ROLES, TODAY,
+    fixture_wasm, hostile_plugin, import_lines, manifest, seed_app, spawn_app_with, tool_manifest,
+    tool_wasm, AppOptions, TestApp, DEFAULT_ROLES, TODAY,
 };
 
 async fn misbehaving_app(
@@ -560,4 +560,122 @@ async fn organisation_wide_statements_queue_for_their_slots_and_never_hold_up_sc
         "the held statement finishes: {warehouse}"
     );
     assert_eq!(app.plugins.heavy_slots_free(), Some(1));
+}
+
+/// An app serving the hostile plugin written in `language`, with a 64 MiB, 2 s, 65,536-byte
+/// manifest (and the core instances a Python runtime needs).
+async fn hostile_app(language: &str) -> (TestApp, String) {
+    let tool = format!("hostile_{language}");
+    let manifest = manifest(&tool, DEFAULT_ROLES, &[], 64, 2000, 65536) + "core_instances = 48\n";
+    let options = AppOptions::default().with_shared_compile_cache().plugin(
+        &tool,
+        hostile_plugin(language),
+        manifest,
+    );
+    (spawn_app_with(options).await, tool)
+}
+
+/// What the Rust fixture's misbehaviour gets (the tests above), the Python and TypeScript
+/// plugins get too: a spin times out, memory growth stops at the manifest's limit, an output
+/// bomb is refused, an exception is `internal` without internals; and the plugin still serves.
+async fn a_hostile_plugin_meets_the_same_limits(language: &str) {
+    // Arrange
+    let (app, tool) = hostile_app(language).await;
+    let call = |action: &str, bytes: u64| {
+        let (app, tool) = (&app, tool.clone());
+        let args = json!({"action": action, "bytes": bytes});
+        async move { app.call_err("agent-token", &tool, args).await }
+    };
+
+    // Act
+    let spin = call("loop", 0).await;
+    let grow = call("grow", 0).await;
+    let big = call("big", 100_000).await;
+    let panic = call("panic", 0).await;
+    let after = app
+        .call_ok("agent-token", &tool, json!({"action": "echo"}))
+        .await;
+
+    // Assert
+    assert_eq!(
+        spin,
+        format!("timeout: `{tool}` did not finish within 2000 ms")
+    );
+    assert_eq!(
+        grow,
+        "internal: the plugin exceeded its memory limit of 64 MiB"
+    );
+    assert_eq!(
+        big,
+        "internal: the result of 100011 bytes exceeds the plugin's output limit of 65536 bytes"
+    );
+    assert!(
+        panic.starts_with(&format!("internal: `{tool}` failed unexpectedly (call ")),
+        "{panic}"
+    );
+    assert_eq!(
+        after["today"], TODAY,
+        "the plugin still serves after the failures"
+    );
+}
+
+#[tokio::test]
+async fn a_hostile_python_plugin_meets_the_same_limits_as_a_rust_one() {
+    a_hostile_plugin_meets_the_same_limits("python").await;
+}
+
+#[tokio::test]
+async fn a_hostile_typescript_plugin_meets_the_same_limits_as_a_rust_one() {
+    a_hostile_plugin_meets_the_same_limits("typescript").await;
+}
+
+#[tokio::test]
+async fn a_python_plugin_finds_no_files_sockets_clock_or_environment() {
+    // Arrange
+    let (app, tool) = hostile_app("python").await;
+    let call = |action: &'static str| {
+        let (app, tool) = (&app, tool.clone());
+        async move {
+            app.call_tool("agent-token", &tool, json!({"action": action}))
+                .await
+        }
+    };
+
+    // Act + Assert: files, the directory tree, sockets and the clock trap (WASI is stubbed):
+    // the call fails as `internal`, and nothing is read or sent.
+    for action in ["file", "listdir", "socket", "clock"] {
+        let r = call(action).await;
+        assert_eq!(r["isError"], true, "{action}: {r}");
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("failed unexpectedly"), "{action}: {text}");
+    }
+    // The environment is empty; random numbers are the same in every call.
+    assert_eq!(call("env").await["structuredContent"], json!({"env": {}}));
+    let (r1, r2) = (call("random").await, call("random").await);
+    assert_eq!(r1["structuredContent"], r2["structuredContent"]);
+}
+
+#[tokio::test]
+async fn a_typescript_plugin_finds_no_network_modules_clock_or_environment() {
+    // Arrange
+    let (app, tool) = hostile_app("typescript").await;
+    let call = |action: &'static str| {
+        let (app, tool) = (&app, tool.clone());
+        async move {
+            app.call_tool("agent-token", &tool, json!({"action": action}))
+                .await
+        }
+    };
+
+    // Act + Assert: no `fetch`, no `require` (the call fails as `internal`), no `process.env`.
+    for action in ["fetch", "require"] {
+        let r = call(action).await;
+        assert_eq!(r["isError"], true, "{action}: {r}");
+    }
+    assert_eq!(call("env").await["structuredContent"], json!({"env": null}));
+    // The clock is frozen and random numbers repeat: the same in every call.
+    for action in ["clock", "random"] {
+        let (r1, r2) = (call(action).await, call(action).await);
+        assert_eq!(r1["structuredContent"], r2["structuredContent"], "{action}");
+    }
 }
