@@ -121,7 +121,9 @@ impl Reloader {
             }
         }
 
-        // Additions and replacements.
+        // Additions and replacements, loaded concurrently: a component that takes seconds to
+        // compile (a Python or JavaScript runtime) does not hold up the others.
+        let mut changed = Vec::new();
         for name in &complete {
             let files = PluginFiles::in_dir(&self.dir, name);
             let st = stamp(&files);
@@ -129,7 +131,13 @@ impl Reloader {
                 continue;
             }
             seen.insert(name.clone(), st);
-            match self.plugins.load(&files).await {
+            changed.push((name, files));
+        }
+        let loads = changed.iter().map(|(_, files)| self.plugins.load(files));
+        let results = futures_util::future::join_all(loads).await;
+        for ((name, _), result) in changed.iter().zip(results) {
+            let name: &String = name;
+            match result {
                 Ok(plugin) => {
                     let digest = plugin.digest.clone();
                     let signed = plugin.signed;
