@@ -16,10 +16,12 @@ all: build
 deps:
 	@scripts/setup.sh
 
-## plugins: build every plugin to a component into plugins/build/, and install the shipped
-## ones (plugins/tools/SHIPPED) into plugins/dist/, the plugin directory `make run` serves
+## plugins: build every plugin to a component into plugins/build/ (the Rust tools, and the
+## Python and TypeScript examples and hostile plugins into build/examples/ and build/hostile/,
+## with the toolchains of plugins/toolchain), and install the shipped ones
+## (plugins/tools/SHIPPED) into plugins/dist/, the plugin directory `make run` serves
 plugins: deps
-	@scripts/build-plugins.sh plugins/dist plugins/build >/dev/null
+	@LOANHOST_BUILD_EXAMPLES=1 scripts/build-plugins.sh plugins/dist plugins/build >/dev/null
 
 ## build: the release host binary and the plugins
 build: plugins
@@ -53,7 +55,8 @@ lint:
 
 ## bench: one plugin call; a grouped aggregate over 1M seeded loans (BENCH_LOANS to change
 ## the size) on SQLite and PostgreSQL; reports end to end over HTTP beside their raw SQL, and
-## an Agent beside 8 Admin reports; the hot path against a bare handler; two hosts against one
+## an Agent beside 8 Admin reports; the hot path against a bare handler; two hosts against one;
+## report_loans built in Rust, Python and TypeScript side by side
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
@@ -61,6 +64,7 @@ bench: plugins
 	cargo bench -p loanhost --bench hot_path --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench scale_out --locked
 	cargo bench -p loanhost --bench audit_overhead --locked
+	cargo bench -p loanhost --bench languages --locked
 
 ## attack: the attack suite at length (10 s per attack, release build); checks the legitimate
 ## p99 ratio too and writes the table into docs/security.md
