@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::cache;
-use super::{CallerLimits, SignaturePolicy};
+use super::callers::CallerLimits;
+use super::signature::SignaturePolicy;
 use crate::clock::Clock;
 
 /// How the plugin host is set up (see [`super::Plugins::with_options`]).
