@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use loanhost::clock::Clock;
 use loanhost::data::Db;
-use loanhost::plugins::{CallerLimits, HostOptions, PluginFiles, Plugins, SignaturePolicy};
+use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 use serde_json::json;
 
 fn root() -> PathBuf {
@@ -103,12 +103,7 @@ fn main() {
         options.db = Some(db.clone());
         options.cache_dir = Some(cache.clone());
         options.cache_key = Some(key);
-        options.callers = CallerLimits {
-            max_concurrent: 1000,
-            calls_per_minute: 100_000_000,
-            plugin_seconds_per_minute: 100_000,
-            result_mib_per_minute: 1_000_000,
-        };
+        options.callers = common::unlimited_callers();
         let plugins = Plugins::with_options(options).unwrap();
         let started = Instant::now();
         let plugin = rt

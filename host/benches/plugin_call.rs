@@ -9,7 +9,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, Criterion};
 use loanhost::auth::{Identity, RoleCode};
 use loanhost::clock::Clock;
-use loanhost::plugins::{CallerLimits, HostOptions, PluginFiles, Plugins, SignaturePolicy};
+use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 use serde_json::json;
 
 fn plugin_dir() -> PathBuf {
@@ -33,12 +33,7 @@ fn bench(c: &mut Criterion) {
     // One caller calls as fast as it can here: lift the per-caller budgets (the attack
     // suite measures them).
     let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
-    options.callers = CallerLimits {
-        max_concurrent: 1000,
-        calls_per_minute: 100_000_000,
-        plugin_seconds_per_minute: 100_000,
-        result_mib_per_minute: 1_000_000,
-    };
+    options.callers = common::unlimited_callers();
     let plugins = Plugins::with_options(options).unwrap();
 
     // The shipped metadata tool (no host imports).

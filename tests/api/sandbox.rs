@@ -575,6 +575,12 @@ async fn hostile_app(language: &str) -> (TestApp, String) {
     (spawn_app_with(options).await, tool)
 }
 
+/// One call of the hostile plugin's `action`: the whole tool result.
+async fn probe(app: &TestApp, tool: &str, action: &str) -> serde_json::Value {
+    app.call_tool("agent-token", tool, json!({"action": action}))
+        .await
+}
+
 /// What the Rust fixture's misbehaviour gets (the tests above), the Python and TypeScript
 /// plugins get too: a spin times out, memory growth stops at the manifest's limit, an output
 /// bomb is refused, an exception is `internal` without internals; and the plugin still serves.
@@ -633,13 +639,7 @@ async fn a_hostile_typescript_plugin_meets_the_same_limits_as_a_rust_one() {
 async fn a_python_plugin_finds_no_files_sockets_clock_or_environment() {
     // Arrange
     let (app, tool) = hostile_app("python").await;
-    let call = |action: &'static str| {
-        let (app, tool) = (&app, tool.clone());
-        async move {
-            app.call_tool("agent-token", &tool, json!({"action": action}))
-                .await
-        }
-    };
+    let call = |action| probe(&app, &tool, action);
 
     // Act + Assert: files, the directory tree, sockets and the clock trap (WASI is stubbed):
     // the call fails as `internal`, and nothing is read or sent.
@@ -659,13 +659,7 @@ async fn a_python_plugin_finds_no_files_sockets_clock_or_environment() {
 async fn a_typescript_plugin_finds_no_network_modules_clock_or_environment() {
     // Arrange
     let (app, tool) = hostile_app("typescript").await;
-    let call = |action: &'static str| {
-        let (app, tool) = (&app, tool.clone());
-        async move {
-            app.call_tool("agent-token", &tool, json!({"action": action}))
-                .await
-        }
-    };
+    let call = |action| probe(&app, &tool, action);
 
     // Act + Assert: no `fetch`, no `require` (the call fails as `internal`), no `process.env`.
     for action in ["fetch", "require"] {

@@ -7,6 +7,17 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+/// Per-caller budgets lifted: one caller calls as fast as it can in a benchmark (the attack
+/// suite measures the budgets).
+pub fn unlimited_callers() -> loanhost::plugins::CallerLimits {
+    loanhost::plugins::CallerLimits {
+        max_concurrent: 1000,
+        calls_per_minute: 100_000_000,
+        plugin_seconds_per_minute: 100_000,
+        result_mib_per_minute: 1_000_000,
+    }
+}
+
 /// The runtime every benchmark drives its work on: two workers, as the machine has two cores.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

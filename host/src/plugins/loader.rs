@@ -312,12 +312,7 @@ fn check_signature(
 fn check_shape(shape: &Shape, manifest: &Manifest) -> Result<(), String> {
     for name in &shape.imports {
         if !is_importable(name) {
-            return Err(format!(
-                "imports `{name}`, which this host does not provide: plugins may import only the \
-                 {WIT_PACKAGE} interfaces ({}); {}",
-                IMPORTABLE.join(", "),
-                wasi_hint(name)
-            ));
+            return Err(foreign_import(name));
         }
     }
     let limits = &manifest.limits;
@@ -347,6 +342,16 @@ fn check_shape(shape: &Shape, manifest: &Manifest) -> Result<(), String> {
     Ok(())
 }
 
+/// Why an import outside the host's interfaces is refused, and how the build removes it.
+fn foreign_import(name: &str) -> String {
+    format!(
+        "imports `{name}`, which this host does not provide: plugins may import only the \
+         {WIT_PACKAGE} interfaces ({}); {}",
+        IMPORTABLE.join(", "),
+        wasi_hint(name)
+    )
+}
+
 /// Whether an import names one of the host's interfaces (`loan:reporting/<interface>@<v>`).
 fn is_importable(name: &str) -> bool {
     name.strip_prefix(WIT_PACKAGE)
@@ -362,12 +367,7 @@ fn check_interfaces(engine: &wasmtime::Engine, component: &Component) -> Result<
     let ty = component.component_type();
     for (name, _) in ty.imports(engine) {
         if !is_importable(name) {
-            return Err(format!(
-                "imports `{name}`, which this host does not provide: plugins may import only the \
-                 {WIT_PACKAGE} interfaces ({}); {}",
-                IMPORTABLE.join(", "),
-                wasi_hint(name)
-            ));
+            return Err(foreign_import(name));
         }
     }
     let export_prefix = format!("{WIT_PACKAGE}/tool@");
