@@ -53,14 +53,11 @@ while read -r tool; do
     install "$build/$tool.toml" "$dist"
 done < "$root/plugins/tools/SHIPPED"
 if [ "${LOANHOST_BUILD_EXAMPLES:-}" = 1 ]; then
-    for dir in "$root"/plugins/examples/*/*/; do
+    # The ported reports, and the hostile plugins of the sandbox and attack tests.
+    for dir in "$root"/plugins/examples/*/*/ "$root"/plugins/hostile/*/*/; do
         language=$(basename "$(dirname "$dir")")
-        "$root/scripts/build-plugin.sh" "$dir" "$build/examples/$language" >/dev/null
-    done
-    # The hostile plugins of the sandbox and attack tests, one per language.
-    for dir in "$root"/plugins/hostile/*/*/; do
-        language=$(basename "$(dirname "$dir")")
-        "$root/scripts/build-plugin.sh" "$dir" "$build/hostile/$language" >/dev/null
+        kind=$(basename "$(dirname "$(dirname "$dir")")")
+        "$root/scripts/build-plugin.sh" "$dir" "$build/$kind/$language" >/dev/null
     done
 fi
 echo "$out"

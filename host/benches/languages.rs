@@ -160,7 +160,7 @@ fn main() {
             load.as_secs_f64(),
             shape.core_instances,
             shape.initial_memory_mib(),
-            shape.image_memory.div_ceil(1024 * 1024),
+            shape.image_memory_mib(),
             im.as_secs_f64() * 1e3,
             ip50.as_secs_f64() * 1e3,
             ip99.as_secs_f64() * 1e3,

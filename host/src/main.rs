@@ -317,7 +317,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             "memories": p.shape.memories,
                             "tables": p.shape.tables,
                             "initialMemoryMib": p.shape.initial_memory_mib(),
-                            "imageMib": p.shape.image_memory.div_ceil(1024 * 1024),
+                            "imageMib": p.shape.image_memory_mib(),
                             "imports": p.shape.imports,
                         },
                     });

@@ -17,8 +17,9 @@ pub struct Built {
     pub dist: PathBuf,
     /// The cargo output directory holding `fixture_*.wasm`.
     pub out: PathBuf,
-    /// The plugins of `plugins/examples/<language>/`, built into `<language>/<tool>.wasm`.
-    pub examples: PathBuf,
+    /// The build folder: `examples/<language>/<tool>.wasm` (plugins/examples) and
+    /// `hostile/<language>/hostile_<language>.wasm` (plugins/hostile).
+    pub build: PathBuf,
 }
 
 /// Builds every plugin and fixture once per test run (the same script `make plugins` uses).
@@ -49,7 +50,7 @@ pub fn built() -> &'static Built {
             .to_string();
         Built {
             dist,
-            examples: build.join("examples"),
+            build,
             out: PathBuf::from(out),
         }
     })
@@ -71,7 +72,7 @@ pub fn tool_wasm(name: &str) -> Vec<u8> {
 /// The bytes and manifest of the example plugin `name` written in `language` (`python`,
 /// `typescript`: plugins/examples/<language>/<name>).
 pub fn example_plugin(language: &str, name: &str) -> (Vec<u8>, String) {
-    let dir = built().examples.join(language);
+    let dir = built().build.join("examples").join(language);
     let read = |ext: &str| {
         let file = dir.join(format!("{name}.{ext}"));
         std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
@@ -83,8 +84,8 @@ pub fn example_plugin(language: &str, name: &str) -> (Vec<u8>, String) {
 /// hostile_<language>, tool `hostile_<language>`).
 pub fn hostile_plugin(language: &str) -> Vec<u8> {
     let file = built()
-        .examples
-        .with_file_name("hostile")
+        .build
+        .join("hostile")
         .join(language)
         .join(format!("hostile_{language}.wasm"));
     std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))

@@ -147,6 +147,11 @@ impl Shape {
     pub fn initial_memory_mib(&self) -> u64 {
         self.initial_memory.div_ceil(1024 * 1024)
     }
+
+    /// The data image in MiB, rounded up.
+    pub fn image_memory_mib(&self) -> u64 {
+        self.image_memory.div_ceil(1024 * 1024)
+    }
 }
 
 /// How the imports outside the host's interfaces are removed, by the tool that put them

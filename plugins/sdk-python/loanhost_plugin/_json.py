@@ -9,6 +9,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from . import records
+
 
 def loads(text: str) -> Any:
     """Parses JSON; fractional numbers become `Decimal` (integers stay `int`)."""
@@ -73,8 +75,6 @@ def _write(v: Any, out: list[str]) -> None:
             _write(item, out)
         out.append("]")
     elif dataclasses.is_dataclass(v) and not isinstance(v, type):
-        from .records import to_json_value
-
-        _write(to_json_value(v), out)
+        _write(records.to_json_value(v), out)
     else:
         raise TypeError(f"cannot write a {type(v).__name__} as JSON")

@@ -22,11 +22,14 @@ from __future__ import annotations
 import dataclasses
 import sys
 import traceback
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from . import _json, records
+from .data import Rows
 from .errors import Internal, InvalidParams, ToolError
 from .host import current
+from .testing import FakeHost
 
 
 @records.arguments
@@ -135,8 +138,11 @@ class Tool:
                 value = _json.loads(arguments) if arguments.strip() else {}
             except ValueError as e:
                 raise InvalidParams(f"arguments are not valid JSON: {e}") from None
-            args = records.parse(self.Arguments, value) if self.Arguments else value
-            if self.Arguments is None and self.input_schema is None:
+            if self.Arguments is not None:
+                args = records.parse(self.Arguments, value)
+            elif self.input_schema is not None:
+                args = value  # the tool checks its arguments against its own schema
+            else:
                 args = records.parse(NoArguments, value)
             result = self.run(args)
             if dataclasses.is_dataclass(result) and not isinstance(result, type):
@@ -155,48 +161,26 @@ class Tool:
             sys.stdout, sys.stderr = out, err
 
 
-class _StandIn:
-    """The host during the build's warm-up call: one row of every column's kind per query."""
 
-    def user_id(self) -> str:
-        return "00000000-0000-4000-8000-000000000000"
-
-    def roles(self) -> list[str]:
-        return ["Admin", "User"]
-
-    def can_read_names(self) -> bool:
-        return True
-
-    def today(self) -> str:
-        return "2026-01-01"
-
-    def log(self, level: str, message: str) -> None:
-        pass
-
-    def run(self, query):
-        from decimal import Decimal
-
-        from .data import Rows
-
-        row = ["warm-up" for _ in query.keys] + [
-            1 if a.kind.startswith("count") else Decimal("1.5") for a in query.aggregates
-        ]
-        return Rows([f"c{i}" for i in range(len(row))], [row])
+def _one_row_of_each_kind(query):
+    """A query's answer during the warm-up: one row, a text per key, a count or a decimal per
+    aggregate, so the code that reads rows runs too."""
+    row = ["warm-up" for _ in query.keys] + [
+        1 if a.kind.startswith("count") else Decimal("1.5") for a in query.aggregates
+    ]
+    return Rows([f"c{i}" for i in range(len(row))], [row])
 
 
-def warm_up(tool: type, arguments: str = "{}") -> None:
-    """Runs the tool once on a stand-in host while the component is being built: the snapshot
-    every call starts from then holds its caches filled (type hints, compiled patterns) and its
-    bytecode specialised. What the warm-up answers is discarded."""
-    from . import host
-
-    previous = host.install(_StandIn())
-    out, err = sys.stdout, sys.stderr
+def warm_up(tool: type, arguments: dict | None = None) -> None:
+    """Runs the tool once on a stand-in host (the testing module's `FakeHost`) while the
+    component is being built: the snapshot every call starts from then holds its caches filled
+    (type hints, compiled patterns) and its bytecode specialised. What the warm-up answers is
+    discarded."""
+    stand_in = FakeHost(
+        roles=["Admin", "User"], can_read_names=True, today="2026-01-01", answer=_one_row_of_each_kind
+    )
+    tool.description_of()
     try:
-        tool.description_of()
-        tool().call_json(arguments)
+        stand_in.call(tool, arguments)
     except Exception:
         pass  # a tool may refuse the stand-in's answers: its code has still run
-    finally:
-        sys.stdout, sys.stderr = out, err
-        host.install(previous)

@@ -7,7 +7,8 @@ import { Decimal } from "./decimal.js";
 import { ToolError, forbidden, internal, invalidParams } from "./errors.js";
 import { installHost, type Level } from "./host.js";
 import { stringify } from "./json.js";
-import { Timestamp, type Query, type Rows, type Value } from "./data.js";
+import { rows, Timestamp, type Query, type Rows, type Value } from "./data.js";
+import { FakeHost } from "./testing.js";
 import type { Tool } from "./tool.js";
 
 /* The shapes of the generated bindings (jco: variants are `{ tag, val }`, options `undefined`,
@@ -104,33 +105,28 @@ export function bindImports(w: WitImports): void {
 }
 
 /**
- * Runs the tool once on a stand-in host (empty query results) while the component is being
- * built: the engine's snapshot then holds the tool's functions compiled and its caches warm, so
- * a call's fresh instance does not redo that work. What the warm-up call answers is discarded;
+ * Runs the tool once on a stand-in host (the testing module's `FakeHost`) while the component
+ * is being built: the engine's snapshot then holds the tool's functions compiled and its caches
+ * warm, so a call's fresh instance does not redo that work. What the warm-up call answers is discarded;
  * nothing of it reaches a real call.
  */
-export function warmUp(tool: Tool, argumentsJson = "{}"): void {
-  const previous = installHost({
-    userId: () => "00000000-0000-4000-8000-000000000000",
-    roles: () => ["Admin", "User"],
-    canReadNames: () => true,
-    today: () => "2026-01-01",
-    log: () => {},
-    // One row of every column's kind, so the warm-up runs the code that reads rows too.
-    run: (q: Query): Rows => ({
-      columns: [...q.keys.map((_, k) => `key${k}`), ...q.aggregates.map((_, k) => `agg${k}`)],
-      rows: [[...q.keys.map(() => "warm-up"), ...q.aggregates.map((a) => (a.kind === "count" || a.kind.startsWith("count-") ? 1 : Decimal.parse("1.5")))]],
-      truncated: false,
-      totalGroups: 1,
-    }),
+export function warmUp(tool: Tool, args: Record<string, unknown> = {}): void {
+  // One row of every column's kind, so the warm-up runs the code that reads rows too.
+  const standIn = new FakeHost({
+    roles: ["Admin", "User"],
+    canReadNames: true,
+    today: "2026-01-01",
+    answer: (q: Query): Rows =>
+      rows(
+        [...q.keys.map((_, k) => `key${k}`), ...q.aggregates.map((_, k) => `agg${k}`)],
+        [[...q.keys.map(() => "warm-up"), ...q.aggregates.map((a) => (a.kind.startsWith("count") ? 1 : Decimal.parse("1.5")))]],
+      ),
   });
+  tool.describe();
   try {
-    tool.describe();
-    tool.callJson(argumentsJson);
+    standIn.call(tool, args);
   } catch {
-    // A tool may refuse the stand-in's empty answers: the warm-up has still run its code.
-  } finally {
-    installHost(previous);
+    // A tool may refuse the stand-in's answers: the warm-up has still run its code.
   }
 }
 

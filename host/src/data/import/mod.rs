@@ -286,14 +286,6 @@ mod tests {
         use super::*;
         use proptest::prelude::*;
 
-        const FILES: [&str; 5] = [
-            "agents.jsonl",
-            "loans.jsonl",
-            "los_status_history.jsonl",
-            "dw_loan_milestones.jsonl",
-            "dw_deals.jsonl",
-        ];
-
         fn field_value() -> impl Strategy<Value = serde_json::Value> {
             prop_oneof![
                 ".{0,10}".prop_map(serde_json::Value::String),

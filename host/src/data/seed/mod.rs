@@ -350,14 +350,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const FILES: [&str; 5] = [
-        "agents.jsonl",
-        "loans.jsonl",
-        "los_status_history.jsonl",
-        "dw_loan_milestones.jsonl",
-        "dw_deals.jsonl",
-    ];
+    use crate::data::import::FILES;
 
     fn files(spec: SeedSpec) -> (Vec<Vec<u8>>, SeedCounts) {
         let dir = tempfile::tempdir().unwrap();

@@ -103,14 +103,9 @@ impl Scaffold<'_> {
                 sdk.display()
             )
         };
-        let src = krate.join("src");
-        std::fs::create_dir_all(&src).map_err(|e| format!("{}: {e}", src.display()))?;
-        let write = |path: PathBuf, text: String| {
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
-        };
-        write(krate.join("Cargo.toml"), cargo)?;
-        write(src.join("lib.rs"), rust::lib_rs(name))?;
-        write(krate.join(format!("{name}.toml")), manifest(name, ""))?;
+        write_file(krate.join("Cargo.toml"), cargo)?;
+        write_file(krate.join("src/lib.rs"), rust::lib_rs(name))?;
+        write_file(krate.join(format!("{name}.toml")), manifest(name, 32, ""))?;
         write_fixtures(&krate)?;
         Ok((krate, in_workspace))
     }
@@ -162,10 +157,11 @@ fn write_fixtures(dir: &Path) -> Result<(), String> {
     write_file(fixtures.join("loans.jsonl"), FIXTURE_LOANS)
 }
 
-/// The manifest of a new plugin; `limits` adds lines to its `[limits]`.
-fn manifest(name: &str, limits: &str) -> String {
+/// The manifest of a new plugin with `memory_mib` of memory; `limits` adds lines to its
+/// `[limits]`.
+fn manifest(name: &str, memory_mib: u32, limits: &str) -> String {
     format!(
-        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = 32\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"
+        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"
     )
 }
 

@@ -19,11 +19,12 @@ pub(super) fn write(dir: &Path, name: &str) -> Result<(), String> {
     )?;
     write_file(
         dir.join(format!("{name}.toml")),
+        // CPython starts with 13 MiB of memory, as 38 core modules.
         manifest(
             name,
+            64,
             "# componentize-py links CPython and its libraries as separate core modules (38).\ncore_instances = 48\n",
-        )
-        .replace("memory_mib = 32", "memory_mib = 64"),
+        ),
     )?;
     write_fixtures(dir)
 }

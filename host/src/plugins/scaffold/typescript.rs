@@ -38,7 +38,8 @@ pub(super) fn write(dir: &Path, name: &str, sdk: &Path) -> Result<(), String> {
     )?;
     write_file(
         dir.join(format!("{name}.toml")),
-        manifest(name, "").replace("memory_mib = 32", "memory_mib = 64"),
+        // A JavaScript runtime starts with 10 MiB of memory.
+        manifest(name, 64, ""),
     )?;
     write_fixtures(dir)
 }
