@@ -72,6 +72,13 @@ else
     echo "build-plugin: $crate has no Cargo.toml (Rust), plugin.py (Python) or src/plugin.ts (TypeScript)" >&2
     exit 1
 fi
+# The view (if the plugin has one) before the manifest that declares it, so a watching server
+# never reads a manifest whose view is missing.
+if [ -d "$crate/view" ]; then
+    "$root/scripts/build-view.sh" "$crate" "$out_dir" >/dev/null
+else
+    rm -f "$out_dir/$tool.html"
+fi
 mv -f "$tmp_wasm" "$out_dir/$tool.wasm"
 cp "$crate/$tool.toml" "$out_dir/.$tool.toml.tmp" && mv -f "$out_dir/.$tool.toml.tmp" "$out_dir/$tool.toml"
 echo "$out_dir/$tool.wasm"

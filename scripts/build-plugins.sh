@@ -46,10 +46,18 @@ for dir in "$root"/plugins/tools/*/; do
     [ -f "$out/$tool.wasm" ] || { echo "build-plugins: $tool.wasm was not built" >&2; exit 1; }
     cp "$out/$tool.wasm" "$build/$tool.wasm"
     cp "$dir/$tool.toml" "$build/$tool.toml"
+    # Its MCP Apps view, when it has one (plugins/tools/<tool>/view/main.ts).
+    if [ -d "$dir/view" ]; then
+        "$root/scripts/build-view.sh" "$dir" "$build" >/dev/null
+    else
+        rm -f "$build/$tool.html"
+    fi
 done
 while read -r tool; do
     [ -z "$tool" ] || [ "${tool#\#}" != "$tool" ] && continue
     install "$build/$tool.wasm" "$dist"
+    # The view before the manifest that declares it (a watching server reads whole plugins).
+    if [ -f "$build/$tool.html" ]; then install "$build/$tool.html" "$dist"; else rm -f "$dist/$tool.html"; fi
     install "$build/$tool.toml" "$dist"
 done < "$root/plugins/tools/SHIPPED"
 if [ "${LOANHOST_BUILD_EXAMPLES:-}" = 1 ]; then

@@ -4,7 +4,10 @@
 #   PLUGIN_PY        the Python of plugins/toolchain/.venv (componentize-py 0.25.1, pytest)
 #   PLUGIN_NODE_BIN  plugins/toolchain/node_modules/.bin (jco 1.35, componentize-js 0.23,
 #                    esbuild, TypeScript), from plugins/toolchain/package-lock.json
-# Usage: eval "$(scripts/plugin-toolchain.sh [python|typescript|all])"
+#   PLUGIN_VIEWS     plugins/views, its node_modules installed from its package-lock.json (the
+#                    MCP Apps SDK and Observable Plot that views bundle); with `views`, the
+#                    TypeScript toolchain too (esbuild bundles them)
+# Usage: eval "$(scripts/plugin-toolchain.sh [python|typescript|views|all])"
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,11 +29,20 @@ if [ "$want" = all ] || [ "$want" = python ]; then
     echo "PLUGIN_PY=$venv/bin/python"
 fi
 
-if [ "$want" = all ] || [ "$want" = typescript ]; then
+if [ "$want" = all ] || [ "$want" = typescript ] || [ "$want" = views ]; then
     if ! [ -f "$dir/node_modules/.package-lock.json" ] || ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.lock-installed"; then
         command -v npm >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
         log "installing the TypeScript plugin toolchain (npm ci: jco, componentize-js, esbuild, TypeScript)"
         (cd "$dir" && npm ci --no-audit --no-fund >&2 && cp package-lock.json node_modules/.lock-installed)
     fi
     echo "PLUGIN_NODE_BIN=$dir/node_modules/.bin"
+fi
+
+if [ "$want" = all ] || [ "$want" = views ]; then
+    views="$root/plugins/views"
+    if ! [ -f "$views/node_modules/.package-lock.json" ] || ! cmp -s "$views/package-lock.json" "$views/node_modules/.lock-installed"; then
+        log "installing the view libraries (npm ci: the MCP Apps SDK, Observable Plot)"
+        (cd "$views" && npm ci --no-audit --no-fund >&2 && cp package-lock.json node_modules/.lock-installed)
+    fi
+    echo "PLUGIN_VIEWS=$views"
 fi

@@ -91,6 +91,11 @@ pub fn hostile_plugin(language: &str) -> Vec<u8> {
     std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
+/// The shipped view (`<name>.html`) of tool `name`, if it has one.
+pub fn tool_view(name: &str) -> Option<Vec<u8>> {
+    std::fs::read(built().dist.join(format!("{name}.html"))).ok()
+}
+
 /// The shipped manifest of tool `name`.
 pub fn tool_manifest(name: &str) -> String {
     std::fs::read_to_string(built().dist.join(format!("{name}.toml"))).unwrap()
@@ -379,8 +384,15 @@ impl AppOptions {
         self
     }
 
-    /// Adds a plugin: `<name>.wasm` and `<name>.toml`.
+    /// Adds a plugin: `<name>.wasm` and `<name>.toml`, and, when the manifest declares a
+    /// `[view]`, the shipped tool's `<name>.html` (a fixture that declares one adds its own
+    /// with [`AppOptions::file`]).
     pub fn plugin(mut self, name: &str, wasm: Vec<u8>, manifest: String) -> Self {
+        if manifest.contains("\n[view]") {
+            if let Some(html) = tool_view(name) {
+                self.files.push((format!("{name}.html"), html));
+            }
+        }
         self.files.push((format!("{name}.wasm"), wasm));
         self.files
             .push((format!("{name}.toml"), manifest.into_bytes()));

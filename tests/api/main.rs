@@ -27,4 +27,5 @@ mod reports;
 mod sandbox;
 mod signing;
 mod upstream_idp;
+mod views;
 mod vocabulary;

@@ -72,7 +72,14 @@ async fn discover_list_and_call_without_a_handshake() {
         d["supportedVersions"],
         json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
     );
-    assert_eq!(d["capabilities"], json!({"tools": {"listChanged": false}}));
+    assert_eq!(
+        d["capabilities"],
+        json!({
+            "tools": {"listChanged": false},
+            "resources": {"listChanged": false},
+            "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}},
+        })
+    );
     assert_eq!(d["resultType"], "complete");
     assert_eq!(
         d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
@@ -192,7 +199,7 @@ async fn removed_and_unknown_methods_are_404_and_notifications_202() {
         "initialize",
         "ping",
         "logging/setLevel",
-        "resources/list",
+        "prompts/list",
         "unknown/method",
     ] {
         // Act

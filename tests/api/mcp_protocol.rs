@@ -57,7 +57,7 @@ async fn json_rpc_errors_have_the_standard_codes() {
     let app = spawn_app().await;
 
     // Act
-    let unknown_method = app.rpc("agent-token", "resources/list", json!({})).await;
+    let unknown_method = app.rpc("agent-token", "prompts/list", json!({})).await;
     let unknown_tool = app
         .rpc(
             "agent-token",

@@ -1,6 +1,7 @@
-//! MCP method dispatch: `initialize`, `ping`, `tools/list`, `tools/call` for the handshake-era
-//! revisions; `server/discover`, `tools/list`, `tools/call` for 2026-07-28. Tool names map to
-//! plugins through the registry; the caller comes from the authenticated identity only.
+//! MCP method dispatch: `initialize`, `ping`, `tools/list`, `tools/call` and the `resources/*`
+//! methods of the plugins' views for the handshake-era revisions; `server/discover` and the
+//! same tool and resource methods for 2026-07-28. Tool names map to plugins through the
+//! registry; the caller comes from the authenticated identity only.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use super::protocol::{
     object, object_params, Reply, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
     SUPPORTED_VERSIONS,
 };
+use super::resources;
 use crate::audit::{self, summarize, AuditEntry, AuditLog};
 use crate::identity::Identity;
 use crate::plugins::callers::Refusal;
@@ -58,9 +60,23 @@ impl Dispatcher {
             "ping" => Ok(json!({}).into()),
             "tools/list" => {
                 object_params(params)?;
-                Ok(self.list_tools().into())
+                // No session: whether the client declared the MCP Apps extension at
+                // `initialize` is not known here, so every view is named (an unknown `_meta`
+                // key is ignored by clients without the extension).
+                Ok(self.list_tools(caller, true).into())
             }
             "tools/call" => self.call_tool(caller, id, params).await,
+            "resources/list" => {
+                object_params(params)?;
+                Ok(resources::list(self.plugins.registry(), caller).into())
+            }
+            "resources/templates/list" => {
+                object_params(params)?;
+                Ok(resources::templates().into())
+            }
+            "resources/read" => {
+                resources::read(self.plugins.registry(), caller, params).map(Reply::from)
+            }
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("Method not found: {other}"),
@@ -80,12 +96,22 @@ impl Dispatcher {
         match method {
             "server/discover" => Ok(json!({
                 "supportedVersions": modern::all_versions(),
-                "capabilities": {"tools": {"listChanged": false}},
+                "capabilities": resources::capabilities(),
                 "instructions": INSTRUCTIONS,
             })
             .into()),
-            "tools/list" => Ok(self.list_tools().into()),
+            // Each request carries the client's capabilities: views are named only to a client
+            // that declares the MCP Apps extension.
+            "tools/list" => {
+                let views = resources::client_renders_views(params.as_ref());
+                Ok(self.list_tools(caller, views).into())
+            }
             "tools/call" => self.call_tool(caller, id, params).await,
+            "resources/list" => Ok(resources::list(self.plugins.registry(), caller).into()),
+            "resources/templates/list" => Ok(resources::templates().into()),
+            "resources/read" => {
+                resources::read(self.plugins.registry(), caller, params).map(Reply::from)
+            }
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
@@ -96,7 +122,8 @@ impl Dispatcher {
         }
     }
 
-    fn list_tools(&self) -> Value {
+    /// Every tool; with `views`, a tool whose view the caller may see names it in `_meta`.
+    fn list_tools(&self, caller: &Identity, views: bool) -> Value {
         let tools: Vec<Value> = self
             .plugins
             .registry()
@@ -104,14 +131,18 @@ impl Dispatcher {
             .values()
             .map(|p| {
                 let t = &p.tool;
-                json!({
+                let mut tool = json!({
                     "name": t.name,
                     "title": t.title,
                     "description": t.description,
                     "inputSchema": t.input_schema,
                     "outputSchema": t.output_schema,
                     "annotations": {"title": t.title, "readOnlyHint": true, "openWorldHint": false},
-                })
+                });
+                if let Some(meta) = views.then(|| resources::tool_meta(p, caller)).flatten() {
+                    tool["_meta"] = meta;
+                }
+                tool
             })
             .collect();
         json!({ "tools": tools })
@@ -333,7 +364,7 @@ fn initialize(params: Option<Value>) -> Result<Value, RpcError> {
         .unwrap_or(&SUPPORTED_VERSIONS[0]);
     Ok(json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": false}},
+        "capabilities": resources::capabilities(),
         "serverInfo": modern::server_info(),
         "instructions": INSTRUCTIONS,
     }))

@@ -1,11 +1,12 @@
 //! MCP: JSON-RPC framing (`protocol`), the 2026-07-28 envelope and headers (`modern`) and
-//! method dispatch (`dispatch`). Stateless: no sessions; the revision is chosen per request.
+//! method dispatch (`dispatch`), with the plugins' views as MCP Apps resources (`resources`). Stateless: no sessions; the revision is chosen per request.
 //! The HTTP route that carries it, `POST /mcp`, is `http::mcp_route`: this layer
 //! imports nothing from `http`.
 
 pub mod dispatch;
 pub mod modern;
 pub mod protocol;
+pub mod resources;
 
 pub use dispatch::Dispatcher;
 pub use protocol::{failure, RpcError, RATE_LIMITED, SERVER_UNAVAILABLE};

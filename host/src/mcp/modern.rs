@@ -23,7 +23,8 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 /// `_meta` key of the server's identity on results.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// How long a client may cache `tools/list` and `server/discover` results, in milliseconds.
+/// How long a client may cache `tools/list`, `server/discover` and `resources/*` results, in
+/// milliseconds.
 /// Plugins are hot-reloaded and this server sends no change notifications, so the hint is short.
 pub const LIST_TTL_MS: u64 = 30_000;
 
@@ -129,8 +130,14 @@ pub fn validate(
         }
         Some(_) => {}
     }
-    if method == "tools/call" {
-        if let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+    // `Mcp-Name` mirrors `params.name` of `tools/call` and `params.uri` of `resources/read`.
+    let named = match method {
+        "tools/call" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = named {
+        if let Some(name) = params.and_then(|p| p.get(field)).and_then(Value::as_str) {
             match one("mcp-name") {
                 None => return mismatch("the Mcp-Name header is missing".into()),
                 Some(h) => match decode_header_value(h.trim()) {
@@ -202,7 +209,14 @@ pub fn decorate(method: &str, reply: Reply) -> Reply {
     if let Value::Object(meta) = meta {
         meta.insert(META_SERVER_INFO.into(), server_info());
     }
-    if matches!(method, "tools/list" | "server/discover") {
+    if matches!(
+        method,
+        "tools/list"
+            | "server/discover"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+    ) {
         result.insert("ttlMs".into(), json!(LIST_TTL_MS));
         result.insert("cacheScope".into(), json!("private"));
     }

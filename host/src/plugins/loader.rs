@@ -16,6 +16,7 @@ use super::manifest::{Manifest, DEFAULT_CORE_INSTANCES, MAX_CORE_INSTANCES};
 use super::shape::{wasi_hint, Shape};
 use super::signature::SignaturePolicy;
 use super::state::PluginState;
+use super::view::{self, View};
 
 /// The WIT package plugins implement.
 pub const WIT_PACKAGE: &str = "loan:reporting";
@@ -35,6 +36,10 @@ pub struct PluginFiles {
     pub signature: PathBuf,
     /// `<tool>.toml.minisig`: the manifest's signature (may not exist).
     pub manifest_signature: PathBuf,
+    /// `<tool>.html`: the view, when the manifest declares one.
+    pub view: PathBuf,
+    /// `<tool>.html.minisig`: the view's signature (may not exist).
+    pub view_signature: PathBuf,
 }
 
 impl PluginFiles {
@@ -45,21 +50,27 @@ impl PluginFiles {
             manifest: dir.join(format!("{stem}.toml")),
             signature: dir.join(format!("{stem}.wasm.minisig")),
             manifest_signature: dir.join(format!("{stem}.toml.minisig")),
+            view: dir.join(format!("{stem}.html")),
+            view_signature: dir.join(format!("{stem}.html.minisig")),
         }
     }
 
-    /// Files given explicitly (`loanhost plugin check`): the signature sits beside the wasm.
+    /// Files given explicitly (`loanhost plugin check`): the signature sits beside the wasm,
+    /// the view (`<tool>.html`) beside the manifest.
     pub fn explicit(wasm: &Path, manifest: &Path) -> PluginFiles {
         let beside = |p: &Path| {
             let mut sig = p.as_os_str().to_owned();
             sig.push(".minisig");
             PathBuf::from(sig)
         };
+        let view = manifest.with_extension("html");
         PluginFiles {
             wasm: wasm.to_path_buf(),
             manifest: manifest.to_path_buf(),
             signature: beside(wasm),
             manifest_signature: beside(manifest),
+            view_signature: beside(&view),
+            view,
         }
     }
 }
@@ -91,6 +102,8 @@ pub struct Plugin {
     pub wit_version: String,
     /// What the component creates when instantiated (checked against the manifest at load).
     pub shape: Shape,
+    /// The view it ships (`<tool>.html`), when its manifest declares one.
+    pub view: Option<View>,
     /// Whether a trusted key signed it.
     pub signed: bool,
     /// The id of the trusted key that signed it (as `minisign` prints it).
@@ -167,12 +180,59 @@ pub(crate) async fn load(
         ));
     }
     let signed = signed_wasm && signed_manifest;
+    let view_bytes = match std::fs::read(&files.view) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(LoadError::new(&files.view, format!("cannot read: {e}"))),
+    };
+    if let Some(bytes) = &view_bytes {
+        let signed_view = check_signature(policy, bytes, &files.view_signature)?.is_some();
+        if signed && !signed_view {
+            return Err(LoadError::new(
+                &files.view,
+                format!(
+                    "the plugin is signed but its view is not: a signature must cover the view \
+                     too (sign it with the same key into {})",
+                    name_of(&files.view_signature)
+                ),
+            ));
+        }
+        if signed_view && !signed {
+            return Err(LoadError::new(
+                &files.view,
+                "the view is signed but the plugin is not",
+            ));
+        }
+    }
     // Parse the very bytes whose signature was checked (not the file again).
     let manifest_text = String::from_utf8(manifest_text)
         .map_err(|_| LoadError::new(&files.manifest, "cannot read: not UTF-8 text"))?;
     let stem = files.manifest.file_stem().and_then(|s| s.to_str());
     let manifest = Manifest::parse(&manifest_text, stem)
         .map_err(|reason| LoadError::new(&files.manifest, reason))?;
+    let view = match (&manifest.view, view_bytes) {
+        (Some(decl), Some(bytes)) => Some(
+            view::prepare(&manifest.name, decl.clone(), &bytes)
+                .map_err(|reason| LoadError::new(&files.view, reason))?,
+        ),
+        (Some(_), None) => {
+            return Err(LoadError::new(
+                &files.manifest,
+                format!(
+                    "view: the manifest declares a view but {} is missing",
+                    name_of(&files.view)
+                ),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(LoadError::new(
+                &files.view,
+                "a view file is present but the manifest declares no [view]: add a [view] \
+                 table to the manifest, or remove the file",
+            ))
+        }
+        (None, None) => None,
+    };
     if !wasm.starts_with(b"\0asm") {
         return Err(LoadError::new(
             &files.wasm,
@@ -278,6 +338,7 @@ pub(crate) async fn load(
         digest: hex::encode(Sha256::digest(&wasm)),
         wit_version,
         shape,
+        view,
         signed,
         signer: signer.filter(|_| signed),
         pre,

@@ -36,6 +36,7 @@ mod shape;
 mod signature;
 pub mod signing_tool;
 mod state;
+pub mod view;
 pub mod watch;
 
 pub use options::{HostOptions, DEFAULT_PLUGIN_MEMORY_MIB};
@@ -59,6 +60,7 @@ pub use registry::Registry;
 pub use reload::{Reloader, ScanReport};
 pub use shape::Shape;
 pub use signature::{SignatureError, SignaturePolicy};
+pub use view::View;
 
 use crate::clock::Clock;
 use crate::identity::Identity;

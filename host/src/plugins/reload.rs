@@ -55,6 +55,8 @@ fn stamp(files: &PluginFiles) -> Stamp {
         one(&files.manifest),
         one(&files.signature),
         one(&files.manifest_signature),
+        one(&files.view),
+        one(&files.view_signature),
     ])
 }
 

@@ -76,6 +76,23 @@ pub struct Limits {
     pub core_instances: u32,
 }
 
+/// Largest view (`<tool>.html`) a plugin may ship: a chart library and the MCP Apps SDK
+/// bundled into one file take about 400 KiB.
+pub const MAX_VIEW_BYTES: u64 = 2 * 1024 * 1024;
+/// Longest view title or description, in characters.
+pub const MAX_VIEW_TEXT: usize = 512;
+
+/// The manifest's `[view]`: the plugin ships `<tool>.html`, an MCP Apps view of its results.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ViewDecl {
+    /// The resource's title (default: the tool's title).
+    pub title: Option<String>,
+    /// What the view shows.
+    pub description: Option<String>,
+    /// Whether the view asks the client for a border and background (`prefersBorder`).
+    pub prefers_border: Option<bool>,
+}
+
 /// A validated manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
@@ -91,6 +108,8 @@ pub struct Manifest {
     pub scope: Scope,
     /// Limits of one call.
     pub limits: Limits,
+    /// The view the plugin ships beside its component, if it declares one.
+    pub view: Option<ViewDecl>,
 }
 
 /// A manifest that was refused: the file and the precise reason.
@@ -247,13 +266,38 @@ impl Manifest {
                 db_time_ms,
                 core_instances,
             },
+            view: raw.view.map(view_decl).transpose()?,
         })
+    }
+
+    /// The view's file name: `<tool>.html`, beside the manifest.
+    pub fn view_file(&self) -> String {
+        format!("{}.html", self.name)
     }
 
     /// Whether the manifest grants the dataset.
     pub fn grants(&self, dataset: Dataset) -> bool {
         self.datasets.contains(&dataset)
     }
+}
+
+/// Checks the `[view]` texts: single-line, non-empty, bounded.
+fn view_decl(raw: RawView) -> Result<ViewDecl, String> {
+    for (field, text) in [("title", &raw.title), ("description", &raw.description)] {
+        if let Some(t) = text {
+            if t.trim().is_empty() || t.chars().count() > MAX_VIEW_TEXT || t.contains(['\n', '\r'])
+            {
+                return Err(format!(
+                    "view.{field}: must be one line of 1 to {MAX_VIEW_TEXT} characters"
+                ));
+            }
+        }
+    }
+    Ok(ViewDecl {
+        title: raw.title,
+        description: raw.description,
+        prefers_border: raw.prefers_border,
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,19 @@ pub(super) struct RawManifest {
     pub(super) datasets: Vec<String>,
     pub(super) scope: Scope,
     pub(super) limits: RawLimits,
+    #[serde(default)]
+    pub(super) view: Option<RawView>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawView {
+    #[serde(default)]
+    pub(super) title: Option<String>,
+    #[serde(default)]
+    pub(super) description: Option<String>,
+    #[serde(default)]
+    pub(super) prefers_border: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -181,3 +181,29 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn a_view_is_declared_in_its_own_table() {
+    let m = Manifest::parse(
+        &format!("{GOOD}\n[view]\ntitle = \"Loans by bucket\"\nprefers_border = true\n"),
+        Some("report_loans"),
+    )
+    .unwrap();
+    let view = m.view.clone().unwrap();
+    assert_eq!(view.title.as_deref(), Some("Loans by bucket"));
+    assert_eq!(view.prefers_border, Some(true));
+    assert_eq!(view.description, None);
+    assert_eq!(m.view_file(), "report_loans.html");
+    assert_eq!(
+        Manifest::parse(GOOD, Some("report_loans")).unwrap().view,
+        None
+    );
+    assert_eq!(
+        err(&format!("{GOOD}\n[view]\nfile = \"x.html\"\n")),
+        "view: unknown field `file`, expected one of `title`, `description`, `prefers_border`"
+    );
+    assert_eq!(
+        err(&format!("{GOOD}\n[view]\ntitle = \"\"\n")),
+        "view.title: must be one line of 1 to 512 characters"
+    );
+}

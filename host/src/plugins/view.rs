@@ -1,0 +1,140 @@
+//! A plugin's view: the self-contained HTML file (`<tool>.html`) an MCP Apps client renders
+//! with the tool's result. Read with the plugin, under the same signature rules as its
+//! manifest, size-capped, and served with a content security policy that admits no origin
+//! outside the document itself.
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::manifest::{ViewDecl, MAX_VIEW_BYTES};
+
+/// The MCP Apps extension's identifier (capabilities and `_meta`).
+pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an MCP Apps HTML view.
+pub const VIEW_MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// The scheme and authority of every view's URI: `ui://loanhost/<tool>`.
+pub const VIEW_URI_PREFIX: &str = "ui://loanhost/";
+
+/// The policy placed first in every view's `<head>`: scripts, styles, images and fonts only
+/// from the document itself (inline or `data:`), no network, no frames, no forms, no base
+/// URI. A client's own policy can only narrow it further.
+pub const VIEW_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; \
+style-src 'unsafe-inline'; img-src data: blob:; font-src data:; media-src data:; \
+connect-src 'none'; frame-src 'none'; child-src 'none'; worker-src 'none'; \
+object-src 'none'; base-uri 'none'; form-action 'none'";
+
+/// A loaded view, ready to serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    /// `ui://loanhost/<tool>`.
+    pub uri: String,
+    /// What the manifest's `[view]` says of it.
+    pub decl: ViewDecl,
+    /// The document as served: the file with [`VIEW_CSP`] placed first in its `<head>`.
+    pub html: Arc<str>,
+    /// SHA-256 of the file's bytes as signed (hex).
+    pub digest: String,
+}
+
+/// The URI of tool `name`'s view.
+pub fn view_uri(name: &str) -> String {
+    format!("{VIEW_URI_PREFIX}{name}")
+}
+
+/// Checks a view file's bytes (size, UTF-8, an HTML document with a `<head>`) and prepares
+/// it for serving; the reason names what is wrong.
+pub fn prepare(tool: &str, decl: ViewDecl, bytes: &[u8]) -> Result<View, String> {
+    if bytes.len() as u64 > MAX_VIEW_BYTES {
+        return Err(format!(
+            "the view is {} bytes; a view may have at most {MAX_VIEW_BYTES} (bundle the chart \
+             library minified, and leave out what the view does not draw)",
+            bytes.len()
+        ));
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| format!("the view is not UTF-8 text (byte {})", e.valid_up_to()))?;
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    if !starts_with_ignore_case(body, "<!doctype html") {
+        return Err("the view is not an HTML document: it must start with <!DOCTYPE html>".into());
+    }
+    let at = head_end(text).ok_or_else(|| {
+        "the view has no <head> element: the host places its content security policy there"
+            .to_string()
+    })?;
+    let html = format!(
+        "{}<meta http-equiv=\"Content-Security-Policy\" content=\"{VIEW_CSP}\">{}",
+        &text[..at],
+        &text[at..]
+    );
+    Ok(View {
+        uri: view_uri(tool),
+        decl,
+        html: html.into(),
+        digest: hex::encode(Sha256::digest(bytes)),
+    })
+}
+
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.get(..prefix.len())
+        .is_some_and(|t| t.eq_ignore_ascii_case(prefix))
+}
+
+/// The byte offset just after the opening `<head …>` tag, if there is one.
+fn head_end(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("<head") {
+        let start = from + i + "<head".len();
+        match lower.as_bytes().get(start) {
+            Some(b'>') => return Some(start + 1),
+            Some(c) if c.is_ascii_whitespace() => {
+                return lower[start..].find('>').map(|j| start + j + 1);
+            }
+            _ => from = start,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_goes_first_in_the_head() {
+        let v = prepare(
+            "report_loans",
+            ViewDecl::default(),
+            b"<!DOCTYPE html><html><header></header><HEAD lang=en><script>1</script></HEAD></html>",
+        )
+        .unwrap();
+        assert_eq!(v.uri, "ui://loanhost/report_loans");
+        let at = v
+            .html
+            .find("<meta http-equiv=\"Content-Security-Policy\"")
+            .unwrap();
+        assert!(v.html[..at].ends_with("<HEAD lang=en>"), "{}", v.html);
+        assert!(at < v.html.find("<script>").unwrap());
+        assert_eq!(v.digest.len(), 64);
+    }
+
+    #[test]
+    fn a_view_that_is_not_a_bounded_html_document_is_refused() {
+        let e = |b: &[u8]| prepare("t", ViewDecl::default(), b).unwrap_err();
+        assert!(e(b"<html><head></head></html>").contains("<!DOCTYPE html>"));
+        assert!(e(b"<!doctype html><html><body></body></html>").contains("no <head>"));
+        assert!(e(b"<!doctype html>\xff").contains("not UTF-8"));
+        let big = format!(
+            "<!doctype html><head></head>{}",
+            " ".repeat(MAX_VIEW_BYTES as usize)
+        );
+        assert!(e(big.as_bytes()).contains("at most 2097152"));
+        assert!(prepare(
+            "t",
+            ViewDecl::default(),
+            b"\xef\xbb\xbf <!doctype html><head></head>"
+        )
+        .is_ok());
+    }
+}

@@ -1,0 +1,42 @@
+// The view of warehouse_loan_milestone_report: loans reaching each warehouse milestone per
+// period, as a heatmap with milestones in funnel order.
+import { heatmap, startView, table } from "@loanhost/views";
+
+interface Row {
+  period: string;
+  milestone: string;
+  stage: string;
+  stageOrder: number;
+  loanCount: number;
+}
+interface Result {
+  bucket: string;
+  fromDate: string;
+  toDate: string;
+  rowCount: number;
+  rows: Row[];
+}
+
+startView<Result>({
+  title: (r) => `Warehouse milestones by ${r.bucket.toLowerCase()}, ${r.fromDate} to ${r.toDate}`,
+  isEmpty: (r) => r.rows.length === 0,
+  render: (r, ctx) => {
+    const order = new Map<string, number>();
+    for (const row of r.rows) if (!order.has(row.milestone)) order.set(row.milestone, row.stageOrder);
+    const milestones = [...order.keys()].sort((a, b) => order.get(a)! - order.get(b)! || a.localeCompare(b));
+    return [
+      heatmap(
+        ctx,
+        `Loans reaching each milestone per ${r.bucket.toLowerCase()}`,
+        r.rows.map((row) => ({ period: row.period, category: row.milestone, value: row.loanCount })),
+        milestones,
+        "Loans",
+      ),
+      table(
+        "Figures",
+        ["Period", "Milestone", "Stage", "Loans"],
+        r.rows.map((row) => [row.period, row.milestone, row.stage, row.loanCount]),
+      ),
+    ];
+  },
+});

@@ -1,0 +1,296 @@
+/**
+ * The charts the report views draw, on Observable Plot: bars by key, bars on a time axis,
+ * a trend line, a period × category heatmap, and a plain table. Every chart labels its
+ * values in text (readable without hovering, and by screen readers) and takes its colours
+ * from the document's theme.
+ */
+import * as Plot from "@observablehq/plot";
+
+import type { RenderContext } from "./view.ts";
+
+/** One drawable value. */
+export interface Datum {
+  key: string;
+  value: number;
+}
+
+const number = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+
+/** A number as the views print it (`1,234,567.5`); `–` for none. */
+export function formatNumber(v: number | null | undefined): string {
+  return v === null || v === undefined || Number.isNaN(v) ? "–" : number.format(v);
+}
+
+/** The colour a CSS custom property resolves to on the document (`light-dark()` and the
+ * host's variables included), as `rgb(…)`, or `fallback`. Plot takes a string it cannot read
+ * as a colour for a field name, so only resolved colours are handed to it. */
+function cssVar(name: string, fallback: string): string {
+  const probe = document.createElement("span");
+  probe.style.color = `var(${name}, ${fallback})`;
+  probe.style.display = "none";
+  document.body.append(probe);
+  const color = getComputedStyle(probe).color;
+  probe.remove();
+  return color || fallback;
+}
+
+function colors(ctx: RenderContext) {
+  return {
+    accent: cssVar("--loanhost-accent", ctx.dark ? "#60a5fa" : "#2563eb"),
+    muted: cssVar("--loanhost-muted", ctx.dark ? "#64748b" : "#94a3b8"),
+    background: cssVar("--loanhost-background", ctx.dark ? "#171717" : "#ffffff"),
+  };
+}
+
+function figure(title: string, chart: Element, className: string): HTMLElement {
+  // The plot itself (a colour legend, when there is one, comes before it).
+  const svgs = chart.tagName.toLowerCase() === "svg" ? [chart] : [...chart.querySelectorAll("svg")];
+  svgs[svgs.length - 1]?.classList.add("chart-plot");
+  const f = document.createElement("figure");
+  f.className = `chart ${className}`;
+  const caption = document.createElement("figcaption");
+  caption.textContent = title;
+  f.append(caption, chart);
+  return f;
+}
+
+/** Horizontal bars, one per key in the given order, each labelled with its value. */
+export function bars(
+  ctx: RenderContext,
+  title: string,
+  data: Array<Datum & { muted?: boolean }>,
+  unit: string,
+): HTMLElement {
+  const c = colors(ctx);
+  const longest = Math.max(...data.map((d) => d.key.length), 4);
+  const marginLeft = Math.min(Math.max(60, longest * 7), Math.floor(ctx.width * 0.45));
+  const chart = Plot.plot({
+    width: ctx.width,
+    height: Math.max(80, data.length * 26 + 40),
+    marginLeft,
+    marginRight: 70,
+    style: { background: "transparent", color: "currentColor" },
+    x: { label: unit, grid: true, nice: true, tickFormat: "~s" },
+    y: { label: null, domain: data.map((d) => d.key), tickFormat: (k: string) => truncate(k, marginLeft / 7) },
+    marks: [
+      Plot.barX(data, {
+        x: "value",
+        y: "key",
+        fill: (d: { muted?: boolean }) => (d.muted ? c.muted : c.accent),
+        title: (d: Datum) => `${d.key}: ${formatNumber(d.value)}`,
+      }),
+      Plot.text(data, {
+        x: "value",
+        y: "key",
+        text: (d: Datum) => formatNumber(d.value),
+        textAnchor: "start",
+        dx: 4,
+        fill: "currentColor",
+        className: "value-label",
+      }),
+      Plot.ruleX([0]),
+    ],
+  });
+  return figure(title, chart, "bars");
+}
+
+/** The first instant of a period key: `YYYY`, `YYYY-MM`, `YYYY-Qn`, ISO week `YYYY-Wnn`. */
+export function periodStart(key: string): Date | undefined {
+  let m = /^(\d{4})$/.exec(key);
+  if (m) return new Date(Date.UTC(+m[1], 0, 1));
+  m = /^(\d{4})-(\d{2})$/.exec(key);
+  if (m) return new Date(Date.UTC(+m[1], +m[2] - 1, 1));
+  m = /^(\d{4})-Q([1-4])$/.exec(key);
+  if (m) return new Date(Date.UTC(+m[1], (+m[2] - 1) * 3, 1));
+  m = /^(\d{4})-W(\d{2})$/.exec(key);
+  if (m) {
+    // ISO week 1 holds January 4th; weeks start on Monday.
+    const jan4 = Date.UTC(+m[1], 0, 4);
+    const monday = jan4 - (((new Date(jan4).getUTCDay() + 6) % 7) * 86400000);
+    return new Date(monday + (+m[2] - 1) * 7 * 86400000);
+  }
+  return undefined;
+}
+
+/** The end of the period that starts at `start`, for a key of the same form. */
+function periodEnd(key: string, start: Date): Date {
+  const d = new Date(start);
+  if (/^\d{4}$/.test(key)) d.setUTCFullYear(d.getUTCFullYear() + 1);
+  else if (/-Q/.test(key)) d.setUTCMonth(d.getUTCMonth() + 3);
+  else if (/-W/.test(key)) d.setUTCDate(d.getUTCDate() + 7);
+  else d.setUTCMonth(d.getUTCMonth() + 1);
+  return d;
+}
+
+/** Vertical bars on a time axis, one per period key, each labelled with its value. */
+export function timeBars(ctx: RenderContext, title: string, data: Datum[], unit: string): HTMLElement {
+  const c = colors(ctx);
+  const rows = data.flatMap((d) => {
+    const start = periodStart(d.key);
+    return start ? [{ ...d, start, end: periodEnd(d.key, start) }] : [];
+  });
+  const few = rows.length <= Math.floor(ctx.width / 48);
+  const chart = Plot.plot({
+    width: ctx.width,
+    height: 260,
+    marginLeft: 56,
+    marginTop: 24,
+    style: { background: "transparent", color: "currentColor" },
+    x: { type: "utc", label: null },
+    y: { label: unit, grid: true, nice: true, tickFormat: "~s" },
+    marks: [
+      Plot.rectY(rows, {
+        x1: "start",
+        x2: "end",
+        y: "value",
+        inset: 1,
+        fill: c.accent,
+        title: (d: Datum) => `${d.key}: ${formatNumber(d.value)}`,
+      }),
+      // Every bar's value when they fit side by side; at narrow widths, the table below has them.
+      ...(few
+        ? [
+            Plot.text(rows, {
+              x: (d: { start: Date; end: Date }) => new Date((+d.start + +d.end) / 2),
+              y: "value",
+              text: (d: Datum) => formatNumber(d.value),
+              dy: -8,
+              fill: "currentColor",
+              className: "value-label",
+            }),
+          ]
+        : []),
+      Plot.ruleY([0]),
+    ],
+  });
+  return figure(title, chart, "time-bars");
+}
+
+/** A line with dots over period keys (oldest first), each dot labelled with its value. */
+export function trendLine(ctx: RenderContext, title: string, data: Datum[], unit: string): HTMLElement {
+  const c = colors(ctx);
+  const rows = data.flatMap((d) => {
+    const start = periodStart(d.key);
+    return start ? [{ ...d, start }] : [];
+  });
+  const few = rows.length <= Math.floor(ctx.width / 56);
+  const chart = Plot.plot({
+    width: ctx.width,
+    height: 220,
+    marginLeft: 56,
+    marginTop: 24,
+    style: { background: "transparent", color: "currentColor" },
+    x: { type: "utc", label: null },
+    y: { label: unit, grid: true, nice: true, zero: true, tickFormat: "~s" },
+    marks: [
+      Plot.lineY(rows, { x: "start", y: "value", stroke: c.accent, strokeWidth: 2 }),
+      Plot.dot(rows, {
+        x: "start",
+        y: "value",
+        fill: c.accent,
+        r: 3,
+        title: (d: Datum) => `${d.key}: ${formatNumber(d.value)}`,
+      }),
+      ...(few
+        ? [
+            Plot.text(rows, {
+              x: "start",
+              y: "value",
+              text: (d: Datum) => formatNumber(d.value),
+              dy: -10,
+              fill: "currentColor",
+              className: "value-label",
+            }),
+          ]
+        : []),
+    ],
+  });
+  return figure(title, chart, "trend");
+}
+
+/** A period × category grid coloured by value, each cell labelled with its value. */
+export function heatmap(
+  ctx: RenderContext,
+  title: string,
+  cells: Array<{ period: string; category: string; value: number }>,
+  categories: string[],
+  unit: string,
+): HTMLElement {
+  const c = colors(ctx);
+  const periods = [...new Set(cells.map((d) => d.period))].sort();
+  const longest = Math.max(...categories.map((k) => k.length), 4);
+  const marginLeft = Math.min(Math.max(60, longest * 7), Math.floor(ctx.width * 0.4));
+  const cellWidth = (ctx.width - marginLeft - 10) / Math.max(1, periods.length);
+  const labelled = cellWidth >= 30;
+  const chart = Plot.plot({
+    width: ctx.width,
+    height: Math.max(100, categories.length * 28 + 60),
+    marginLeft,
+    marginBottom: 44,
+    style: { background: "transparent", color: "currentColor" },
+    x: {
+      domain: periods,
+      label: null,
+      tickRotate: cellWidth < 56 ? -45 : 0,
+      // At narrow widths, every other period is named.
+      ticks: periods.filter((_, i) => i % Math.max(1, Math.ceil(34 / Math.max(1, cellWidth))) === 0),
+    },
+    y: { domain: categories, label: null, tickFormat: (k: string) => truncate(k, marginLeft / 7) },
+    color: { type: "linear", scheme: ctx.dark ? "viridis" : "blues", label: unit, legend: true, zero: true },
+    marks: [
+      Plot.cell(cells, {
+        x: "period",
+        y: "category",
+        fill: "value",
+        inset: 0.5,
+        title: (d: { period: string; category: string; value: number }) =>
+          `${d.category}, ${d.period}: ${formatNumber(d.value)}`,
+      }),
+      ...(labelled
+        ? [
+            Plot.text(cells, {
+              x: "period",
+              y: "category",
+              text: (d: { value: number }) => formatNumber(d.value),
+              fill: "currentColor",
+              stroke: c.background,
+              strokeWidth: 3,
+              className: "value-label",
+            }),
+          ]
+        : []),
+    ],
+  });
+  return figure(title, chart, "heatmap");
+}
+
+/** A plain table (inside a disclosure): every figure of the chart above, exactly. */
+export function table(caption: string, header: string[], rows: Array<Array<string | number>>): HTMLElement {
+  const details = document.createElement("details");
+  details.className = "table";
+  const summary = document.createElement("summary");
+  summary.textContent = caption;
+  const t = document.createElement("table");
+  const head = t.createTHead().insertRow();
+  for (const h of header) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.append(th);
+  }
+  const body = t.createTBody();
+  for (const r of rows) {
+    const tr = body.insertRow();
+    for (const v of r) {
+      const td = tr.insertCell();
+      td.textContent = typeof v === "number" ? formatNumber(v) : v;
+      if (typeof v === "number") td.className = "num";
+    }
+  }
+  details.append(summary, t);
+  return details;
+}
+
+function truncate(s: string, max: number): string {
+  const n = Math.max(4, Math.floor(max));
+  return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
+}
