@@ -33,7 +33,9 @@ Get a token and call a tool, in another terminal (from any folder):
 MCP clients with OAuth: server $base/mcp, pre-registered client_id loanhost-demo,
   client_secret loanhost-demo-secret; the dev IdP's sign-in page lets you pick a demo user.
 Health: curl -s $base/health
-Plugins: $plugin_dir is watched; copy a <tool>.wasm + <tool>.toml there to deploy
+Views: the five reports' charts are MCP Apps resources (resources/list, ui://loanhost/<tool>);
+  an MCP Apps client draws them; README.md, "Seeing the views", shows other ways.
+Plugins: $plugin_dir is watched; copy a <tool>.wasm + <tool>.toml (+ its <tool>.html view) there to deploy
   (\`make plugins\` builds new tools into plugins/build/ and deploys only the shipped ones).
 Signed plugins: LOANHOST_TRUSTED_KEYS="<your public key>" make run trusts your key (docs/plugins.md).
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs (idempotently) what building and testing loanhost needs on a Debian machine:
-# the Wasm component toolchain (see scripts/wasm-toolchain.sh) and rustfmt/clippy.
+# the Wasm component toolchain (see scripts/wasm-toolchain.sh) and rustfmt/clippy, the real MCP
+# and OAuth test peers, and Debian's Chromium for the views' browser tests.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -32,4 +33,13 @@ if ! [ -f "$clients/node_modules/.package-lock.json" ] || ! cmp -s "$clients/pac
     command -v npm >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
     echo "setup: installing the Node test peers (npm ci)" >&2
     (cd "$clients" && npm ci --no-audit --no-fund >&2 && cp package-lock.json node_modules/.lock-installed)
+fi
+
+# Debian's Chromium: the views' browser tests drive it with playwright-core (which downloads no
+# browser of its own).
+if ! [ -x /usr/bin/chromium ]; then
+    echo "setup: installing Debian's chromium (the views' browser tests)" >&2
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2
 fi

@@ -82,7 +82,8 @@ enum PluginCommand {
     Check {
         /// The component (`<tool>.wasm`; a `<tool>.wasm.minisig` beside it is checked).
         wasm: PathBuf,
-        /// Its manifest (`<tool>.toml`).
+        /// Its manifest (`<tool>.toml`; the view `<tool>.html`, when it declares one, sits
+        /// beside it).
         manifest: PathBuf,
     },
     /// Scaffold a plugin crate and its manifest that build and pass `plugin check` at once.
@@ -99,6 +100,10 @@ enum PluginCommand {
         /// The plugin's language: `rust`, `python` or `typescript`.
         #[arg(long, default_value = "rust")]
         lang: String,
+        /// Also write an MCP Apps view of its results (`view/main.ts`, a chart drawn with the
+        /// views library) and declare it in the manifest.
+        #[arg(long)]
+        view: bool,
     },
     /// Run one call of a plugin against a folder of JSON Lines fixtures (the import files), as
     /// the agent with the given email, with the server's scope and limits; print the result.
@@ -119,6 +124,13 @@ enum PluginCommand {
         /// "Today" for the call (default: the real date).
         #[arg(long)]
         today: Option<String>,
+        /// Also write the plugin's view (`<tool>.html` beside the manifest) with this result
+        /// into a page to open in a browser.
+        #[arg(long, value_name = "OUT.html")]
+        view: Option<PathBuf>,
+        /// The theme the view preview asks for: light or dark.
+        #[arg(long, default_value = "light", value_parser = ["light", "dark"])]
+        theme: String,
     },
     /// Rebuild a plugin crate whenever its sources change and deploy it into a plugin
     /// directory (atomically: the server's reloader never sees a half-written file). Stops
@@ -320,6 +332,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             "imageMib": p.shape.image_memory_mib(),
                             "imports": p.shape.imports,
                         },
+                        "view": p.view.as_ref().map(|v| serde_json::json!({
+                            "uri": v.uri,
+                            "bytes": v.html.len(),
+                            "sha256": v.digest,
+                            "title": v.decl.title,
+                        })),
                     });
                     println!("{}", serde_json::to_string_pretty(&out)?);
                     Ok(ExitCode::SUCCESS)

@@ -87,7 +87,27 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
     assert!(printed.contains(&public), "{printed}");
 
     // Act + Assert: deployed to a server that requires signatures, and called over MCP.
-    serve_deploy_and_call(work.path(), &public, "deploy", "my_report").await;
+    serve_deploy_and_call(work.path(), &public, "deploy", "my_report", false).await;
+}
+
+#[tokio::test]
+async fn the_guides_view_path_previews_signs_and_serves_a_view() {
+    // Arrange + Act: scaffold with a view, build, check, run with a preview, sign all three.
+    let work = tempfile::tempdir().unwrap();
+    let printed = bash(&blocks("view"), &[("WORK", work.path())]);
+    assert!(
+        printed.contains("\"uri\": \"ui://loanhost/my_chart\""),
+        "plugin check prints the view: {printed}"
+    );
+    let preview = std::fs::read_to_string(work.path().join("my_chart-preview.html")).unwrap();
+    assert!(preview.contains("<iframe sandbox=\"allow-scripts\""));
+    assert!(preview.contains("\"structuredContent\":{\"buckets\":["));
+    assert!(preview.contains("const theme = \"dark\";"));
+
+    // Act + Assert: deployed signed to a server that requires signatures; called, and its
+    // view read.
+    let public = public_key(&work.path().join("keys-view"));
+    serve_deploy_and_call(work.path(), &public, "view-deploy", "my_chart", true).await;
 }
 
 #[tokio::test]
@@ -116,7 +136,7 @@ cp "$WORK/my_report_py/my_report_py.toml" "$WORK/wasi/"
 
     // Act + Assert
     let public = public_key(&work.path().join("keys-py"));
-    serve_deploy_and_call(work.path(), &public, "python-deploy", "my_report_py").await;
+    serve_deploy_and_call(work.path(), &public, "python-deploy", "my_report_py", false).await;
 }
 
 #[tokio::test]
@@ -128,7 +148,14 @@ async fn the_guides_typescript_path_runs_to_a_signed_tool_served_over_mcp() {
 
     // Act + Assert
     let public = public_key(&work.path().join("keys-ts"));
-    serve_deploy_and_call(work.path(), &public, "typescript-deploy", "my_report_ts").await;
+    serve_deploy_and_call(
+        work.path(),
+        &public,
+        "typescript-deploy",
+        "my_report_ts",
+        false,
+    )
+    .await;
 }
 
 /// The public key `plugin keygen` wrote into `dir` (its last line).
@@ -139,8 +166,15 @@ fn public_key(dir: &Path) -> String {
 
 /// Starts a real `loanhost serve` that requires signatures and trusts `public`, runs the
 /// guide's `deploy_tag` blocks into its plugin directory, and calls `tool` over MCP as the
-/// demo agent: the answer counts only `Loan Open` loans.
-async fn serve_deploy_and_call(work: &Path, public: &str, deploy_tag: &str, tool: &'static str) {
+/// demo agent: the answer counts only `Loan Open` loans. With `view`, the tool's view is read
+/// too.
+async fn serve_deploy_and_call(
+    work: &Path,
+    public: &str,
+    deploy_tag: &str,
+    tool: &'static str,
+    view: bool,
+) {
     // A server that requires signatures and trusts the new key.
     let server = tempfile::tempdir().unwrap();
     let plugin_dir = server.path().join("plugins");
@@ -227,8 +261,28 @@ async fn serve_deploy_and_call(work: &Path, public: &str, deploy_tag: &str, tool
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let read = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(&token)
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": format!("ui://loanhost/{tool}")}}))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
     let _ = child.kill();
     let _ = child.wait();
+    if view {
+        let content = &read["result"]["contents"][0];
+        assert_eq!(content["mimeType"], "text/html;profile=mcp-app", "{read}");
+        assert!(content["text"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Security-Policy"));
+    } else {
+        assert_eq!(read["error"]["code"], -32602, "{read}");
+    }
 
     // Assert
     assert_eq!(reply["result"]["isError"], false, "{reply}");

@@ -161,7 +161,7 @@ fn tally(checks: &[Value]) -> (usize, usize, usize) {
 }
 
 #[tokio::test]
-async fn the_official_conformance_suite_passes_what_applies_to_a_tools_only_server() {
+async fn the_official_conformance_suite_passes_what_applies_to_a_tools_and_views_server() {
     // Arrange: every tool, the proxy's origin allowed, the proxy adding an admin's token.
     let port = crate::helpers::free_port();
     let mut options = AppOptions::default();
@@ -187,6 +187,7 @@ async fn the_official_conformance_suite_passes_what_applies_to_a_tools_only_serv
         "server-initialize",
         "ping",
         "tools-list",
+        "resources-list",
         "dns-rebinding-protection",
     ] {
         legacy.extend(
@@ -199,25 +200,28 @@ async fn the_official_conformance_suite_passes_what_applies_to_a_tools_only_serv
         );
     }
 
-    // Assert: the scenarios that apply to a tools-only server pass; what they leave
-    // untested needs diagnostic tools (test_missing_capability …) or prompts and resources,
-    // which this server does not have (and answers -32601 for, as it must).
+    // Assert: the scenarios that apply to a server of tools and view resources pass; what
+    // they leave untested needs diagnostic tools (test_missing_capability …), the suite's
+    // own test resources (test://static-text …) or prompts, which this server does not have
+    // (and answers -32601 for, as it must).
     let untestable = |c: &Value| {
         c["errorMessage"]
             .as_str()
             .is_some_and(|m| m.starts_with("Not testable:"))
     };
-    let not_offered = |c: &Value| {
+    let no_prompts = |c: &Value| {
         c["errorMessage"]
             .as_str()
             .is_some_and(|m| m.contains("returned JSON-RPC error -32601"))
-            && !c["id"].as_str().unwrap().contains("tools-list")
+            && c["id"] == "sep-2549-prompts-list-caching-hints"
     };
     for (scenario, allowed) in [
         ("server-stateless", &untestable as &dyn Fn(&Value) -> bool),
         ("tools-list", &|_: &Value| false),
         ("dns-rebinding-protection", &|_: &Value| false),
-        ("caching", &not_offered),
+        ("caching", &no_prompts),
+        ("resources-list", &|_: &Value| false),
+        ("sep-2164-resource-not-found", &|_: &Value| false),
         ("http-header-validation", &|_: &Value| false),
     ] {
         let checks = modern
@@ -234,6 +238,11 @@ async fn the_official_conformance_suite_passes_what_applies_to_a_tools_only_serv
         .find(|c| c["id"] == "tools-list-deterministic-order")
         .unwrap()["status"];
     assert_eq!(order, "SUCCESS", "six tools in a deterministic order");
+    let read_hints = &modern["caching"]
+        .iter()
+        .find(|c| c["id"] == "sep-2549-resources-read-caching-hints")
+        .unwrap()["status"];
+    assert_eq!(read_hints, "SUCCESS", "a view read carries caching hints");
     for (scenario, checks) in &legacy {
         assert_eq!(
             failures(checks, |_| false),
@@ -241,7 +250,7 @@ async fn the_official_conformance_suite_passes_what_applies_to_a_tools_only_serv
             "2025-11-25 {scenario}"
         );
     }
-    assert_eq!(legacy.len(), 4, "{:?}", legacy.keys());
+    assert_eq!(legacy.len(), 5, "{:?}", legacy.keys());
 
     if let Some(path) = std::env::var_os("CONFORMANCE_REPORT") {
         let mut md = String::from(

@@ -292,7 +292,7 @@ async fn a_resources_read_whose_mcp_name_header_disagrees_with_its_uri_is_refuse
     assert_eq!(reply["error"]["code"], -32020, "{reply}");
 }
 
-pub(crate) struct Signer {
+struct Signer {
     public: String,
     secret: minisign::SecretKey,
 }
@@ -317,6 +317,9 @@ impl Signer {
     }
 }
 
+/// A file to deploy: its name, its bytes (none: absent) and who signs it.
+type DeployedFile<'a> = (&'a str, Option<&'a [u8]>, Option<&'a Signer>);
+
 /// Writes report_loans into `dir` (its view as given), each file signed by `signer` when one
 /// is given for it: (component and manifest, view).
 fn deploy_report_loans(
@@ -326,7 +329,7 @@ fn deploy_report_loans(
     signers: (Option<&Signer>, Option<&Signer>),
 ) {
     let wasm = tool_wasm("report_loans");
-    let files: [(&str, Option<&[u8]>, Option<&Signer>); 3] = [
+    let files: [DeployedFile; 3] = [
         ("report_loans.wasm", Some(&wasm), signers.0),
         ("report_loans.toml", Some(manifest.as_bytes()), signers.0),
         ("report_loans.html", view, signers.1),
@@ -507,7 +510,7 @@ fn printed(v: &Value) -> String {
     let mut out = format!("{}{digits}{grouped}", if whole < 0 { "-" } else { "" });
     let cents = ((rounded.fract().abs() * 100.0).round()) as i64;
     if cents != 0 {
-        out.push_str(&format!(".{cents:02}").trim_end_matches('0').to_string());
+        out.push_str(format!(".{cents:02}").trim_end_matches('0'));
     }
     out
 }
@@ -828,4 +831,76 @@ async fn every_view_draws_its_report_in_a_real_browser() {
         assert_drawn(&c, &counts);
         assert_eq!(c["drawn"]["tableRows"], rows.len());
     }
+}
+
+/// Runs the official MCP Inspector's CLI (npm, 2.12) against the app with an admin's token;
+/// its JSON answer.
+async fn inspector(app: &TestApp, args: &[&str]) -> Value {
+    let clients = crate::helpers::root().join("tests/clients");
+    let run =
+        tokio::process::Command::new(clients.join("node_modules/.bin/node"))
+            .arg(clients.join(
+                "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
+            ))
+            .args(["--cli", &format!("{}/mcp", app.base), "--transport", "http"])
+            .args(args)
+            .arg("--header")
+            .arg(format!(
+                "Authorization: Bearer {}",
+                app.bearer("admin-token")
+            ))
+            .current_dir(&clients)
+            .kill_on_drop(true)
+            .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(120), run)
+        .await
+        .expect("the Inspector answered within 2 minutes")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[tokio::test]
+async fn the_official_inspector_lists_the_views_and_reads_one() {
+    // Arrange
+    let app = app_with_every_tool().await;
+
+    // Act
+    let list = inspector(&app, &["--method", "resources/list"]).await;
+    let read = inspector(
+        &app,
+        &[
+            "--method",
+            "resources/read",
+            "--uri",
+            "ui://loanhost/loan_pipeline_report",
+        ],
+    )
+    .await;
+    let tools = inspector(&app, &["--method", "tools/list"]).await;
+
+    // Assert
+    assert_eq!(uris(&list), view_uris(&VIEWED));
+    let content = &read["contents"][0];
+    assert_eq!(content["mimeType"], MIME);
+    assert_eq!(content["uri"], "ui://loanhost/loan_pipeline_report");
+    assert!(content["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    let pipeline = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "loan_pipeline_report")
+        .unwrap();
+    assert_eq!(
+        pipeline["_meta"]["ui"]["resourceUri"],
+        "ui://loanhost/loan_pipeline_report"
+    );
 }

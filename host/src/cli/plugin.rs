@@ -34,6 +34,7 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             dir,
             sdk,
             lang,
+            view,
         } => {
             let lang = Lang::parse(lang).map_err(|e| anyhow::anyhow!("--lang: {e}"))?;
             let dir = dir.clone().unwrap_or_else(|| {
@@ -52,6 +53,7 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
                 dir: &dir,
                 sdk: &sdk,
                 lang,
+                view: *view,
             }
             .write()
             .map_err(|e| anyhow::anyhow!(e))?;
@@ -78,6 +80,12 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             println!("  {}/{tool}   the tool", krate.display());
             println!("  {}/{test}   its unit tests", krate.display());
             println!("  {}/{name}.toml   its manifest", krate.display());
+            if *view {
+                println!(
+                    "  {}/view/main.ts   its MCP Apps view (built into {name}.html beside the component)",
+                    krate.display()
+                );
+            }
             Ok(Some(ExitCode::SUCCESS))
         }
         PluginCommand::Run {
@@ -87,6 +95,8 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             data,
             args,
             today,
+            view,
+            theme,
         } => {
             let arguments: serde_json::Value =
                 serde_json::from_str(args).map_err(|e| anyhow::anyhow!("--args: not JSON: {e}"))?;
@@ -98,9 +108,31 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
                     })
                 })
                 .transpose()?;
-            match loanhost::plugins::local::run_once(wasm, manifest, email, data, &arguments, today)
-                .await?
-            {
+            let run =
+                loanhost::plugins::local::run_once(wasm, manifest, email, data, &arguments, today)
+                    .await?;
+            if let Some(out) = view {
+                let shipped = run.view.as_ref().ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--view: the plugin ships no view (its manifest declares no [view]; see docs/plugins.md, \"Views\")"
+                    )
+                })?;
+                let name = manifest
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("plugin");
+                let page = loanhost::plugins::view::preview(
+                    shipped,
+                    name,
+                    &arguments,
+                    &run.outcome,
+                    theme,
+                );
+                std::fs::write(out, page)
+                    .map_err(|e| anyhow::anyhow!("--view: {}: {e}", out.display()))?;
+                eprintln!("wrote {} (open it in a browser)", out.display());
+            }
+            match run.outcome {
                 Ok(v) => {
                     println!("{}", serde_json::to_string_pretty(&v)?);
                     Ok(Some(ExitCode::SUCCESS))

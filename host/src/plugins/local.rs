@@ -1,7 +1,7 @@
 //! The plugin loop without a server: `loanhost plugin run` loads a component and its manifest
 //! exactly as the server does, imports a folder of JSON Lines fixtures into a scratch database,
 //! resolves the caller from it by email, and makes one call with the server's scope and
-//! limits. Also what a plugin crate's tests use ([`run_once`]).
+//! limits, and can write the plugin's view with the result into a page to open locally.
 
 use std::path::Path;
 
@@ -15,6 +15,16 @@ use crate::data::Db;
 /// (`invalid_params: …`, `forbidden: …` …).
 pub type Outcome = Result<Value, String>;
 
+/// One local call: its outcome, and the plugin's view when it ships one (`<tool>.html`
+/// beside the manifest), to preview the outcome in ([`super::view::preview`]).
+#[derive(Debug)]
+pub struct LocalRun {
+    /// What the call answered.
+    pub outcome: Outcome,
+    /// The plugin's view, as the server would serve it.
+    pub view: Option<super::View>,
+}
+
 /// Runs one call of the plugin `wasm` + `manifest` for the agent `email` of the fixture folder
 /// `data` (the import files: `agents.jsonl`, `loans.jsonl` …), with `arguments`, on `today`
 /// (default: the real date). Errors are about the setup (a refused plugin, a bad fixture line,
@@ -26,7 +36,7 @@ pub async fn run_once(
     data: &Path,
     arguments: &Value,
     today: Option<time::Date>,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<LocalRun> {
     // A scratch database file, gone with the call (report statements read a file of their
     // own connections, so not an in-memory database).
     let scratch = tempfile::tempdir()?;
@@ -54,10 +64,12 @@ pub async fn run_once(
         .await
         .map_err(|e| anyhow::anyhow!("refused: {e}"))?;
     let name = plugin.tool.name.clone();
+    let view = plugin.view.clone();
     plugins.registry().insert(std::sync::Arc::new(plugin));
-    Ok(match plugins.call(&name, &caller, arguments).await {
+    let outcome = match plugins.call(&name, &caller, arguments).await {
         Ok(v) => Ok(v),
         Err(CallError::Tool(e)) => Err(e.to_string()),
         Err(e) => Err(e.to_string()),
-    })
+    };
+    Ok(LocalRun { outcome, view })
 }

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::manifest::{ViewDecl, MAX_VIEW_BYTES};
@@ -97,6 +98,86 @@ fn head_end(text: &str) -> Option<usize> {
     None
 }
 
+/// A page that shows `view` with one call's outcome, to open in a browser without a client
+/// (`loanhost plugin run --view`): the view in a sandboxed frame, and a minimal stand-in for
+/// an MCP Apps host beside it that answers the view's `ui/initialize` (with `theme`), then
+/// sends the tool's input and its result (an `isError` result for a failed call) and follows
+/// the view's size. Real clients do more (see the extension's specification); the view's
+/// browser test uses the extension SDK's own host bridge.
+pub fn preview(
+    view: &View,
+    tool: &str,
+    arguments: &Value,
+    outcome: &Result<Value, String>,
+    theme: &str,
+) -> String {
+    let result = match outcome {
+        Ok(v) => serde_json::json!({
+            "content": [{"type": "text", "text": v.to_string()}],
+            "structuredContent": v,
+            "isError": false,
+        }),
+        Err(text) => {
+            serde_json::json!({"content": [{"type": "text", "text": text}], "isError": true})
+        }
+    };
+    // Inside a <script>: no `</` may close it early.
+    let script_json = |v: &Value| v.to_string().replace("</", "<\\/");
+    let attribute = |s: &str| s.replace('&', "&amp;").replace('"', "&quot;");
+    let background = if theme == "dark" {
+        "#171717"
+    } else {
+        "#f5f5f5"
+    };
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{tool}: view preview</title>
+<style>body {{ margin: 0; padding: 16px; background: {background}; font-family: system-ui, sans-serif; }}
+iframe {{ width: 100%; max-width: 760px; height: 300px; border: 1px solid #8884; border-radius: 8px; display: block; background: transparent; }}
+p {{ color: #888; font-size: 12px; }}</style>
+</head>
+<body>
+<p>{tool}: the plugin's view with one <code>loanhost plugin run</code> result, shown by a minimal stand-in for an MCP Apps host.</p>
+<iframe sandbox="allow-scripts" title="{tool} view" srcdoc="{srcdoc}"></iframe>
+<script>
+const args = {args};
+const result = {result};
+const theme = {theme};
+const frame = document.querySelector("iframe");
+const send = (message) => frame.contentWindow.postMessage({{ jsonrpc: "2.0", ...message }}, "*");
+window.addEventListener("message", (event) => {{
+  if (event.source !== frame.contentWindow) return;
+  const m = event.data || {{}};
+  if (m.method === "ui/initialize") {{
+    send({{ id: m.id, result: {{
+      protocolVersion: m.params && m.params.protocolVersion,
+      hostInfo: {{ name: "loanhost plugin run", version: "1" }},
+      hostCapabilities: {{}},
+      hostContext: {{ theme, displayMode: "inline", platform: "web" }},
+    }} }});
+  }} else if (m.method === "ui/notifications/initialized") {{
+    send({{ method: "ui/notifications/tool-input", params: {{ arguments: args }} }});
+    send({{ method: "ui/notifications/tool-result", params: result }});
+  }} else if (m.method === "ui/notifications/size-changed") {{
+    if (m.params && m.params.height) frame.style.height = m.params.height + "px";
+  }} else if (m.id !== undefined && m.method) {{
+    send({{ id: m.id, result: {{}} }});
+  }}
+}});
+</script>
+</body>
+</html>
+"#,
+        srcdoc = attribute(&view.html),
+        args = script_json(arguments),
+        result = script_json(&result),
+        theme = script_json(&Value::from(theme)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +217,37 @@ mod tests {
             b"\xef\xbb\xbf <!doctype html><head></head>"
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_preview_carries_the_view_and_the_result_safely() {
+        let v = prepare(
+            "t",
+            ViewDecl::default(),
+            b"<!doctype html><head></head><body>\"&</body>",
+        )
+        .unwrap();
+        let page = preview(
+            &v,
+            "t",
+            &serde_json::json!({"q": "</script><b>"}),
+            &Ok(serde_json::json!({"n": 1})),
+            "dark",
+        );
+        assert!(page.contains(
+            "srcdoc=\"<!doctype html><head><meta http-equiv=&quot;Content-Security-Policy&quot;"
+        ));
+        assert!(page.contains("&quot;&amp;</body>"));
+        assert!(!page.contains("</script><b>"));
+        assert!(page.contains(r#""structuredContent":{"n":1}"#));
+        assert!(page.contains(r#"const theme = "dark";"#));
+        let failed = preview(
+            &v,
+            "t",
+            &serde_json::json!({}),
+            &Err("invalid_params: x".into()),
+            "light",
+        );
+        assert!(failed.contains(r#""isError":true"#));
     }
 }

@@ -1,6 +1,6 @@
 //! `loanhost plugin watch`: rebuild a plugin (Rust, Python or TypeScript) when its sources change and deploy the
-//! component and manifest into a plugin directory, each through a temporary name and a rename
-//! (signatures, then manifest, then component), so a running server's reloader only ever sees
+//! component, manifest and view into a plugin directory, each through a temporary name and a
+//! rename (signatures, then view, manifest and component), so a running server's reloader only ever sees
 //! whole files. With a signing key, every build is signed before it is deployed; without one,
 //! signatures left from an earlier deploy are removed (a stale `.minisig` beside a new build
 //! would be refused as tampered), and the tool says so.
@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 const POLL: Duration = Duration::from_millis(300);
 
 /// The newest modification time of a plugin's sources: everything under `src/` (Rust,
-/// TypeScript), the `*.py` files beside the manifest (Python), `Cargo.toml`, `tsconfig.json`
+/// TypeScript) and `view/` (its MCP Apps view), the `*.py` files beside the manifest (Python), `Cargo.toml`, `tsconfig.json`
 /// and the manifest.
 fn newest(krate: &Path) -> Option<SystemTime> {
     fn walk(dir: &Path, best: &mut Option<SystemTime>) {
@@ -30,6 +30,7 @@ fn newest(krate: &Path) -> Option<SystemTime> {
     }
     let mut best = None;
     walk(&krate.join("src"), &mut best);
+    walk(&krate.join("view"), &mut best);
     let name = krate.file_name()?.to_str()?;
     // The sources of a Python plugin sit beside its manifest.
     let python = std::fs::read_dir(krate)
@@ -85,13 +86,20 @@ async fn build_and_deploy(
             "building {name} failed (see above); the deployed version stays"
         ));
     }
+    // The view, when the build made one, goes first (before the manifest that declares it).
+    let exts: &[&str] = if out.path().join(format!("{name}.html")).exists() {
+        &["html", "toml", "wasm"]
+    } else {
+        &["toml", "wasm"]
+    };
     let signatures = [
+        format!("{name}.html.minisig"),
         format!("{name}.toml.minisig"),
         format!("{name}.wasm.minisig"),
     ];
     let signed = match sign_key {
         Some(key) => {
-            for ext in ["toml", "wasm"] {
+            for ext in exts {
                 super::signing_tool::sign(&out.path().join(format!("{name}.{ext}")), key)?;
             }
             "signed"
@@ -112,11 +120,23 @@ async fn build_and_deploy(
             }
         }
     };
+    if exts.len() == 2 {
+        // No view any more: one left from an earlier deploy would be refused as undeclared.
+        for stale in [format!("{name}.html"), format!("{name}.html.minisig")] {
+            match std::fs::remove_file(deploy.join(&stale)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{stale}: {e}")),
+            }
+        }
+    }
     let files = signatures
         .iter()
-        .filter(|_| sign_key.is_some())
+        .filter(|s| {
+            sign_key.is_some() && exts.iter().any(|e| s.ends_with(&format!(".{e}.minisig")))
+        })
         .cloned()
-        .chain(["toml", "wasm"].map(|ext| format!("{name}.{ext}")));
+        .chain(exts.iter().map(|ext| format!("{name}.{ext}")));
     for file in files {
         let tmp: PathBuf = deploy.join(format!(".{file}.tmp"));
         std::fs::copy(out.path().join(&file), &tmp)

@@ -38,7 +38,6 @@ function colors(ctx: RenderContext) {
   return {
     accent: cssVar("--loanhost-accent", ctx.dark ? "#60a5fa" : "#2563eb"),
     muted: cssVar("--loanhost-muted", ctx.dark ? "#64748b" : "#94a3b8"),
-    background: cssVar("--loanhost-background", ctx.dark ? "#171717" : "#ffffff"),
   };
 }
 
@@ -208,6 +207,37 @@ export function trendLine(ctx: RenderContext, title: string, data: Datum[], unit
   return figure(title, chart, "trend");
 }
 
+/** The key of the period starting at `d`, in the form of `like` (`YYYY`, `YYYY-MM`,
+ * `YYYY-Qn` or ISO week `YYYY-Wnn`). */
+function periodKey(d: Date, like: string): string {
+  const y = d.getUTCFullYear();
+  if (/^\d{4}$/.test(like)) return String(y);
+  if (/-Q/.test(like)) return `${y}-Q${Math.floor(d.getUTCMonth() / 3) + 1}`;
+  if (/-W/.test(like)) {
+    // The ISO week-year is the year of the week's Thursday.
+    const thursday = new Date(d.getTime() + 3 * 86400000);
+    const year = thursday.getUTCFullYear();
+    const week = Math.round((thursday.getTime() - (periodStart(`${year}-W01`)!.getTime() + 3 * 86400000)) / (7 * 86400000)) + 1;
+    return `${year}-W${String(week).padStart(2, "0")}`;
+  }
+  return `${y}-${String(d.getUTCMonth() + 1).padStart(2, "0")}`;
+}
+
+/** Every period from the first to the last of `keys` (gaps filled), oldest first; keys that
+ * are not periods are kept as they are, after them. */
+export function periodRange(keys: string[]): string[] {
+  const dated = keys.filter((k) => periodStart(k)).sort();
+  const other = [...new Set(keys.filter((k) => !periodStart(k)))];
+  if (dated.length === 0) return other;
+  const out: string[] = [];
+  const last = periodStart(dated[dated.length - 1])!.getTime();
+  // Bounded: at most 1,000 periods (20 years of weeks).
+  for (let d = periodStart(dated[0])!; d.getTime() <= last && out.length < 1000; d = periodEnd(out[out.length - 1], d)) {
+    out.push(periodKey(d, dated[0]));
+  }
+  return [...out, ...other];
+}
+
 /** A period × category grid coloured by value, each cell labelled with its value. */
 export function heatmap(
   ctx: RenderContext,
@@ -216,12 +246,17 @@ export function heatmap(
   categories: string[],
   unit: string,
 ): HTMLElement {
-  const c = colors(ctx);
-  const periods = [...new Set(cells.map((d) => d.period))].sort();
+  const periods = periodRange([...new Set(cells.map((d) => d.period))]);
+  const max = Math.max(1, ...cells.map((d) => d.value));
+  // Text that reads on its cell: light on the scheme's dark end (high values in light mode's
+  // blues, low ones in dark mode's viridis), dark on its light end.
+  const lightText = (d: { value: number }) => (d.value / max > 0.5) !== ctx.dark;
   const longest = Math.max(...categories.map((k) => k.length), 4);
   const marginLeft = Math.min(Math.max(60, longest * 7), Math.floor(ctx.width * 0.4));
   const cellWidth = (ctx.width - marginLeft - 10) / Math.max(1, periods.length);
-  const labelled = cellWidth >= 30;
+  // Values are written in the cells when the widest fits (10 px digits are about 6.5 px wide).
+  const widest = Math.max(...cells.map((d) => formatNumber(d.value).length), 1);
+  const labelled = cellWidth >= widest * 6.5 + 6;
   const chart = Plot.plot({
     width: ctx.width,
     height: Math.max(100, categories.length * 28 + 60),
@@ -248,15 +283,18 @@ export function heatmap(
       }),
       ...(labelled
         ? [
-            Plot.text(cells, {
-              x: "period",
-              y: "category",
-              text: (d: { value: number }) => formatNumber(d.value),
-              fill: "currentColor",
-              stroke: c.background,
-              strokeWidth: 3,
-              className: "value-label",
-            }),
+            ...[true, false].map((light) =>
+              Plot.text(
+                cells.filter((d) => lightText(d) === light),
+                {
+                  x: "period",
+                  y: "category",
+                  text: (d: { value: number }) => formatNumber(d.value),
+                  fill: light ? "#ffffff" : "#0f172a",
+                  className: "value-label",
+                },
+              ),
+            ),
           ]
         : []),
     ],

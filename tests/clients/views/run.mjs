@@ -41,7 +41,7 @@ const deadline = Date.now() + 240_000;
 try {
   for (const c of cases) {
     if (Date.now() > deadline) throw new Error("the browser cases ran past their time limit");
-    const page = await browser.newPage({ viewport: { width: c.width + 20, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: c.width + 20, height: 2400 } });
     const consoleErrors = [];
     const requests = [];
     // The official client opens the optional GET stream once; loanhost answers 405 (it

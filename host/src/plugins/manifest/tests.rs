@@ -200,7 +200,7 @@ fn a_view_is_declared_in_its_own_table() {
     );
     assert_eq!(
         err(&format!("{GOOD}\n[view]\nfile = \"x.html\"\n")),
-        "view: unknown field `file`, expected one of `title`, `description`, `prefers_border`"
+        "view.file: unknown field `file`, expected one of `title`, `description`, `prefers_border`"
     );
     assert_eq!(
         err(&format!("{GOOD}\n[view]\ntitle = \"\"\n")),

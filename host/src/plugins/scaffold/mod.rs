@@ -57,6 +57,8 @@ pub struct Scaffold<'a> {
     pub sdk: &'a Path,
     /// The language.
     pub lang: Lang,
+    /// Whether the plugin ships an MCP Apps view (`view/main.ts`, declared in the manifest).
+    pub view: bool,
 }
 
 /// Whether `name` is a valid tool name: `[a-z][a-z0-9_]*`, at most 64 characters.
@@ -68,9 +70,18 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 impl Scaffold<'_> {
-    /// Writes `<dir>/<name>/` (Cargo.toml, src/lib.rs, `<name>.toml`); refuses to overwrite.
-    /// Returns the crate folder and whether it joined the project's guest workspace.
+    /// Writes `<dir>/<name>/` (Cargo.toml, src/lib.rs, `<name>.toml`; with `view`, its view
+    /// too); refuses to overwrite. Returns the crate folder and whether it joined the
+    /// project's guest workspace.
     pub fn write(&self) -> Result<(PathBuf, bool), String> {
+        let (krate, in_workspace) = self.write_plugin()?;
+        if self.view {
+            write_view(&krate, self.name)?;
+        }
+        Ok((krate, in_workspace))
+    }
+
+    fn write_plugin(&self) -> Result<(PathBuf, bool), String> {
         let name = self.name;
         if !valid_name(name) {
             return Err(format!(
@@ -157,6 +168,47 @@ fn write_fixtures(dir: &Path) -> Result<(), String> {
     write_file(fixtures.join("loans.jsonl"), FIXTURE_LOANS)
 }
 
+/// The view of every scaffold (they all answer `{buckets: [{status, count}]}`): bars per
+/// status, and the figures in a table.
+const VIEW: &str = r#"// The MCP Apps view of {name}: how a client that renders views shows its results.
+// `scripts/build-view.sh` (run by scripts/build-plugin.sh) bundles it with the views library
+// (plugins/views: the extension's SDK and Observable Plot) into {name}.html, one
+// self-contained file beside the component; `loanhost plugin run … --view out.html` shows it
+// with a result. See docs/plugins.md, "Views".
+import { bars, startView, table } from "@loanhost/views";
+
+interface Result {
+  buckets: Array<{ status: string; count: number }>;
+}
+
+startView<Result>({
+  title: "{title}",
+  isEmpty: (r) => r.buckets.length === 0,
+  render: (r, ctx) => [
+    bars(ctx, "Loans per status", r.buckets.map((b) => ({ key: b.status, value: b.count })), "Loans"),
+    table("Figures", ["Status", "Loans"], r.buckets.map((b) => [b.status, b.count])),
+  ],
+});
+"#;
+
+/// Writes the scaffold's view and declares it in the manifest.
+fn write_view(dir: &Path, name: &str) -> Result<(), String> {
+    let title = name.replace('_', " ");
+    write_file(
+        dir.join("view/main.ts"),
+        VIEW.replace("{name}", name).replace("{title}", &title),
+    )?;
+    let manifest = dir.join(format!("{name}.toml"));
+    let text =
+        std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    write_file(
+        manifest,
+        format!(
+            "{text}\n# The MCP Apps view shipped beside the component ({name}.html, built from view/main.ts).\n[view]\ntitle = \"{title} (chart)\"\nprefers_border = true\n"
+        ),
+    )
+}
+
 /// The manifest of a new plugin with `memory_mib` of memory; `limits` adds lines to its
 /// `[limits]`.
 fn manifest(name: &str, memory_mib: u32, limits: &str) -> String {
@@ -179,10 +231,17 @@ mod tests {
             dir: dir.path(),
             sdk: dir.path(),
             lang: Lang::Rust,
+            view: true,
         };
         let (krate, in_ws) = s.write().unwrap();
         assert!(!in_ws);
         assert!(krate.join("my_report.toml").exists() && krate.join("src/lib.rs").exists());
+        assert!(krate.join("view/main.ts").exists());
+        let manifest = crate::plugins::Manifest::load(&krate.join("my_report.toml")).unwrap();
+        assert_eq!(
+            manifest.view.unwrap().title.as_deref(),
+            Some("my report (chart)")
+        );
         assert!(s.write().unwrap_err().ends_with("already exists"));
     }
 
@@ -199,6 +258,7 @@ mod tests {
                 dir: dir.path(),
                 sdk: dir.path(),
                 lang,
+                view: false,
             }
             .write()
             .unwrap();
