@@ -38,12 +38,15 @@ test: deps lint
 	@$(MAKE) --no-print-directory sdks
 	url=$$(scripts/postgres.sh) && TEST_POSTGRES_URL="$$url" cargo test --workspace --locked
 
-## sdks: the Python and TypeScript SDKs' own tests, and each example plugin's unit tests under
-## its language's runner (pytest, node --test), with the pinned toolchains of plugins/toolchain
+## sdks: the Python and TypeScript SDKs' own tests, the views library and the report views
+## type-checked, and each example plugin's unit tests under its language's runner (pytest,
+## node --test), with the pinned toolchains of plugins/toolchain
 sdks:
 	eval "$$(scripts/plugin-toolchain.sh)" && \
 		PYTHONDONTWRITEBYTECODE=1 "$$PLUGIN_PY" -m pytest -q -p no:cacheprovider plugins/sdk-python/tests && \
 		"$$PLUGIN_NODE_BIN/tsc" -p plugins/sdk-ts/tsconfig.json && \
+		"$$PLUGIN_NODE_BIN/tsc" -p plugins/views/tsconfig.json && \
+		(cd plugins/views && node --import ../sdk-ts/register.mjs --test test/*.test.ts) && \
 		(cd plugins/sdk-ts && node --import ./register.mjs --test test/*.test.ts)
 	for dir in plugins/examples/*/*/; do scripts/test-plugin.sh "$$dir" || exit 1; done
 

@@ -122,22 +122,33 @@ function periodEnd(key: string, start: Date): Date {
 }
 
 /** Vertical bars on a time axis, one per period key, each labelled with its value. */
-export function timeBars(ctx: RenderContext, title: string, data: Datum[], unit: string): HTMLElement {
-  const c = colors(ctx);
-  const rows = data.flatMap((d) => {
+/** The data whose keys are periods, with each period's start and end. */
+function periods(data: Datum[]) {
+  return data.flatMap((d) => {
     const start = periodStart(d.key);
     return start ? [{ ...d, start, end: periodEnd(d.key, start) }] : [];
   });
-  const few = rows.length <= Math.floor(ctx.width / 48);
-  const chart = Plot.plot({
+}
+
+/** A plot over a time axis: `height` high, `unit` on the value axis. */
+function timePlot(ctx: RenderContext, height: number, unit: string, marks: Plot.Markish[]) {
+  return Plot.plot({
     width: ctx.width,
-    height: 260,
+    height,
     marginLeft: 56,
     marginTop: 24,
     style: { background: "transparent", color: "currentColor" },
     x: { type: "utc", label: null },
-    y: { label: unit, grid: true, nice: true, tickFormat: "~s" },
-    marks: [
+    y: { label: unit, grid: true, nice: true, zero: true, tickFormat: "~s" },
+    marks,
+  });
+}
+
+export function timeBars(ctx: RenderContext, title: string, data: Datum[], unit: string): HTMLElement {
+  const c = colors(ctx);
+  const rows = periods(data);
+  const few = rows.length <= Math.floor(ctx.width / 48);
+  const chart = timePlot(ctx, 260, unit, [
       Plot.rectY(rows, {
         x1: "start",
         x2: "end",
@@ -160,28 +171,16 @@ export function timeBars(ctx: RenderContext, title: string, data: Datum[], unit:
           ]
         : []),
       Plot.ruleY([0]),
-    ],
-  });
+  ]);
   return figure(title, chart, "time-bars");
 }
 
 /** A line with dots over period keys (oldest first), each dot labelled with its value. */
 export function trendLine(ctx: RenderContext, title: string, data: Datum[], unit: string): HTMLElement {
   const c = colors(ctx);
-  const rows = data.flatMap((d) => {
-    const start = periodStart(d.key);
-    return start ? [{ ...d, start }] : [];
-  });
+  const rows = periods(data);
   const few = rows.length <= Math.floor(ctx.width / 56);
-  const chart = Plot.plot({
-    width: ctx.width,
-    height: 220,
-    marginLeft: 56,
-    marginTop: 24,
-    style: { background: "transparent", color: "currentColor" },
-    x: { type: "utc", label: null },
-    y: { label: unit, grid: true, nice: true, zero: true, tickFormat: "~s" },
-    marks: [
+  const chart = timePlot(ctx, 220, unit, [
       Plot.lineY(rows, { x: "start", y: "value", stroke: c.accent, strokeWidth: 2 }),
       Plot.dot(rows, {
         x: "start",
@@ -202,8 +201,7 @@ export function trendLine(ctx: RenderContext, title: string, data: Datum[], unit
             }),
           ]
         : []),
-    ],
-  });
+  ]);
   return figure(title, chart, "trend");
 }
 
@@ -300,6 +298,14 @@ export function heatmap(
     ],
   });
   return figure(title, chart, "heatmap");
+}
+
+/** The distinct categories of `rows` in their order (the first order seen for each; ties by
+ * name): stages and milestones as their reports number them. */
+export function inOrder<T>(rows: T[], name: (r: T) => string, order: (r: T) => number): string[] {
+  const seen = new Map<string, number>();
+  for (const r of rows) if (!seen.has(name(r))) seen.set(name(r), order(r));
+  return [...seen.keys()].sort((a, b) => seen.get(a)! - seen.get(b)! || a.localeCompare(b));
 }
 
 /** A plain table (inside a disclosure): every figure of the chart above, exactly. */

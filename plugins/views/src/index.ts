@@ -15,6 +15,8 @@ export { startView, type ViewSpec, type RenderContext } from "./view.ts";
 export {
   bars,
   heatmap,
+  inOrder,
+  periodRange,
   timeBars,
   trendLine,
   table,

@@ -1,6 +1,6 @@
 // The view of mlo_pipeline_report: recruiting cohorts (the period deals were created) by the
 // stage they are at now, as a heatmap in stage order.
-import { heatmap, startView, table } from "@loanhost/views";
+import { heatmap, inOrder, startView, table } from "@loanhost/views";
 
 interface Row {
   period: string;
@@ -19,9 +19,7 @@ startView<Result>({
   title: (r) => `Recruiting cohorts by ${r.bucket.toLowerCase()} and current stage`,
   isEmpty: (r) => r.rows.length === 0,
   render: (r, ctx) => {
-    const order = new Map<string, number>();
-    for (const row of r.rows) if (!order.has(row.stage)) order.set(row.stage, row.displayOrder);
-    const stages = [...order.keys()].sort((a, b) => order.get(a)! - order.get(b)! || a.localeCompare(b));
+    const stages = inOrder(r.rows, (row) => row.stage, (row) => row.displayOrder);
     return [
       heatmap(
         ctx,

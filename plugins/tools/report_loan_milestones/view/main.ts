@@ -1,6 +1,6 @@
 // The view of report_loan_milestones: the funnel (distinct loans reaching each stage, over the
 // whole window, in stage order) and the same by period as a heatmap.
-import { bars, heatmap, startView, table } from "@loanhost/views";
+import { bars, heatmap, inOrder, startView, table } from "@loanhost/views";
 
 interface Bucket {
   period: string;
@@ -17,20 +17,13 @@ interface Result {
   buckets: Bucket[];
 }
 
-/** Stages in their order (first order seen for each). */
-function stagesOf(buckets: Bucket[]): string[] {
-  const order = new Map<string, number>();
-  for (const b of buckets) if (!order.has(b.stage)) order.set(b.stage, b.stageOrder);
-  return [...order.keys()].sort((a, b) => order.get(a)! - order.get(b)! || a.localeCompare(b));
-}
-
 startView<Result>({
   title: (r) => `${r.groupBy === "Northstar" ? "Funnel" : "Milestones"} by ${r.granularity.toLowerCase()}`,
   note: (r) => r.note,
   warning: (r) => (r.truncated ? "The report was cut at its row limit: the oldest periods are missing." : undefined),
   isEmpty: (r) => r.buckets.length === 0,
   render: (r, ctx) => {
-    const stages = stagesOf(r.buckets);
+    const stages = inOrder(r.buckets, (b) => b.stage, (b) => b.stageOrder);
     const totals = new Map<string, number>();
     for (const b of r.buckets) totals.set(b.stage, (totals.get(b.stage) ?? 0) + b.loanCount);
     return [

@@ -1,6 +1,6 @@
 // The view of warehouse_loan_milestone_report: loans reaching each warehouse milestone per
 // period, as a heatmap with milestones in funnel order.
-import { heatmap, startView, table } from "@loanhost/views";
+import { heatmap, inOrder, startView, table } from "@loanhost/views";
 
 interface Row {
   period: string;
@@ -21,9 +21,7 @@ startView<Result>({
   title: (r) => `Warehouse milestones by ${r.bucket.toLowerCase()}, ${r.fromDate} to ${r.toDate}`,
   isEmpty: (r) => r.rows.length === 0,
   render: (r, ctx) => {
-    const order = new Map<string, number>();
-    for (const row of r.rows) if (!order.has(row.milestone)) order.set(row.milestone, row.stageOrder);
-    const milestones = [...order.keys()].sort((a, b) => order.get(a)! - order.get(b)! || a.localeCompare(b));
+    const milestones = inOrder(r.rows, (row) => row.milestone, (row) => row.stageOrder);
     return [
       heatmap(
         ctx,
