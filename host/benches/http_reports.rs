@@ -27,86 +27,10 @@ use loanhost::devidp::SigningKey;
 use serde_json::{json, Value};
 use sqlx::Row;
 
-const TODAY: &str = "2026-11-22";
+use common::full::{bench_dir, engines, loans, prepare, TODAY};
+
 /// The default milestone window for TODAY: the four months ending with November 2026.
 const WINDOW: (i64, i64) = (1_785_542_400_000, 1_796_083_200_000);
-
-fn loans() -> u64 {
-    std::env::var("BENCH_LOANS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000)
-}
-
-fn bench_dir() -> PathBuf {
-    PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/loanhost/bench")
-}
-
-/// The benchmark databases: SQLite always, PostgreSQL when `BENCH_POSTGRES_URL` is set.
-async fn engines(n: u64) -> Vec<(&'static str, String)> {
-    let dir = bench_dir();
-    let mut out = vec![(
-        "sqlite",
-        format!("sqlite://{}", dir.join(format!("full-{n}.db")).display()),
-    )];
-    if let Ok(url) = std::env::var("BENCH_POSTGRES_URL") {
-        let name = format!("loanhost_bench_full_{n}");
-        let admin = sqlx::PgPool::connect(&url).await.unwrap();
-        let exists: Option<i32> =
-            sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
-                .bind(&name)
-                .fetch_optional(&admin)
-                .await
-                .unwrap();
-        if exists.is_none() {
-            sqlx::query(&format!("CREATE DATABASE {name}"))
-                .execute(&admin)
-                .await
-                .unwrap();
-        }
-        let base = url.rsplit_once('/').unwrap().0;
-        out.push(("postgres", format!("{base}/{name}")));
-    }
-    out
-}
-
-/// Seeds and imports the full data set once (agents, loans, LOS history, warehouse).
-async fn prepare(db: &Db, n: u64) {
-    let count: i64 = match db {
-        Db::Sqlite(p) => {
-            sqlx::query_scalar("SELECT COUNT(*) FROM loans")
-                .fetch_one(p)
-                .await
-        }
-        Db::Postgres(p) => {
-            sqlx::query_scalar("SELECT COUNT(*) FROM loans")
-                .fetch_one(p)
-                .await
-        }
-    }
-    .unwrap();
-    if count == n as i64 {
-        return;
-    }
-    let seed_dir = bench_dir().join(format!("full-seed-{n}"));
-    if !seed_dir.join("dw_deals.jsonl").exists() {
-        let spec = loanhost::data::seed::SeedSpec {
-            loans: n,
-            seed: 1,
-            today: loanhost::config::parse_date(TODAY).unwrap(),
-        };
-        loanhost::data::seed::write_dir(spec, &seed_dir).unwrap();
-    }
-    let started = Instant::now();
-    loanhost::data::import::import_dir(db, &seed_dir, |f, r| eprintln!("  {f}: {r}"))
-        .await
-        .unwrap();
-    eprintln!(
-        "imported {n} loans with their history into {} in {:.0} s",
-        db.engine(),
-        started.elapsed().as_secs_f64()
-    );
-}
 
 /// The Northstar stage of a raw LOS status, as SQL (DESIGN.md §7.3).
 const STAGE: &str =

@@ -2,6 +2,8 @@
 //! loopback, the calls and the load loop. Each benchmark uses a part of it.
 #![allow(dead_code)]
 
+pub mod full;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
