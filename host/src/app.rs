@@ -100,7 +100,15 @@ impl Application {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("LOANHOST_LISTEN: cannot bind {}", config.listen))?;
+        let authorize_key = match &config.authorize_callback {
+            None => None,
+            Some(c) => Some(Arc::new(
+                crate::http::callback::CallbackKey::load_or_create(&c.key_file)
+                    .map_err(|e| anyhow::anyhow!("LOANHOST_AUTHORIZE_KEY_FILE: {e}"))?,
+            )),
+        };
         let state = AppState::new(crate::http::Shared {
+            authorize_key,
             penalty: Default::default(),
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 limits.max_concurrent_requests as usize,

@@ -20,6 +20,22 @@ pub struct CallLabels {
     pub outcome: String,
 }
 
+/// The labels of `mcp.server.operation.duration` (OpenTelemetry's MCP conventions, in the
+/// Prometheus spelling): empty when not applicable.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct McpLabels {
+    /// The JSON-RPC method (`_OTHER` for one the server does not have).
+    pub mcp_method_name: String,
+    /// The tool of a `tools/call` the server serves.
+    pub gen_ai_tool_name: String,
+    /// The JSON-RPC error code, `tool_error` for a result with `isError`, else empty.
+    pub error_type: String,
+    /// The revision the request was answered in.
+    pub mcp_protocol_version: String,
+    /// `tcp` (MCP over HTTP).
+    pub network_transport: String,
+}
+
 /// One label.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct Label {
@@ -60,13 +76,26 @@ pub struct Metrics {
     /// Audit lines not written, by reason (`write`, `queue_full`, `stalled`).
     pub audit_failures: Family<Label, Counter>,
     /// Requests refused by the HTTP layer's limits, by reason (`body_timeout`,
-    /// `per_address`, `uploads`, `token_forwards`, `busy`).
+    /// `per_address`, `uploads`, `token_forwards`, `busy`, `authorize_callback`).
     pub http_refusals: Family<Label, Counter>,
+    /// OpenTelemetry's `mcp.server.operation.duration`: seconds from a JSON-RPC request's
+    /// arrival to its answer, rendered without the `loanhost_` prefix as
+    /// `mcp_server_operation_duration_seconds` so dashboards built on the conventions find it.
+    pub mcp_operation_seconds: Family<McpLabels, Histogram, fn() -> Histogram>,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
-        let mut registry = Registry::with_prefix("loanhost");
+        let mut root = Registry::default();
+        let mcp_operation_seconds =
+            Family::<McpLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency);
+        root.register_with_unit(
+            "mcp_server_operation_duration",
+            "MCP request duration as observed on the server, from its arrival to its answer",
+            prometheus_client::registry::Unit::Seconds,
+            mcp_operation_seconds.clone(),
+        );
+        let registry = root.sub_registry_with_prefix("loanhost");
         let calls = Family::<CallLabels, Counter>::default();
         let call_seconds =
             Family::<Label, Histogram, fn() -> Histogram>::new_with_constructor(latency);
@@ -143,7 +172,7 @@ impl Default for Metrics {
             http_refusals.clone(),
         );
         Metrics {
-            registry,
+            registry: root,
             calls,
             call_seconds,
             token_failures,
@@ -156,6 +185,7 @@ impl Default for Metrics {
             db_connections,
             audit_failures,
             http_refusals,
+            mcp_operation_seconds,
         }
     }
 }

@@ -208,3 +208,116 @@ async fn attacker_text_in_the_log_is_escaped_and_forges_no_line() {
         "Origin not quoted and escaped:\n{text}"
     );
 }
+
+/// The trace and parent span a client names in `params._meta.traceparent`.
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT_SPAN: &str = "00f067aa0ba902b7";
+
+#[tokio::test]
+async fn mcp_requests_are_spans_named_and_parented_as_the_opentelemetry_mcp_conventions_say() {
+    // Arrange: the real binary exporting to a receiver, seeded demo users, a demo agent's token.
+    let (url, got) = receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("LOANHOST_OTLP_ENDPOINT", url.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "200"),
+    ];
+    let (mut child, base, _log) = start(dir.path(), &env).await;
+    let database = format!("sqlite://{}", dir.path().join("db.sqlite").display());
+    let cli = |args: &[&str]| {
+        let template = common::serve(
+            0,
+            &base,
+            &database,
+            &dir.path().join("plugins"),
+            &dir.path().join("cache"),
+        );
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_loanhost"));
+        command.env_clear();
+        for (k, v) in template.get_envs() {
+            if let Some(v) = v {
+                command.env(k, v);
+            }
+        }
+        let out = command.args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    cli(&["seed", "--loans", "10", "--import"]);
+    let token = cli(&["token", "--email", "agent@demo.loanhost.local"]);
+    let client = reqwest::Client::new();
+    let rpc = |id: u64, method: &str, params: serde_json::Value| {
+        client
+            .post(format!("{base}/mcp"))
+            .bearer_auth(&token)
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .json(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .send()
+    };
+
+    // Act: a list whose client sent its trace context, and a call of a tool nobody serves.
+    let traceparent = format!("00-{TRACE_ID}-{PARENT_SPAN}-01");
+    let list = rpc(
+        41,
+        "tools/list",
+        serde_json::json!({"_meta": {"traceparent": traceparent}}),
+    )
+    .await
+    .unwrap();
+    let unknown = rpc(
+        42,
+        "tools/call",
+        serde_json::json!({"name": "no_such_tool", "arguments": {}}),
+    )
+    .await
+    .unwrap();
+    let mut exported = Vec::new();
+    for _ in 0..100 {
+        exported = got.lock().unwrap().concat();
+        let text = String::from_utf8_lossy(&exported);
+        if text.contains("tools/list") && text.contains("tools/call") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // Assert: the spans carry the conventions' names and attributes, the list's span is the
+    // child of the client's span (its trace and parent ids as the OTLP bytes hold them), and
+    // the failed call names its JSON-RPC error code as error.type.
+    assert_eq!(
+        (list.status().as_u16(), unknown.status().as_u16()),
+        (200, 200)
+    );
+    let text = String::from_utf8_lossy(&exported);
+    for attribute in [
+        "mcp.method.name",
+        "mcp.protocol.version",
+        "2025-11-25",
+        "jsonrpc.request.id",
+        "network.transport",
+        "error.type",
+        "rpc.response.status_code",
+        "-32602",
+        "tools/list",
+        "tools/call",
+    ] {
+        assert!(text.contains(attribute), "no {attribute} in {text:?}");
+    }
+    let bytes = |hex: &str| -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let holds = |needle: &[u8]| exported.windows(needle.len()).any(|w| w == needle);
+    assert!(
+        holds(&bytes(TRACE_ID)),
+        "the client's trace id was not used"
+    );
+    assert!(
+        holds(&bytes(PARENT_SPAN)),
+        "the client's span is not the parent"
+    );
+}

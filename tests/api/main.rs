@@ -8,6 +8,7 @@ mod isolation;
 
 mod audit;
 mod auth;
+mod authorization_response;
 mod conformance;
 mod data;
 mod differential;

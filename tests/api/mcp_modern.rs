@@ -258,3 +258,54 @@ async fn the_handshake_era_revisions_are_unchanged() {
     assert!(list["result"].get("resultType").is_none() && list["result"].get("ttlMs").is_none());
     assert_eq!(ping["result"], json!({}));
 }
+
+#[tokio::test]
+async fn every_tool_is_annotated_on_every_revision() {
+    // Arrange: all six shipped tools.
+    let mut options = crate::helpers::AppOptions::default();
+    for tool in crate::helpers::ALL_TOOLS {
+        options = options.plugin(
+            tool,
+            crate::helpers::tool_wasm(tool),
+            crate::helpers::tool_manifest(tool),
+        );
+    }
+    let app = crate::helpers::spawn_app_with(options).await;
+    let mut lists = Vec::new();
+    for revision in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let (status, list) = post(
+            &app,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            &[("MCP-Protocol-Version", revision)],
+        )
+        .await;
+        lists.push((revision, status, list));
+    }
+
+    // Act
+    let (status, list) = modern(&app, 2, "tools/list", json!({})).await;
+    lists.push((V, status, list));
+
+    // Assert: a title and the four hints a directory of connectors asks for, on every tool.
+    for (revision, status, list) in lists {
+        assert_eq!(status, 200, "{revision}");
+        let tools = list["result"]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), crate::helpers::ALL_TOOLS.len(), "{revision}");
+        for tool in tools {
+            let a = &tool["annotations"];
+            assert_eq!(a["title"], tool["title"], "{revision}: {tool}");
+            assert!(!a["title"].as_str().unwrap().is_empty(), "{revision}");
+            assert_eq!(
+                (
+                    &a["readOnlyHint"],
+                    &a["destructiveHint"],
+                    &a["idempotentHint"],
+                    &a["openWorldHint"]
+                ),
+                (&json!(true), &json!(false), &json!(true), &json!(false)),
+                "{revision}: {}",
+                tool["name"]
+            );
+        }
+    }
+}

@@ -101,6 +101,23 @@ async fn metrics_on_their_own_address_move_with_calls_and_failures() {
         "no report statement in flight: every statement connection is idle"
     );
     assert_eq!(on_main, 404, "metrics are not on the public address");
+    // OpenTelemetry's mcp.server.operation.duration, in its own name: a tool's error result is
+    // error_type tool_error, apart from the calls that succeeded.
+    let operations = |error_type: &str| -> f64 {
+        let prefix = format!(
+            "mcp_server_operation_duration_seconds_count{{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"get_loan_reporting_metadata\",error_type=\"{error_type}\","
+        );
+        after
+            .iter()
+            .filter(|(k, _)| k.starts_with(&prefix) && k.ends_with("network_transport=\"tcp\"}"))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    assert_eq!(
+        (operations(""), operations("tool_error")),
+        (3.0, 1.0),
+        "{after:?}"
+    );
 }
 
 #[tokio::test]

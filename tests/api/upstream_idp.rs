@@ -30,8 +30,18 @@ async fn mock_idp(email: &str) -> MockIdp {
     mock_idp_with(email, 3600).await
 }
 
+/// oauth2-mock-server issuing tokens for `email`, adding `iss` to its authorization response
+/// when `send_iss` (as Keycloak, Okta and others do).
+pub async fn mock_idp_sending(email: &str, send_iss: bool) -> MockIdp {
+    mock_idp_options(email, 3600, send_iss).await
+}
+
 /// oauth2-mock-server issuing tokens for `email` that live `ttl_secs`.
 pub async fn mock_idp_with(email: &str, ttl_secs: u64) -> MockIdp {
+    mock_idp_options(email, ttl_secs, false).await
+}
+
+async fn mock_idp_options(email: &str, ttl_secs: u64, send_iss: bool) -> MockIdp {
     assert!(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("clients/node_modules/oauth2-mock-server")
@@ -41,6 +51,10 @@ pub async fn mock_idp_with(email: &str, ttl_secs: u64) -> MockIdp {
     let env = [
         ("MOCK_EMAIL", email.to_string()),
         ("MOCK_TTL", ttl_secs.to_string()),
+        (
+            "MOCK_SEND_ISS",
+            if send_iss { "1" } else { "0" }.to_string(),
+        ),
     ];
     let (child, first) =
         crate::helpers::node_peer(std::path::Path::new("node"), "mock_idp.mjs", &env).await;
@@ -140,7 +154,7 @@ async fn facade_over_an_independent_oauth_server() {
 }
 
 /// The (unverified) payload of a JWT, to read what the mock IdP recorded.
-fn claims_of(token: &str) -> Value {
+pub fn claims_of(token: &str) -> Value {
     use base64::Engine as _;
     let payload = token.split('.').nth(1).unwrap();
     serde_json::from_slice(

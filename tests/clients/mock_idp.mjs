@@ -2,12 +2,15 @@
 // (npm), with the Auth0-like behaviour the facade relies on. The access token's `aud` is
 // whatever `audience` the /authorize request carried (so a facade that failed to set it
 // yields tokens loanhost rejects), and the email claim comes from MOCK_EMAIL.
+// With MOCK_SEND_ISS=1 it adds RFC 9207's `iss` (its own issuer) to the authorization response,
+// as Keycloak, Okta and others do.
 // Prints {"issuer": "..."} on its first line, then serves until stdin closes.
 import { OAuth2Server } from "oauth2-mock-server";
 
 const email = process.env.MOCK_EMAIL ?? "agent@example.com";
 // Lifetime of the access tokens it issues, in seconds.
 const ttl = Number(process.env.MOCK_TTL ?? "3600");
+const sendIss = process.env.MOCK_SEND_ISS === "1";
 const server = new OAuth2Server();
 await server.issuer.keys.generate("RS256");
 await server.start(0, "127.0.0.1");
@@ -24,7 +27,9 @@ server.service.on("beforeAuthorizeRedirect", (redirect, req) => {
     audience: req.query.audience ?? null,
     resource: req.query.resource ?? null,
     scope: req.query.scope ?? null,
+    redirect_uri: req.query.redirect_uri ?? null,
   });
+  if (sendIss) redirect.url.searchParams.set("iss", issuer);
 });
 
 server.service.on("beforeTokenSigning", (token, req) => {
@@ -36,6 +41,7 @@ server.service.on("beforeTokenSigning", (token, req) => {
   token.payload.exp = token.payload.iat + ttl;
   // Lets the test see what the IdP received, inside the token it issued.
   token.payload.authorize_request = request ?? null;
+  token.payload.token_redirect_uri = req.body?.redirect_uri ?? null;
 });
 
 server.service.on("beforeResponse", (response) => {

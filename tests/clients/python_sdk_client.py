@@ -6,6 +6,10 @@ Modes (the Rust end-to-end tests run this script and assert on the JSON it print
   oauth  BASE_URL EMAIL [MODE]  the full OAuth flow (MODE: legacy, the default, or auto) with the pre-registered demo client:
                             401 -> metadata -> /authorize -> dev IdP -> /token -> calls; then
                             waits for the access token to expire and calls again (refresh).
+  signin BASE_URL EMAIL     one sign-in and one call, as a client that follows RFC 9207: the
+                            browser follows every redirect to the client's callback, whose
+                            code, state and iss go to the SDK; prints what the callback got, or
+                            the SDK's refusal as {"error": ...}.
 """
 
 import asyncio
@@ -83,35 +87,7 @@ async def oauth(base: str, email: str, mode: str) -> dict:
     seen: dict = {}
     browser = httpx2.AsyncClient(follow_redirects=False)
 
-    async def redirect_handler(authorize_url: str) -> None:
-        # The "user agent": facade /authorize -> IdP sign-in (picking the user) -> callback.
-        seen["authorize"] = authorize_url
-        seen["authorizeCount"] = seen.get("authorizeCount", 0) + 1
-        to_idp = await browser.get(authorize_url)
-        assert to_idp.status_code == 302, to_idp.status_code
-        idp_url = to_idp.headers["location"]
-        seen["idpQuery"] = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(idp_url).query))
-        signed_in = await browser.get(idp_url + "&" + urllib.parse.urlencode({"login_hint": email}))
-        assert signed_in.status_code in (302, 303), signed_in.status_code
-        callback = urllib.parse.urlsplit(signed_in.headers["location"])
-        params = dict(urllib.parse.parse_qsl(callback.query))
-        seen["code"] = params["code"]
-        seen["state"] = params.get("state")
-
-    async def callback_handler() -> AuthorizationCodeResult:
-        return AuthorizationCodeResult(code=seen["code"], state=seen["state"])
-
-    provider = OAuthClientProvider(
-        server_url=f"{base}/mcp",
-        client_metadata=OAuthClientMetadata(
-            redirect_uris=[REDIRECT],
-            token_endpoint_auth_method="client_secret_post",
-            grant_types=["authorization_code", "refresh_token"],
-        ),
-        storage=storage,
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
-    )
+    provider = signin_provider(base, email, storage, browser, seen)
     # What the token endpoint was sent and answered, as the client's HTTP stack saw it.
     token_requests: list = []
 
@@ -150,12 +126,80 @@ async def oauth(base: str, email: str, mode: str) -> dict:
     }
 
 
+def signin_provider(base: str, email: str, storage: "MemoryStorage", browser, seen: dict) -> OAuthClientProvider:
+    """The SDK's OAuth provider with a stand-in for the user's browser and the client's callback."""
+
+    async def redirect_handler(authorize_url: str) -> None:
+        # The "user agent": facade /authorize -> IdP sign-in (picking the user) -> (the facade's
+        # callback, when it is on) -> the client's callback.
+        seen["authorize"] = authorize_url
+        seen["authorizeCount"] = seen.get("authorizeCount", 0) + 1
+        to_idp = await browser.get(authorize_url)
+        assert to_idp.status_code == 302, (to_idp.status_code, to_idp.text)
+        idp_url = to_idp.headers["location"]
+        seen["idpQuery"] = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(idp_url).query))
+        url = idp_url + "&" + urllib.parse.urlencode({"login_hint": email})
+        for _ in range(4):
+            hop = await browser.get(url)
+            assert hop.status_code in (302, 303), (hop.status_code, hop.text)
+            url = hop.headers["location"]
+            if url.startswith(REDIRECT):
+                break
+        callback = urllib.parse.urlsplit(url)
+        params = dict(urllib.parse.parse_qsl(callback.query))
+        seen["callbackParams"] = sorted(params)
+        seen["code"] = params["code"]
+        seen["state"] = params.get("state")
+        seen["iss"] = params.get("iss")
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        # A client following RFC 9207 hands the callback's iss to the SDK, which checks it.
+        return AuthorizationCodeResult(code=seen["code"], state=seen["state"], iss=seen["iss"])
+
+    return OAuthClientProvider(
+        server_url=f"{base}/mcp",
+        client_metadata=OAuthClientMetadata(
+            redirect_uris=[REDIRECT],
+            token_endpoint_auth_method="client_secret_post",
+            grant_types=["authorization_code", "refresh_token"],
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+
+
+async def signin(base: str, email: str) -> dict:
+    storage = MemoryStorage()
+    seen: dict = {}
+    browser = httpx2.AsyncClient(follow_redirects=False)
+    provider = signin_provider(base, email, storage, browser, seen)
+    try:
+        async with httpx2.AsyncClient(auth=provider, timeout=30) as hc:
+            async with Client(streamable_http_client(f"{base}/mcp", http_client=hc)) as client:
+                result = await client.call_tool("get_loan_reporting_metadata", {})
+        outcome = {"isError": result.is_error}
+    except BaseException as e:  # noqa: BLE001 - the SDK's refusal is the result
+        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
+            e = e.exceptions[0]
+        outcome = {"error": f"{type(e).__name__}: {e}"}
+    await browser.aclose()
+    return {
+        **outcome,
+        "idpRedirectUri": seen.get("idpQuery", {}).get("redirect_uri"),
+        "callbackParams": seen.get("callbackParams"),
+        "iss": seen.get("iss"),
+    }
+
+
 def main() -> None:
     mode = sys.argv[1]
     if mode == "bearer":
         result = asyncio.run(bearer(sys.argv[2], sys.argv[3], sys.argv[4]))
     elif mode == "oauth":
         result = asyncio.run(oauth(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "legacy"))
+    elif mode == "signin":
+        result = asyncio.run(signin(sys.argv[2], sys.argv[3]))
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps(result))

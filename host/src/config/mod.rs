@@ -27,6 +27,9 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_IDP_AUTHORIZE_URL", None),
     ("LOANHOST_IDP_TOKEN_URL", None),
     ("LOANHOST_IDP_JWKS_URL", None),
+    ("LOANHOST_AUTHORIZE_CALLBACK", Some("false")),
+    ("LOANHOST_AUTHORIZE_REDIRECT_URIS", Some("")),
+    ("LOANHOST_AUTHORIZE_KEY_FILE", None),
     ("LOANHOST_INTERNAL_ISSUER", None),
     ("LOANHOST_INTERNAL_JWKS_URL", None),
     ("LOANHOST_EMAIL_CLAIM", None),
@@ -287,6 +290,24 @@ impl Config {
                 "must not be inside LOANHOST_CACHE_DIR: it authenticates that directory",
             ));
         }
+        let authorize_callback = if boolean(
+            "LOANHOST_AUTHORIZE_CALLBACK",
+            &required("LOANHOST_AUTHORIZE_CALLBACK"),
+        )? {
+            let redirect_uris = list(&required("LOANHOST_AUTHORIZE_REDIRECT_URIS"));
+            for uri in &redirect_uris {
+                redirect_uri("LOANHOST_AUTHORIZE_REDIRECT_URIS", uri)?;
+            }
+            Some(AuthorizeCallback {
+                redirect_uris,
+                key_file: match get("LOANHOST_AUTHORIZE_KEY_FILE") {
+                    Some(f) => PathBuf::from(f),
+                    None => cache_key_file.with_file_name("authorize.key"),
+                },
+            })
+        } else {
+            None
+        };
         Ok(Config {
             listen,
             base_url,
@@ -301,6 +322,7 @@ impl Config {
                 api_prefix
             },
             idp,
+            authorize_callback,
             internal,
             email_claim: get("LOANHOST_EMAIL_CLAIM").filter(|s| !s.is_empty()),
             dev_idp,

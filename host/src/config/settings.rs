@@ -58,6 +58,18 @@ pub struct IdpConfig {
     pub jwks_url: String,
 }
 
+/// The facade's own callback for the IdP's authorization response
+/// (`LOANHOST_AUTHORIZE_CALLBACK`): for IdPs that add RFC 9207's `iss` to it, which MCP
+/// clients compare with loanhost's issuer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorizeCallback {
+    /// Client redirect URIs allowed besides loopback ones (exact strings). The IdP sees the
+    /// facade's callback instead of the client's URI, so the facade checks the client's.
+    pub redirect_uris: Vec<String>,
+    /// The key that seals the pending request in `state` and binds codes to redirect URIs.
+    pub key_file: PathBuf,
+}
+
 /// The second, internal bearer scheme (routed by issuer).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InternalScheme {
@@ -88,6 +100,8 @@ pub struct Config {
     pub api_prefix: String,
     /// Upstream IdP (defaults to the embedded dev IdP under `{base_url}/dev-idp`).
     pub idp: IdpConfig,
+    /// The facade's callback for the authorization response, when on.
+    pub authorize_callback: Option<AuthorizeCallback>,
     /// The internal scheme, when configured.
     pub internal: Option<InternalScheme>,
     /// The claim holding the email; `None`: `email`, then `{claims_namespace}/email`.

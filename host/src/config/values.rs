@@ -40,6 +40,23 @@ pub(super) fn http_url(var: &str, v: &str) -> Result<String, ConfigError> {
     Ok(v.to_string())
 }
 
+/// A client redirect URI as OAuth takes it: absolute http(s), with a host, no fragment.
+pub(super) fn redirect_uri(var: &str, v: &str) -> Result<(), ConfigError> {
+    match url::Url::parse(v) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
+            if u.fragment().is_some() {
+                Err(err(
+                    var,
+                    format!("`{v}` has a fragment; redirect URIs may not"),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(err(var, format!("`{v}` is not an absolute http(s) URL"))),
+    }
+}
+
 pub(super) fn non_empty(var: &str, v: String) -> Result<String, ConfigError> {
     if v.trim().is_empty() {
         Err(err(var, "must not be empty"))

@@ -62,7 +62,21 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
 /// else (`resource`, `request`, `request_uri`, `response_mode`, `prompt` …: the IdP acts on
 /// none of them), and answers `302` to the IdP.
 pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
-    match rewrite_authorize(query.as_deref().unwrap_or(""), &state.config.mcp_audience) {
+    let query = query.as_deref().unwrap_or("");
+    let through = match (&state.authorize_key, &state.config.authorize_callback) {
+        (Some(key), Some(settings)) => Some(Callback {
+            key,
+            url: format!(
+                "{}{}",
+                state.config.base_url,
+                super::callback::CALLBACK_PATH
+            ),
+            listed: &settings.redirect_uris,
+            expires: super::callback::now_secs() + super::callback::PENDING_TTL_SECS,
+        }),
+        _ => None,
+    };
+    match rewrite_authorize_through(query, &state.config.mcp_audience, through.as_ref()) {
         Ok(query) => {
             let upstream = &state.config.idp.authorize_url;
             let sep = if upstream.contains('?') { '&' } else { '?' };
@@ -80,6 +94,19 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
     }
 }
 
+/// The facade's callback, when `LOANHOST_AUTHORIZE_CALLBACK` is on: the IdP is sent `url` as
+/// the redirect URI and the client's redirect URI and `state` sealed in its `state`.
+pub struct Callback<'a> {
+    /// Seals the pending request.
+    pub key: &'a super::callback::CallbackKey,
+    /// `{base_url}/authorize/callback`.
+    pub url: String,
+    /// `LOANHOST_AUTHORIZE_REDIRECT_URIS`.
+    pub listed: &'a [String],
+    /// When the sign-in expires (seconds since the epoch).
+    pub expires: u64,
+}
+
 /// The parameters `/authorize` passes to the IdP unchanged (the spec's list).
 pub const PASSED_THROUGH: [&str; 6] = [
     "client_id",
@@ -92,6 +119,17 @@ pub const PASSED_THROUGH: [&str; 6] = [
 
 /// The upstream query for an incoming `/authorize` query.
 pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'static str, String)> {
+    rewrite_authorize_through(query, audience, None)
+}
+
+/// The upstream query for an incoming `/authorize` query; with a [`Callback`], the client's
+/// `redirect_uri` (which must be allowed: [`super::callback::redirect_allowed`]) and `state`
+/// are sealed into the `state` the IdP sees, and its redirect URI is the facade's callback.
+pub fn rewrite_authorize_through(
+    query: &str,
+    audience: &str,
+    through: Option<&Callback<'_>>,
+) -> Result<String, (&'static str, String)> {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
         .into_owned()
         .collect();
@@ -139,11 +177,31 @@ pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'stati
             ))
         }
     }
+    if let Some(through) = through {
+        let redirect = one("redirect_uri").unwrap_or("");
+        if redirect.is_empty() {
+            return Err(("invalid_request", "redirect_uri is required".into()));
+        }
+        if !super::callback::redirect_allowed(redirect, through.listed) {
+            return Err((
+                "invalid_request",
+                format!(
+                    "redirect_uri `{redirect}` is not allowed: use a loopback http:// URI or \
+                     one listed in LOANHOST_AUTHORIZE_REDIRECT_URIS"
+                ),
+            ));
+        }
+    }
     let mut out = url::form_urlencoded::Serializer::new(String::new());
     let mut saw_scope = false;
     for (k, v) in &pairs {
-        match k.as_str() {
-            "scope" => {
+        match (k.as_str(), through) {
+            // Through the callback: the IdP answers the facade, and `state` is sealed below.
+            ("redirect_uri", Some(through)) => {
+                out.append_pair(k, &through.url);
+            }
+            ("state", Some(_)) => {}
+            ("scope", _) => {
                 saw_scope = true;
                 let mut scopes: Vec<&str> = v.split(' ').filter(|s| !s.is_empty()).collect();
                 if !scopes.contains(&"offline_access") {
@@ -151,7 +209,7 @@ pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'stati
                 }
                 out.append_pair("scope", &scopes.join(" "));
             }
-            k if PASSED_THROUGH.contains(&k) => {
+            (k, _) if PASSED_THROUGH.contains(&k) => {
                 out.append_pair(k, v);
             }
             // `audience` and `resource` are rewritten; anything else is not the IdP's to read.
@@ -162,6 +220,14 @@ pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'stati
         out.append_pair("scope", "offline_access");
     }
     out.append_pair("audience", audience);
+    if let Some(through) = through {
+        let pending = super::callback::Pending {
+            redirect_uri: one("redirect_uri").unwrap_or("").to_string(),
+            state: one("state").map(str::to_string),
+            expires: through.expires,
+        };
+        out.append_pair("state", &through.key.seal(&pending));
+    }
     Ok(out.finish())
 }
 
@@ -201,6 +267,26 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
         .get(header::CONTENT_TYPE)
         .cloned()
         .unwrap_or_else(|| HeaderValue::from_static("application/x-www-form-urlencoded"));
+    // Through the facade's callback, a code it bound goes back to the IdP as the IdP issued
+    // it, with the redirect URI the IdP saw (the callback); anything else goes verbatim.
+    let body = match (&state.authorize_key, is_form(&content_type)) {
+        (Some(key), true) => {
+            let callback = format!(
+                "{}{}",
+                state.config.base_url,
+                super::callback::CALLBACK_PATH
+            );
+            match super::callback::rewrite_token_form(key, &body, &callback) {
+                Ok(Some(rewritten)) => axum::body::Bytes::from(rewritten),
+                Ok(None) => body,
+                Err(e) => {
+                    state.refused("authorize_callback");
+                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", &e.to_string());
+                }
+            }
+        }
+        _ => body,
+    };
     let mut req = state
         .http
         .post(&state.config.idp.token_url)
@@ -240,6 +326,18 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
             "the identity provider's reply was cut off",
         ),
     }
+}
+
+/// Whether a `/token` body is a form (the OAuth token request's own encoding).
+fn is_form(content_type: &HeaderValue) -> bool {
+    content_type
+        .to_str()
+        .ok()
+        .and_then(|c| c.split(';').next())
+        .is_some_and(|m| {
+            m.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        })
 }
 
 #[cfg(test)]

@@ -11,11 +11,13 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use super::body::BodyError;
 use super::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 use crate::auth::{AuthError, Identity, TokenKey};
 use crate::mcp::modern::{self, MODERN_VERSION};
+use crate::mcp::observe::Operation;
 use crate::mcp::protocol::{
     classify, failure, retry_after_of, Incoming, Outgoing, RpcError, BATCH_VERSION,
     DEFAULT_VERSION, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
@@ -183,7 +185,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             }
             let mut replies = Vec::new();
             for m in batch {
-                if let Some(r) = handle_one(&state, &identity, m).await {
+                if let Some(r) = handle_one(&state, &identity, m, version).await {
                     replies.push(r);
                 }
             }
@@ -201,7 +203,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
                 json(StatusCode::OK, &replies)
             }
         }
-        single => match handle_one(&state, &identity, single).await {
+        single => match handle_one(&state, &identity, single, version).await {
             Some(Outgoing::Error(reply)) if reply["error"]["code"] == RATE_LIMITED => {
                 throttled(reply, &hold)
             }
@@ -263,14 +265,17 @@ async fn modern_post(
             .collect()
     };
     let checked = modern::validate(&method, params.as_ref(), values);
+    let operation = operation(state, &id, &method, params.as_ref(), MODERN_VERSION);
     let reply = match checked {
         Err(e) => Err(e),
         Ok(()) => state
             .dispatcher
             .request_modern(identity, &id, &method, params)
+            .instrument(operation.span().clone())
             .await
             .map(|r| modern::decorate(&method, r)),
     };
+    operation.finish(&reply, state.plugins.metrics());
     match reply {
         Ok(result) => json(StatusCode::OK, &Outgoing::Result { id, result }),
         Err(e) if e.code == RATE_LIMITED => throttled(failure(id, &e), hold),
@@ -322,21 +327,45 @@ pub async fn not_allowed() -> Response {
         .into_response()
 }
 
-async fn handle_one(state: &AppState, identity: &Identity, message: Value) -> Option<Outgoing> {
+async fn handle_one(
+    state: &AppState,
+    identity: &Identity,
+    message: Value,
+    version: &str,
+) -> Option<Outgoing> {
     match classify(message) {
         Err((id, e)) => Some(Outgoing::Error(failure(id, &e))),
         Ok(Incoming::Notification { .. } | Incoming::Response) => None,
-        Ok(Incoming::Request { id, method, params }) => Some(
-            match state
+        Ok(Incoming::Request { id, method, params }) => {
+            let operation = operation(state, &id, &method, params.as_ref(), version);
+            let outcome = state
                 .dispatcher
                 .request(identity, &id, &method, params)
-                .await
-            {
+                .instrument(operation.span().clone())
+                .await;
+            operation.finish(&outcome, state.plugins.metrics());
+            Some(match outcome {
                 Ok(result) => Outgoing::Result { id, result },
                 Err(e) => Outgoing::Error(failure(id, &e)),
-            },
-        ),
+            })
+        }
     }
+}
+
+/// The OpenTelemetry MCP span and duration of one request ([`Operation`]); a `tools/call`
+/// names its tool when the server serves one of that name.
+fn operation(
+    state: &AppState,
+    id: &Value,
+    method: &str,
+    params: Option<&Value>,
+    version: &str,
+) -> Operation {
+    let tool = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .filter(|name| method == "tools/call" && state.plugins.registry().get(name).is_some());
+    Operation::start(method, id, params, version, tool)
 }
 
 /// Refuses a browser `Origin` other than the server's own or a configured one (DNS

@@ -2,6 +2,7 @@
 //! that must be exact (the `401` challenge).
 
 pub mod body;
+pub mod callback;
 pub mod facade;
 pub mod gate;
 pub mod mcp_route;
@@ -74,6 +75,8 @@ pub struct Shared {
     pub token_forwards: Arc<tokio::sync::Semaphore>,
     /// Tokens refused for their caller's budget, until their `Retry-After`.
     pub penalty: Arc<penalty::PenaltyBox>,
+    /// The key of the facade's authorization-response callback, when it is on.
+    pub authorize_key: Option<Arc<callback::CallbackKey>>,
 }
 
 impl Shared {

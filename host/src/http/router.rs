@@ -47,6 +47,10 @@ pub fn router(state: AppState) -> Router {
             get(facade::authorization_server),
         )
         .route("/authorize", get(facade::authorize))
+        .route(
+            super::callback::CALLBACK_PATH,
+            get(super::callback::authorize_callback),
+        )
         .route("/token", post(facade::token))
         .route(&rest_token, post(rest::token))
         .route(&description, get(rest::description))

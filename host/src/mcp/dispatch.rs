@@ -137,7 +137,7 @@ impl Dispatcher {
                     "description": t.description,
                     "inputSchema": t.input_schema,
                     "outputSchema": t.output_schema,
-                    "annotations": {"title": t.title, "readOnlyHint": true, "openWorldHint": false},
+                    "annotations": annotations(&t.title),
                 });
                 if let Some(meta) = views.then(|| resources::tool_meta(p, caller)).flatten() {
                     tool["_meta"] = meta;
@@ -305,6 +305,21 @@ fn deeper_than(v: &Value, max: usize) -> bool {
         stack.extend(children.map(|c| (c, depth + 1)));
     }
     false
+}
+
+/// A tool's annotations (MCP 2025-03-26 on; the same on every revision served): its title
+/// from the plugin's own description, and the hints that the sandbox makes facts for every
+/// plugin rather than claims of one: the WIT world's only data capability reads within the
+/// caller's scope (read-only, so nothing to destroy and calling again changes nothing) and a
+/// plugin reaches nothing outside the host (closed world).
+pub fn annotations(title: &str) -> Value {
+    json!({
+        "title": title,
+        "readOnlyHint": true,
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false,
+    })
 }
 
 /// The tool name and arguments of a `tools/call`; when they are malformed, the error and the
