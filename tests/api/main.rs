@@ -22,6 +22,7 @@ mod oauth;
 mod openapi;
 mod outage;
 mod real_clients;
+mod registry_entry;
 mod reload;
 mod report_loans;
 mod reports;

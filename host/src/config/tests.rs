@@ -123,3 +123,35 @@ fn lists_and_dates() {
     assert_eq!(c.trusted_keys, vec!["a", "b"]);
     assert_eq!(c.today.unwrap().to_string(), "2026-02-28");
 }
+
+#[test]
+fn the_authorize_callback_is_off_by_default_and_its_redirect_uris_are_checked() {
+    assert_eq!(with(&[]).unwrap().authorize_callback, None);
+    let on = with(&[
+        ("LOANHOST_AUTHORIZE_CALLBACK", "true"),
+        (
+            "LOANHOST_AUTHORIZE_REDIRECT_URIS",
+            "https://claude.ai/api/mcp/auth_callback, https://app.example/cb",
+        ),
+    ])
+    .unwrap()
+    .authorize_callback
+    .expect("on");
+    assert_eq!(
+        on.redirect_uris,
+        [
+            "https://claude.ai/api/mcp/auth_callback",
+            "https://app.example/cb"
+        ]
+    );
+    assert_eq!(on.key_file, std::path::PathBuf::from("data/authorize.key"));
+    for bad in ["app.example/cb", "https://app.example/cb#x", "ftp://x/cb"] {
+        let e = with(&[
+            ("LOANHOST_AUTHORIZE_CALLBACK", "true"),
+            ("LOANHOST_AUTHORIZE_REDIRECT_URIS", bad),
+        ])
+        .unwrap_err();
+        assert_eq!(e.variable, "LOANHOST_AUTHORIZE_REDIRECT_URIS", "{bad}");
+        assert!(e.message.contains(bad), "{e}");
+    }
+}

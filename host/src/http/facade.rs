@@ -414,4 +414,51 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.0, "unsupported_response_type");
     }
+
+    #[test]
+    fn through_the_callback_the_idp_sees_the_callback_and_a_sealed_state() {
+        use super::super::callback::{CallbackKey, Pending};
+        let key = CallbackKey::from_bytes(&[3u8; 32]);
+        let listed = vec!["https://app.example/cb".to_string()];
+        let through = super::Callback {
+            key: &key,
+            url: "https://lh.example/authorize/callback".into(),
+            listed: &listed,
+            expires: 5000,
+        };
+        let q = "response_type=code&client_id=c&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s1&code_challenge=abc&code_challenge_method=S256";
+        let out = super::rewrite_authorize_through(q, AUD, Some(&through)).unwrap();
+        let pairs: std::collections::BTreeMap<String, String> =
+            url::form_urlencoded::parse(out.as_bytes())
+                .into_owned()
+                .collect();
+        assert_eq!(
+            pairs["redirect_uri"],
+            "https://lh.example/authorize/callback"
+        );
+        assert_eq!(
+            key.open(&pairs["state"], 5000).unwrap(),
+            Pending {
+                redirect_uri: "https://app.example/cb".into(),
+                state: Some("s1".into()),
+                expires: 5000
+            }
+        );
+        assert_eq!(pairs["client_id"], "c");
+        assert_eq!(pairs["audience"], AUD);
+        // Without the callback, the same query passes through as the spec says.
+        let plain = rewrite_authorize(q, AUD).unwrap();
+        assert!(plain.contains("redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s1"));
+        // The facade refuses what the IdP would no longer check, and a missing redirect URI.
+        for (bad, why) in [
+            ("https%3A%2F%2Fevil.example%2Fcb", "is not allowed"),
+            ("", "redirect_uri is required"),
+        ] {
+            let q = format!("response_type=code&client_id=c&redirect_uri={bad}&code_challenge=abc&code_challenge_method=S256");
+            let (error, description) =
+                super::rewrite_authorize_through(&q, AUD, Some(&through)).unwrap_err();
+            assert_eq!(error, "invalid_request");
+            assert!(description.contains(why), "{description}");
+        }
+    }
 }
