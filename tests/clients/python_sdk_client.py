@@ -169,6 +169,13 @@ def signin_provider(base: str, email: str, storage: "MemoryStorage", browser, se
     )
 
 
+def leaves(e: BaseException) -> list:
+    """The exceptions inside (nested) exception groups, or `e` itself."""
+    if isinstance(e, BaseExceptionGroup):
+        return [leaf for inner in e.exceptions for leaf in leaves(inner)]
+    return [e]
+
+
 async def signin(base: str, email: str) -> dict:
     storage = MemoryStorage()
     seen: dict = {}
@@ -180,9 +187,7 @@ async def signin(base: str, email: str) -> dict:
                 result = await client.call_tool("get_loan_reporting_metadata", {})
         outcome = {"isError": result.is_error}
     except BaseException as e:  # noqa: BLE001 - the SDK's refusal is the result
-        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
-            e = e.exceptions[0]
-        outcome = {"error": f"{type(e).__name__}: {e}"}
+        outcome = {"error": "; ".join(f"{type(x).__name__}: {x}" for x in leaves(e))}
     await browser.aclose()
     return {
         **outcome,
