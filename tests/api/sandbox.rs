@@ -562,11 +562,11 @@ async fn organisation_wide_statements_queue_for_their_slots_and_never_hold_up_sc
     assert_eq!(app.plugins.heavy_slots_free(), Some(1));
 }
 
-/// An app serving the hostile plugin written in `language`, with a 64 MiB, 2 s, 65,536-byte
+/// An app serving the hostile plugin written in `language`, with a 64 MiB, 8 s, 65,536-byte
 /// manifest (and the core instances a Python runtime needs).
 async fn hostile_app(language: &str) -> (TestApp, String) {
     let tool = format!("hostile_{language}");
-    let manifest = manifest(&tool, DEFAULT_ROLES, &[], 64, 2000, 65536) + "core_instances = 48\n";
+    let manifest = manifest(&tool, DEFAULT_ROLES, &[], 64, 8000, 65536) + "core_instances = 48\n";
     let options = AppOptions::default().with_shared_compile_cache().plugin(
         &tool,
         hostile_plugin(language),
@@ -605,7 +605,7 @@ async fn a_hostile_plugin_meets_the_same_limits(language: &str) {
     // Assert
     assert_eq!(
         spin,
-        format!("timeout: `{tool}` did not finish within 2000 ms")
+        format!("timeout: `{tool}` did not finish within 8000 ms")
     );
     assert_eq!(
         grow,

@@ -62,6 +62,9 @@ async function runCase(c: Case) {
       sized += 1;
     }
   };
+  // The view reports its size after it draws, which may be after this case returns: the
+  // runner reads the count again once the view has drawn.
+  (window as unknown as { viewSized: () => number }).viewSized = () => sized;
   const initialized = new Promise<void>((resolve) => {
     bridge.oninitialized = () => resolve();
   });

@@ -61,6 +61,10 @@ try {
     const frame = page.frames().find((f) => f !== page.mainFrame());
     // The view draws once the result arrives; wait for a chart, a status or an error.
     await frame.waitForSelector("figure svg, .status.empty, .error", { timeout: 15_000 });
+    // ...and for its size notification, which follows the drawing (on a loaded machine, well
+    // after the case returned); a view that never sends one is reported with sized 0.
+    await page.waitForFunction(() => window.viewSized() > 0, null, { timeout: 15_000 }).catch(() => {});
+    ran.sized = await page.evaluate(() => window.viewSized());
     await page.waitForTimeout(300);
     const drawn = await frame.evaluate(() => {
       const texts = (sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent.trim());
