@@ -53,6 +53,15 @@ function figure(title: string, chart: Element, className: string): HTMLElement {
   return f;
 }
 
+/**
+ * The left margin that holds the longest of `labels` (about 7 px a character, 60 px at least),
+ * but never more than `share` of the chart's `width`: longer labels are truncated to it.
+ */
+function labelMargin(labels: string[], width: number, share: number): number {
+  const longest = Math.max(...labels.map((l) => l.length), 4);
+  return Math.min(Math.max(60, longest * 7), Math.floor(width * share));
+}
+
 /** Horizontal bars, one per key in the given order, each labelled with its value. */
 export function bars(
   ctx: RenderContext,
@@ -61,8 +70,7 @@ export function bars(
   unit: string,
 ): HTMLElement {
   const c = colors(ctx);
-  const longest = Math.max(...data.map((d) => d.key.length), 4);
-  const marginLeft = Math.min(Math.max(60, longest * 7), Math.floor(ctx.width * 0.45));
+  const marginLeft = labelMargin(data.map((d) => d.key), ctx.width, 0.45);
   const chart = Plot.plot({
     width: ctx.width,
     height: Math.max(80, data.length * 26 + 40),
@@ -249,8 +257,7 @@ export function heatmap(
   // Text that reads on its cell: light on the scheme's dark end (high values in light mode's
   // blues, low ones in dark mode's viridis), dark on its light end.
   const lightText = (d: { value: number }) => (d.value / max > 0.5) !== ctx.dark;
-  const longest = Math.max(...categories.map((k) => k.length), 4);
-  const marginLeft = Math.min(Math.max(60, longest * 7), Math.floor(ctx.width * 0.4));
+  const marginLeft = labelMargin(categories, ctx.width, 0.4);
   const cellWidth = (ctx.width - marginLeft - 10) / Math.max(1, periods.length);
   // Values are written in the cells when the widest fits (10 px digits are about 6.5 px wide).
   const widest = Math.max(...cells.map((d) => formatNumber(d.value).length), 1);
