@@ -8,7 +8,8 @@
 
 use serde_json::Value;
 
-use crate::helpers::{python, root, spawn_app_with, AppOptions, TestApp};
+use crate::helpers::{spawn_app_with, AppOptions, TestApp};
+use crate::real_clients::{node_client, python_client};
 use crate::upstream_idp::{claims_of, mock_idp_sending, MockIdp};
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
@@ -32,42 +33,17 @@ async fn app(idp: Option<&MockIdp>, callback: bool) -> TestApp {
     spawn_app_with(options).await
 }
 
-/// One sign-in and one call by the Python SDK (`python_sdk_client.py signin`).
-async fn python_signin(base: &str) -> Value {
-    let out = tokio::process::Command::new(python())
-        .arg(root().join("tests/clients/python_sdk_client.py"))
-        .args(["signin", base, "agent@example.com"])
-        .output()
-        .await
-        .expect("running the Python client (run `make test`, which creates .venv)");
-    last_json_line("Python", &out)
-}
-
-/// One sign-in and one call by the TypeScript SDK v2 (`ts_oauth_client.mjs`).
-async fn typescript_signin(base: &str) -> Value {
-    let clients = root().join("tests/clients");
-    let out = tokio::process::Command::new(clients.join("node_modules/.bin/node"))
-        .args(["ts_oauth_client.mjs", base, "agent@example.com"])
-        .current_dir(&clients)
-        .output()
-        .await
-        .expect("running node (run `make test`, which installs tests/clients)");
-    last_json_line("TypeScript", &out)
-}
-
-fn last_json_line(who: &str, out: &std::process::Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{who} client failed: {stderr}");
-    serde_json::from_str(stdout.lines().last().unwrap_or(""))
-        .unwrap_or_else(|e| panic!("{who} client printed {stdout}: {e}\n{stderr}"))
-}
-
 /// Both SDKs, one after the other, against `base`.
 async fn both_sdks(base: &str) -> [(&'static str, Value); 2] {
     [
-        ("python", python_signin(base).await),
-        ("typescript", typescript_signin(base).await),
+        (
+            "python",
+            python_client(&["signin", base, "agent@example.com"]).await,
+        ),
+        (
+            "typescript",
+            node_client("ts_oauth_client.mjs", &[base, "agent@example.com"]).await,
+        ),
     ]
 }
 

@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use crate::helpers::{python, root, spawn_app, spawn_app_with, AppOptions};
 
-async fn python_client(args: &[&str]) -> Value {
+/// Runs `tests/clients/python_sdk_client.py` with `args`; the JSON of its last line.
+pub(crate) async fn python_client(args: &[&str]) -> Value {
     let script = root().join("tests/clients/python_sdk_client.py");
     let out = tokio::process::Command::new(python())
         .arg(&script)
@@ -174,10 +175,16 @@ async fn python_sdk_refreshes_through_the_facade_over_oauth2_mock_server() {
 
 /// Runs `tests/clients/ts_sdk_client.mjs` with Node 22 from `tests/clients`.
 async fn ts_client(flavour: &str, url: &str, token: &str) -> Value {
+    node_client("ts_sdk_client.mjs", &[flavour, url, token]).await
+}
+
+/// Runs the TypeScript client `script` of `tests/clients` with Node 22 and `args`; the JSON
+/// of its last line.
+pub(crate) async fn node_client(script: &str, args: &[&str]) -> Value {
     let clients = root().join("tests/clients");
     let out = tokio::process::Command::new(clients.join("node_modules/.bin/node"))
-        .arg("ts_sdk_client.mjs")
-        .args([flavour, url, token])
+        .arg(script)
+        .args(args)
         .current_dir(&clients)
         .output()
         .await
@@ -185,7 +192,7 @@ async fn ts_client(flavour: &str, url: &str, token: &str) -> Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "TypeScript client {flavour} failed: {}\n{}",
+        "TypeScript client {script} {args:?} failed: {}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );

@@ -27,6 +27,11 @@ use super::AppState;
 
 /// Where the IdP sends the authorization response, under `{base_url}`.
 pub const CALLBACK_PATH: &str = "/authorize/callback";
+/// The callback's URL on the server at `base_url`: the redirect URI the IdP is given.
+pub fn url(base_url: &str) -> String {
+    format!("{base_url}{CALLBACK_PATH}")
+}
+
 /// How long a sign-in may take between `/authorize` and the callback.
 pub const PENDING_TTL_SECS: u64 = 600;
 /// The prefix of a code bound to its redirect URI by the facade.
@@ -224,12 +229,9 @@ pub fn rewrite_token_form(
     Ok(Some(out.finish()))
 }
 
+/// `400` with an OAuth error, not to be stored (it answers one browser's sign-in).
 fn refuse(error: &str, description: &str) -> Response {
-    let mut resp = (
-        StatusCode::BAD_REQUEST,
-        axum::Json(serde_json::json!({"error": error, "error_description": description})),
-    )
-        .into_response();
+    let mut resp = super::facade::oauth_error(StatusCode::BAD_REQUEST, error, description);
     resp.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     resp
@@ -248,17 +250,10 @@ pub async fn authorize_callback(
     let Some(key) = state.authorize_key.as_deref() else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let pairs: Vec<(String, String)> =
-        url::form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
-            .into_owned()
-            .collect();
-    let mut seen = std::collections::HashSet::new();
-    if let Some((name, _)) = pairs.iter().find(|(n, _)| !seen.insert(n.as_str())) {
-        return refuse(
-            "invalid_request",
-            &format!("parameter {name:?} is repeated; each may appear once"),
-        );
-    }
+    let pairs = match super::facade::unique_pairs(query.as_deref().unwrap_or("")) {
+        Ok(pairs) => pairs,
+        Err((error, description)) => return refuse(error, &description),
+    };
     let one = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let Some(sealed) = one("state") else {
         return refuse("invalid_request", "the authorization response has no state");

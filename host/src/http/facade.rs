@@ -49,7 +49,8 @@ fn no_store(body: impl IntoResponse) -> Response {
     resp
 }
 
-fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+/// An OAuth error response (`error`, `error_description`).
+pub(super) fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
     (
         status,
         Json(json!({"error": error, "error_description": description})),
@@ -66,11 +67,7 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
     let through = match (&state.authorize_key, &state.config.authorize_callback) {
         (Some(key), Some(settings)) => Some(Callback {
             key,
-            url: format!(
-                "{}{}",
-                state.config.base_url,
-                super::callback::CALLBACK_PATH
-            ),
+            url: super::callback::url(&state.config.base_url),
             listed: &settings.redirect_uris,
             expires: super::callback::now_secs() + super::callback::PENDING_TTL_SECS,
         }),
@@ -117,6 +114,23 @@ pub const PASSED_THROUGH: [&str; 6] = [
     "code_challenge_method",
 ];
 
+/// The pairs of an OAuth query. RFC 6749 §3.1: request and response parameters must not be
+/// included more than once; checking the first copy and acting on the pairs would let
+/// whoever reads them next act on another one, so a repeated one is `invalid_request`.
+pub(super) fn unique_pairs(query: &str) -> Result<Vec<(String, String)>, (&'static str, String)> {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    if let Some((name, _)) = pairs.iter().find(|(n, _)| !seen.insert(n.as_str())) {
+        return Err((
+            "invalid_request",
+            format!("parameter {name:?} is repeated; each may appear once"),
+        ));
+    }
+    Ok(pairs)
+}
+
 /// The upstream query for an incoming `/authorize` query.
 pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'static str, String)> {
     rewrite_authorize_through(query, audience, None)
@@ -130,18 +144,7 @@ pub fn rewrite_authorize_through(
     audience: &str,
     through: Option<&Callback<'_>>,
 ) -> Result<String, (&'static str, String)> {
-    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-        .into_owned()
-        .collect();
-    // RFC 6749 §3.1: request parameters must not be included more than once. Checking the
-    // first copy and forwarding all of them would let the IdP act on another one.
-    let mut seen = std::collections::HashSet::new();
-    if let Some((name, _)) = pairs.iter().find(|(n, _)| !seen.insert(n.as_str())) {
-        return Err((
-            "invalid_request",
-            format!("parameter {name:?} is repeated; each may appear once"),
-        ));
-    }
+    let pairs = unique_pairs(query)?;
     let one = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     match one("response_type") {
         Some("code") => {}
@@ -269,13 +272,10 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
         .unwrap_or_else(|| HeaderValue::from_static("application/x-www-form-urlencoded"));
     // Through the facade's callback, a code it bound goes back to the IdP as the IdP issued
     // it, with the redirect URI the IdP saw (the callback); anything else goes verbatim.
-    let body = match (&state.authorize_key, is_form(&content_type)) {
+    let is_form = super::media_type(&content_type) == "application/x-www-form-urlencoded";
+    let body = match (&state.authorize_key, is_form) {
         (Some(key), true) => {
-            let callback = format!(
-                "{}{}",
-                state.config.base_url,
-                super::callback::CALLBACK_PATH
-            );
+            let callback = super::callback::url(&state.config.base_url);
             match super::callback::rewrite_token_form(key, &body, &callback) {
                 Ok(Some(rewritten)) => axum::body::Bytes::from(rewritten),
                 Ok(None) => body,
@@ -326,18 +326,6 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
             "the identity provider's reply was cut off",
         ),
     }
-}
-
-/// Whether a `/token` body is a form (the OAuth token request's own encoding).
-fn is_form(content_type: &HeaderValue) -> bool {
-    content_type
-        .to_str()
-        .ok()
-        .and_then(|c| c.split(';').next())
-        .is_some_and(|m| {
-            m.trim()
-                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-        })
 }
 
 #[cfg(test)]

@@ -71,14 +71,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
     };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        let ct = ct.to_str().unwrap_or("");
-        if !ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .eq_ignore_ascii_case("application/json")
-        {
+        if super::media_type(ct) != "application/json" {
             return rpc_error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 RpcError::new(INVALID_REQUEST, "Content-Type must be application/json"),

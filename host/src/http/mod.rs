@@ -113,6 +113,17 @@ impl Shared {
     }
 }
 
+/// A `Content-Type`'s media type, lower case, without its parameters.
+pub fn media_type(ct: &HeaderValue) -> String {
+    ct.to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
 /// `503`: the server is at its concurrency limit.
 pub fn busy() -> Response {
     unavailable(1, "the server is at its concurrency limit; retry shortly")

@@ -11,7 +11,7 @@ use loanhost_models::rest::OAuthTokenRequest;
 use loanhost_models::{ProblemDetails, ValidationProblemDetails};
 
 use crate::auth::AuthError;
-use crate::http::AppState;
+use crate::http::{media_type, AppState};
 
 /// Largest body of `POST {api_prefix}/oauth/token` (two optional strings).
 pub const MAX_REST_BODY: usize = 64 * 1024;
@@ -124,16 +124,6 @@ fn read_body(body: &[u8]) -> Result<OAuthTokenRequest, BTreeMap<String, Vec<Stri
 }
 
 /// The media type without parameters, lower-cased.
-fn media_type(ct: &HeaderValue) -> String {
-    ct.to_str()
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
 /// JSON, including `+json` types; OData's parameters (`odata.metadata=…`) ride on
 /// `application/json` and are ignored with the other parameters.
 fn is_json(essence: &str) -> bool {
