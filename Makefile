@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR ?= $(CACHE)/target
 export PLUGIN_TARGET_DIR ?= $(CACHE)/plugins-target
 LOANHOST := $(CARGO_TARGET_DIR)/release/loanhost
 
-.PHONY: all deps plugins build run test sdks lint unit e2e bench attack fuzz mutations watch clean-dist
+.PHONY: all deps plugins build run test sdks lint unit e2e bench bench-matrix attack fuzz mutations watch clean-dist
 
 all: build
 
@@ -59,7 +59,7 @@ lint:
 ## bench: one plugin call; a grouped aggregate over 1M seeded loans (BENCH_LOANS to change
 ## the size) on SQLite and PostgreSQL; reports end to end over HTTP beside their raw SQL, and
 ## an Agent beside 8 Admin reports; the hot path against a bare handler; two hosts against one;
-## report_loans built in Rust, Python and TypeScript side by side
+## report_loans built in Rust, Python and TypeScript side by side; then the report matrix
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
@@ -68,6 +68,13 @@ bench: plugins
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench scale_out --locked
 	cargo bench -p loanhost --bench audit_overhead --locked
 	cargo bench -p loanhost --bench languages --locked
+	$(MAKE) bench-matrix
+
+## bench-matrix: every argument shape of the five report tools at 1M loans (BENCH_LOANS), as
+## Admin, Agent, Processor and ConciergeKey, on SQLite and PostgreSQL, each beside its raw
+## SQL (checked equal first); MATRIX_CALLERS, MATRIX_ONLY and MATRIX_ENGINES narrow it
+bench-matrix: plugins
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench report_matrix --locked
 
 ## attack: the attack suite at length (10 s per attack, release build); checks the legitimate
 ## p99 ratio too and writes the table into docs/security.md

@@ -207,6 +207,11 @@ impl Dataset {
         months: "los_history_months r",
         weeks: "los_history_weeks r",
         carried: &[("loan.loanAmount", "r.loan_amount")],
+        rows: "los_status_history h",
+        row_status: "h.status",
+        row_bit: "h.status_bit",
+        row_month: "h.month_index",
+        row_week: "h.week_index",
     };
 
     /// What history rows carry of their loan: (field, column).
@@ -266,4 +271,15 @@ pub struct HistorySets {
     pub weeks: &'static str,
     /// Loan fields the rows carry: (field, column).
     pub carried: &'static [(&'static str, &'static str)],
+    /// The history rows themselves (alias `h`), read for the statuses without a bit of their
+    /// own when the raw status is the key (the sets only say that a loan had one).
+    pub rows: &'static str,
+    /// A history row's status.
+    pub row_status: &'static str,
+    /// A history row's status bit.
+    pub row_bit: &'static str,
+    /// A history row's month index (as the months' `period_index`).
+    pub row_month: &'static str,
+    /// A history row's week index (as the weeks' `period_index`).
+    pub row_week: &'static str,
 }

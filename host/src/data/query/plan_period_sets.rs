@@ -4,6 +4,7 @@
 //! joins them by key to the loans `scoped::where_clause` keeps.
 
 use super::*;
+use crate::data::history_keys::UNLISTED_BIT;
 
 /// A query [`compile_period_sets`] answers: which key is the period, the table of its unit,
 /// the window's period indexes with their labels, and each label's status bits.
@@ -12,6 +13,10 @@ pub(super) struct PeriodSets {
     pub(super) table: &'static str,
     pub(super) periods: Vec<(i64, String)>,
     pub(super) labels: Vec<(String, i64)>,
+    /// The key is the raw status (each listed status its own label), not a label map: the
+    /// statuses without a bit of their own are then read from the history rows of the few
+    /// (period, loan) sets that hold the unlisted bit. Holds the history rows' period column.
+    pub(super) raw: Option<&'static str>,
 }
 
 /// Whether `q` counts distinct loans of history per (whole months or weeks, status mapped to
@@ -21,9 +26,7 @@ pub(super) struct PeriodSets {
 /// its own (`history_keys::STATUS_BITS`) and the map a fallback label, so that every label is
 /// exactly a set of bits; the predicates must be bounds that select whole periods.
 pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
-    use crate::data::history_keys::{
-        listed_bit, month_index, week_index, STATUS_BITS, UNLISTED_BIT,
-    };
+    use crate::data::history_keys::{listed_bit, month_index, week_index, STATUS_BITS};
     let sets = Dataset::HISTORY_SETS;
     if q.dataset != Dataset::LosStatusHistory
         || q.distinct_on.as_deref() != Some(sets.loan)
@@ -52,12 +55,16 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
     let Key::Period(_, unit) = &q.group_by[period_key] else {
         return None;
     };
-    let Key::Mapped(status, pairs, Some(otherwise)) = &q.group_by[1 - period_key] else {
-        return None;
+    // The other key: the status mapped to labels with a fallback, or the raw status.
+    let map = match &q.group_by[1 - period_key] {
+        Key::Mapped(status, pairs, Some(otherwise))
+            if status == sets.status && check_map(status, pairs, Some(otherwise)).is_ok() =>
+        {
+            Some((pairs, otherwise))
+        }
+        Key::Field(status) if status == sets.status => None,
+        _ => return None,
     };
-    if status != sets.status || check_map(status, pairs, Some(otherwise)).is_err() {
-        return None;
-    }
     // The window: bounds on the period's field only, at period boundaries.
     let only_bounds = q.predicates.iter().all(|(field, cond)| {
         field == sets.instant
@@ -82,19 +89,28 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
         Some((_, b)) => *b |= bits,
         None => labels.push((label.to_string(), bits)),
     };
-    let mut mapped = 0_i64;
-    for (value, label) in pairs {
-        let bit = listed_bit(value)?;
-        if mapped & bit == 0 {
-            mapped |= bit;
-            add(label, bit);
+    match map {
+        Some((pairs, otherwise)) => {
+            let mut mapped = 0_i64;
+            for (value, label) in pairs {
+                let bit = listed_bit(value)?;
+                if mapped & bit == 0 {
+                    mapped |= bit;
+                    add(label, bit);
+                }
+            }
+            let every = ((1_i64 << STATUS_BITS.len()) - 1) | UNLISTED_BIT;
+            add(otherwise, every & !mapped);
+        }
+        None => {
+            for status in STATUS_BITS {
+                add(status, listed_bit(status)?);
+            }
         }
     }
-    let every = ((1_i64 << STATUS_BITS.len()) - 1) | UNLISTED_BIT;
-    add(otherwise, every & !mapped);
-    let (table, index): (_, fn(i64) -> i64) = match unit {
-        PeriodUnit::Month => (sets.months, month_index),
-        _ => (sets.weeks, week_index),
+    let (table, index, row_period): (_, fn(i64) -> i64, _) = match unit {
+        PeriodUnit::Month => (sets.months, month_index, sets.row_month),
+        _ => (sets.weeks, week_index, sets.row_week),
     };
     let mut start = window.start;
     let mut periods = Vec::with_capacity(window.ends.len());
@@ -107,6 +123,7 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
         table,
         periods,
         labels,
+        raw: map.is_none().then_some(row_period),
     })
 }
 
@@ -130,11 +147,19 @@ pub(super) fn compile_period_sets(
         "r.status_bits AS m".to_string(),
         "COUNT(*) AS c".to_string(),
     ];
+    // With the raw status as the key, the (period, status, loan) rows of the unlisted
+    // statuses: their values (`v…`), then their partials, named as the sets' (`c`, `p…`).
+    let mut row_values = Vec::new();
+    let mut per_row = vec!["COUNT(*) AS c".to_string()];
+    let mut carried = vec!["c".to_string()];
+    // The merge reads the counted sets (`x`), or with the raw status their union with the
+    // unlisted rows' partials (`y`).
+    let from_partials = if plan.raw.is_some() { "y" } else { "x" };
     let mut merged = Vec::new();
     let mut outs = Vec::new();
     for (i, a) in q.aggregates.iter().enumerate() {
         let Some(name) = a.field() else {
-            merged.push(format!("CAST(SUM(x.c) AS {bigint}) AS a{i}"));
+            merged.push(format!("CAST(SUM({from_partials}.c) AS {bigint}) AS a{i}"));
             outs.push(Out::Int);
             continue;
         };
@@ -161,10 +186,13 @@ pub(super) fn compile_period_sets(
             _ => ("MAX", "MAX", out_of(f.ty)),
         };
         per_set.push(format!("{partial}({column}) AS p{i}"));
+        row_values.push(format!("{column} AS v{i}"));
+        per_row.push(format!("{partial}(d.v{i}) AS p{i}"));
+        carried.push(format!("p{i}"));
         merged.push(if merge == "SUM" {
-            format!("CAST(SUM(x.p{i}) AS {bigint}) AS a{i}")
+            format!("CAST(SUM({from_partials}.p{i}) AS {bigint}) AS a{i}")
         } else {
-            format!("{merge}(x.p{i}) AS a{i}")
+            format!("{merge}({from_partials}.p{i}) AS a{i}")
         });
         outs.push(out);
     }
@@ -189,15 +217,38 @@ pub(super) fn compile_period_sets(
     wheres.push(format!(
         "r.period_index >= {first} AND r.period_index <= {last}"
     ));
+    // The unlisted rows (raw status only): the history rows with the unlisted bit of the sets
+    // that hold it, distinct per (period, status, loan), under the same scope, filter and
+    // window (their parameters once more). Migration 0006's partial indexes find those sets.
+    let unlisted = match plan.raw {
+        None => String::new(),
+        Some(row_period) => {
+            params.extend(params.clone());
+            format!(
+                ", u AS (SELECT d.pi, d.st, {per_row} FROM (SELECT DISTINCT r.period_index AS pi, \
+                 {status} AS st, r.loan_key AS lk{values} FROM {from} JOIN {rows} ON h.loan_key = r.loan_key \
+                 AND {row_period} = r.period_index WHERE {wheres} AND (r.status_bits & {UNLISTED_BIT}) <> 0 \
+                 AND {bit} = {UNLISTED_BIT}) d GROUP BY d.pi, d.st)",
+                per_row = per_row.join(", "),
+                status = sets.row_status,
+                values = row_values.iter().map(|v| format!(", {v}")).collect::<String>(),
+                rows = sets.rows,
+                wheres = wheres.join(" AND "),
+                bit = sets.row_bit,
+            )
+        }
+    };
     let mut keys = Vec::new();
     for i in 0..2 {
         if i == plan.period_key {
-            let mut case = "CASE x.pi".to_string();
+            let mut case = format!("CASE {from_partials}.pi");
             for (index, label) in &plan.periods {
                 case.push_str(&format!(" WHEN {index} THEN CAST(? AS TEXT)"));
                 params.push(P::T(label.clone()));
             }
             keys.push(format!("{case} END AS k{i}"));
+        } else if plan.raw.is_some() {
+            keys.push(format!("y.st AS k{i}"));
         } else {
             keys.push(format!("b.label AS k{i}"));
         }
@@ -211,17 +262,38 @@ pub(super) fn compile_period_sets(
     }
     // The sets are counted once (`MATERIALIZED`), then joined to the few labels: joined
     // directly, SQLite ran the count once per label and PostgreSQL once per parallel worker.
-    let grouped = format!(
+    let sets_sql = format!(
         "WITH x AS MATERIALIZED (\
             SELECT {per_set} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits\
-         ) SELECT {keys}, {merged} FROM x CROSS JOIN ({labels}) b \
-         WHERE (x.m & b.bits) <> 0 GROUP BY k0, k1",
+         ){unlisted}",
         per_set = per_set.join(", "),
         wheres = wheres.join(" AND "),
-        keys = keys.join(", "),
-        merged = merged.join(", "),
+    );
+    let labelled = format!(
+        "x CROSS JOIN ({labels}) b WHERE (x.m & b.bits) <> 0",
         labels = labels.join(" UNION ALL "),
     );
+    let grouped = if plan.raw.is_some() {
+        // Each listed status from the sets, and the unlisted statuses' rows beside them.
+        let carried = carried.join(", ");
+        let from_x = carried
+            .split(", ")
+            .map(|c| format!("x.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{sets_sql} SELECT {keys}, {merged} FROM (SELECT x.pi, b.label AS st, {from_x} FROM {labelled} \
+             UNION ALL SELECT u.pi, u.st, {carried} FROM u) y GROUP BY k0, k1",
+            keys = keys.join(", "),
+            merged = merged.join(", "),
+        )
+    } else {
+        format!(
+            "{sets_sql} SELECT {keys}, {merged} FROM {labelled} GROUP BY k0, k1",
+            keys = keys.join(", "),
+            merged = merged.join(", "),
+        )
+    };
     let mut outs_all = vec![Out::Text, Out::Text];
     outs_all.extend(outs);
     let columns = (0..2)

@@ -328,14 +328,16 @@ impl Tool for ReportLoans {
     }
 }
 
+/// Merges buckets with the same (key, keyId), keeping the first one's place: one pass with an
+/// index, as an organisation's officers are thousands of buckets.
 fn merge(buckets: Vec<Bucket>) -> Vec<Bucket> {
     let mut out: Vec<Bucket> = Vec::with_capacity(buckets.len());
+    let mut seen: std::collections::HashMap<(String, Option<String>), usize> =
+        std::collections::HashMap::with_capacity(buckets.len());
     for b in buckets {
-        match out
-            .iter_mut()
-            .find(|o| o.key == b.key && o.key_id == b.key_id)
-        {
-            Some(o) => {
+        match seen.get(&(b.key.clone(), b.key_id.clone())) {
+            Some(&i) => {
+                let o = &mut out[i];
                 o.count += b.count;
                 o.with_value += b.with_value;
                 o.sum = match (o.sum, b.sum) {
@@ -345,7 +347,10 @@ fn merge(buckets: Vec<Bucket>) -> Vec<Bucket> {
                 o.min = [o.min, b.min].into_iter().flatten().min();
                 o.max = [o.max, b.max].into_iter().flatten().max();
             }
-            None => out.push(b),
+            None => {
+                seen.insert((b.key.clone(), b.key_id.clone()), out.len());
+                out.push(b);
+            }
         }
     }
     out

@@ -140,6 +140,58 @@ fn whole_periods_count_the_period_sets() {
             Some("Other".into()),
         );
         assert!(!generic(&funnel, &admin()));
+        // The raw status as the key: each listed status from the sets (its own bit), the
+        // unlisted ones from the history rows of the sets that hold the unlisted bit, under the
+        // same window (and scope, filter: their parameters twice).
+        let mut raw = whole();
+        raw.group_by[1] = Key::Field("milestone".into());
+        let c = compile(&raw, Some(&admin()), true, postgres).unwrap();
+        assert!(
+            c.sql.contains(
+                "FROM los_history_months r WHERE r.in_snapshot = 1 AND r.period_index >="
+            ) && c.sql.contains(
+                "FROM los_history_months r JOIN los_status_history h ON h.loan_key = r.loan_key \
+                     AND h.month_index = r.period_index WHERE r.in_snapshot = 1 AND"
+            ) && c.sql.contains(
+                "(r.status_bits & 4611686018427387904) <> 0 AND h.status_bit = 4611686018427387904"
+            ),
+            "{}",
+            c.sql
+        );
+        let texts = c.params.iter().filter(|p| matches!(p, P::T(_))).count();
+        assert_eq!(
+            texts,
+            3 + STATUS_BITS.len(),
+            "the periods, then every listed status"
+        );
+        let mut raw_week = milestones_between(
+            PeriodUnit::Week,
+            "2026-01-05T00:00:00Z",
+            "2026-01-26T00:00:00Z",
+        );
+        raw_week.group_by[1] = Key::Field("milestone".into());
+        let c = compile(&raw_week, Some(&agent()), false, postgres).unwrap();
+        assert!(
+            c.sql.contains(
+                "FROM los_history_weeks r JOIN loans l ON l.key = r.loan_key JOIN los_status_history h \
+                 ON h.loan_key = r.loan_key AND h.week_index = r.period_index WHERE ((l.loan_officer_id"
+            ),
+            "{}",
+            c.sql
+        );
+        let scope_values = c
+            .params
+            .iter()
+            .filter(|p| matches!(p, P::T(t) if t == "me"))
+            .count();
+        assert_eq!(
+            scope_values, 6,
+            "the Agent's scope in the sets and in the unlisted rows"
+        );
+        // Another history field as the key is not the status: row by row.
+        let mut by_day = whole();
+        by_day.group_by[1] = Key::Field("loanId".into());
+        assert!(generic(&by_day, &admin()));
         // An Agent: the sets of the Agent's loans, joined by key; the loan's own amount.
         let c = compile(&whole(), Some(&agent()), false, postgres).unwrap();
         assert!(

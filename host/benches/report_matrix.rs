@@ -1,0 +1,1023 @@
+//! The report matrix: every shape of arguments the five report tools take, end to end over
+//! HTTP against a server on loopback with `BENCH_LOANS` seeded loans (default 1,000,000, their
+//! LOS history and the warehouse tables), as an Admin, an Agent, a Processor (company scope)
+//! and a ConciergeKey (managed officers), on SQLite and (when `BENCH_POSTGRES_URL` names a
+//! server) on PostgreSQL.
+//!
+//! Each line runs beside its **raw-SQL reference**: the best hand-written SQL for the same
+//! answer, on the same database in the same run, through a pool of its own (sqlx, no host).
+//! Before a line is timed, the tool's answer is checked equal to the reference's, bucket by
+//! bucket (keys, counts, amounts). Then the call and the reference run in alternation until
+//! both have run `MATRIX_SECONDS` (default 1.5) or 15 times; the medians are compared.
+//!
+//! Bounds, flagged per line: end to end ≤ 1.1 × raw + 1 ms; Admin ≤ 300 ms on PostgreSQL and
+//! ≤ 1 s on SQLite; Agent ≤ 2 ms. The table goes to `~/.cache/loanhost/bench/matrix-<engine>-
+//! <N>.md` (the rows of `docs/benchmarks.md`).
+//!
+//! `MATRIX_CALLERS=admin,agent` keeps those callers; `MATRIX_ONLY=<text>` keeps the lines whose
+//! label holds the text; `MATRIX_ENGINES=postgres` keeps that engine.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use loanhost::app::Application;
+use loanhost::config::Config;
+use loanhost::data::history_keys::{
+    month_index, status_bit, week_index, STATUS_BITS, UNLISTED_BIT,
+};
+use loanhost::data::Db;
+use loanhost::devidp::SigningKey;
+use serde_json::{json, Value};
+use sqlx::Row;
+
+use common::full::{bench_dir, engines, loans, prepare, TODAY};
+
+/// A value of a reference row.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl Cell {
+    fn int(&self) -> Option<i64> {
+        match self {
+            Cell::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// One reference statement: SQL with `?` placeholders, and its values.
+struct Statement {
+    sql: String,
+    params: Vec<Value>,
+}
+
+/// Runs a statement on the reference pool; every row, each column as a [`Cell`].
+async fn fetch(db: &Db, st: &Statement) -> Vec<Vec<Cell>> {
+    macro_rules! go {
+        ($pool:expr, $sql:expr) => {{
+            let mut q = sqlx::query($sql);
+            for p in &st.params {
+                q = match p {
+                    Value::String(s) => q.bind(s.clone()),
+                    v => q.bind(v.as_i64().unwrap()),
+                };
+            }
+            q.fetch_all($pool)
+                .await
+                .unwrap_or_else(|e| panic!("{e}: {}", st.sql))
+                .iter()
+                .map(|r| {
+                    (0..r.len())
+                        .map(|i| {
+                            if let Ok(v) = r.try_get::<Option<i64>, _>(i) {
+                                v.map_or(Cell::Null, Cell::Int)
+                            } else if let Ok(v) = r.try_get::<Option<i32>, _>(i) {
+                                v.map_or(Cell::Null, |v| Cell::Int(v.into()))
+                            } else {
+                                r.try_get::<Option<String>, _>(i)
+                                    .unwrap_or_else(|e| panic!("column {i}: {e}: {}", st.sql))
+                                    .map_or(Cell::Null, Cell::Text)
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        }};
+    }
+    match db {
+        Db::Sqlite(p) => go!(p, st.sql.as_str()),
+        Db::Postgres(p) => {
+            let numbered = loanhost::data::store::number_placeholders(&st.sql);
+            go!(p, numbered.as_str())
+        }
+    }
+}
+
+/// The caller a line runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    Admin,
+    Agent,
+    Processor,
+    Concierge,
+}
+
+impl Who {
+    const ALL: [Who; 4] = [Who::Admin, Who::Agent, Who::Processor, Who::Concierge];
+    fn name(self) -> &'static str {
+        match self {
+            Who::Admin => "admin",
+            Who::Agent => "agent",
+            Who::Processor => "processor",
+            Who::Concierge => "concierge",
+        }
+    }
+    fn email(self) -> String {
+        format!("{}@demo.loanhost.local", self.name())
+    }
+}
+
+/// What the reference needs of the caller's scope, read from the directory.
+struct ScopeFacts {
+    me: String,
+    company: String,
+    managed: Vec<String>,
+}
+
+/// The caller's scope as SQL over `l`, with its values.
+fn scope_sql(who: Who, f: &ScopeFacts) -> (String, Vec<Value>) {
+    match who {
+        Who::Admin => ("1 = 1".into(), vec![]),
+        Who::Agent => (
+            "(l.loan_officer_id = ? OR l.loan_assistant_id = ? OR l.referring_agent_id = ?)".into(),
+            vec![json!(f.me), json!(f.me), json!(f.me)],
+        ),
+        Who::Processor => ("l.company_id = ?".into(), vec![json!(f.company)]),
+        Who::Concierge => (
+            format!(
+                "l.loan_officer_id IN ({})",
+                vec!["?"; f.managed.len()].join(", ")
+            ),
+            f.managed.iter().map(|m| json!(m)).collect(),
+        ),
+    }
+}
+
+/// Epoch milliseconds of an RFC 3339 instant.
+fn ms(s: &str) -> i64 {
+    let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).unwrap();
+    (t.unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// The filters of the matrix: (label, filter, its SQL over `l`, values).
+fn filters() -> Vec<(&'static str, Value, String, Vec<Value>)> {
+    vec![
+        (
+            "searchText",
+            json!({"searchText": "smith"}),
+            "l.search_key LIKE ? ESCAPE '\\'".into(),
+            vec![json!("%smith%")],
+        ),
+        (
+            "wide filter",
+            json!({
+                "statuses": ["Loan Open", "Loan Processing", "Loan Underwriting", "Loan Approved", "Loan Funded"],
+                "loanTypes": ["Conventional", "FHA"],
+                "purposes": ["Purchase", "Refinance"],
+                "loanAmountMin": 100000, "loanAmountMax": 800000,
+                "statusDateFrom": "2025-01-01T00:00:00Z", "statusDateTo": "2026-09-30T23:59:59.999Z"
+            }),
+            "l.status IN (?, ?, ?, ?, ?) AND l.loan_type IN (?, ?) AND l.purpose IN (?, ?) \
+             AND l.loan_amount >= ? AND l.loan_amount <= ? AND l.status_date >= ? AND l.status_date <= ?"
+                .into(),
+            vec![
+                json!("Loan Open"),
+                json!("Loan Processing"),
+                json!("Loan Underwriting"),
+                json!("Loan Approved"),
+                json!("Loan Funded"),
+                json!("Conventional"),
+                json!("FHA"),
+                json!("Purchase"),
+                json!("Refinance"),
+                json!(100_000_i64 * 10_000),
+                json!(800_000_i64 * 10_000),
+                json!(ms("2025-01-01T00:00:00Z")),
+                json!(ms("2026-09-30T23:59:59.999Z")),
+            ],
+        ),
+    ]
+}
+
+/// SQL for the month index (`year × 12 + month − 1`) of an epoch-millisecond column.
+fn month_sql(col: &str, postgres: bool) -> String {
+    if postgres {
+        format!(
+            "(EXTRACT(YEAR FROM to_timestamp({col} / 1000.0) AT TIME ZONE 'UTC')::int * 12 \
+             + EXTRACT(MONTH FROM to_timestamp({col} / 1000.0) AT TIME ZONE 'UTC')::int - 1)"
+        )
+    } else {
+        format!(
+            "(CAST(strftime('%Y', {col} / 1000, 'unixepoch') AS INTEGER) * 12 \
+             + CAST(strftime('%m', {col} / 1000, 'unixepoch') AS INTEGER) - 1)"
+        )
+    }
+}
+
+/// SQL for the ISO week index (weeks from Monday 1969-12-29) of a non-negative
+/// epoch-millisecond column.
+fn week_sql(col: &str) -> String {
+    format!("(({col} / 86400000 + 3) / 7)")
+}
+
+fn month_label(mi: i64) -> String {
+    format!("{:04}-{:02}", mi.div_euclid(12), mi.rem_euclid(12) + 1)
+}
+
+fn week_label(wi: i64) -> String {
+    let monday = time::Date::from_calendar_date(1969, time::Month::December, 29).unwrap()
+        + time::Duration::days(7 * wi);
+    let (y, w, _) = monday.to_iso_week_date();
+    format!("{y:04}-W{w:02}")
+}
+
+/// What a line asks and how its answer is checked.
+enum Shape {
+    /// `report_loans`: the key's SQL and how its values become bucket keys.
+    Loans {
+        key: Option<(String, KeyLabel)>,
+        date_not_null: Option<&'static str>,
+    },
+    /// `loan_pipeline_report` with this many months.
+    Pipeline { months: i64 },
+    /// `report_loan_milestones`.
+    Milestones {
+        week: bool,
+        lookback: i64,
+        northstar: bool,
+        exclude: Vec<String>,
+    },
+    /// `mlo_pipeline_report` / `warehouse_loan_milestone_report`.
+    Warehouse {
+        deals: bool,
+        week: bool,
+        from: Option<String>,
+        to: String,
+    },
+}
+
+#[derive(Clone, Copy)]
+enum KeyLabel {
+    Text(&'static str),
+    Month,
+    Quarter,
+    Year,
+}
+
+/// One line of the matrix.
+struct Line {
+    tool: &'static str,
+    label: String,
+    args: Value,
+    shape: Shape,
+    /// The filter's SQL and values (empty: none).
+    filter: (String, Vec<Value>),
+}
+
+const GROUPS: [&str; 9] = [
+    "None",
+    "Status",
+    "LoanType",
+    "Purpose",
+    "LoanOfficer",
+    "ReferringAgent",
+    "Month",
+    "Quarter",
+    "Year",
+];
+const METRICS: [&str; 5] = ["Count", "Sum", "Average", "Min", "Max"];
+const FIELDS: [(&str, &str); 3] = [
+    ("LoanAmount", "l.loan_amount"),
+    ("LockedCompensation", "l.locked_compensation"),
+    ("EstimatedCompensation", "l.estimated_compensation"),
+];
+const DATES: [(&str, &str); 3] = [
+    ("StatusDate", "l.status_date"),
+    ("ClosingDate", "l.estimated_closing_date"),
+    ("Updated", "l.updated"),
+];
+
+fn loans_shape(group: &str, date: &'static str, postgres: bool) -> Shape {
+    let key = match group {
+        "None" => None,
+        "Status" => Some(("l.status".into(), KeyLabel::Text("Unknown"))),
+        "LoanType" => Some(("l.loan_type".into(), KeyLabel::Text("Unknown"))),
+        "Purpose" => Some(("l.purpose".into(), KeyLabel::Text("Unknown"))),
+        "LoanOfficer" => Some(("l.loan_officer_id".into(), KeyLabel::Text("Unassigned"))),
+        "ReferringAgent" => Some(("l.referring_agent_id".into(), KeyLabel::Text("Unassigned"))),
+        "Month" => Some((month_sql(date, postgres), KeyLabel::Month)),
+        "Quarter" => Some((
+            format!("({} / 3)", month_sql(date, postgres)),
+            KeyLabel::Quarter,
+        )),
+        _ => Some((
+            format!("({} / 12)", month_sql(date, postgres)),
+            KeyLabel::Year,
+        )),
+    };
+    let periodic = matches!(group, "Month" | "Quarter" | "Year");
+    Shape::Loans {
+        key,
+        date_not_null: periodic.then_some(date),
+    }
+}
+
+/// Every line of the matrix (the metric field of a `report_loans` line travels in its args).
+fn lines(postgres: bool) -> Vec<Line> {
+    let mut out = Vec::new();
+    let none = || (String::new(), vec![]);
+    for group in GROUPS {
+        for metric in METRICS {
+            for (field, _) in FIELDS {
+                out.push(Line {
+                    tool: "report_loans",
+                    label: format!("groupBy {group}, {metric} of {field}"),
+                    args: json!({"groupBy": group, "metric": metric, "metricField": field}),
+                    shape: loans_shape(group, "l.status_date", postgres),
+                    filter: none(),
+                });
+            }
+        }
+    }
+    for group in ["Month", "Quarter", "Year"] {
+        for (date, col) in &DATES[1..] {
+            out.push(Line {
+                tool: "report_loans",
+                label: format!("groupBy {group} on {date}"),
+                args: json!({"groupBy": group, "dateField": date}),
+                shape: loans_shape(group, col, postgres),
+                filter: none(),
+            });
+        }
+    }
+    for (name, filter, sql, params) in filters() {
+        for group in ["None", "Status", "LoanOfficer"] {
+            out.push(Line {
+                tool: "report_loans",
+                label: format!("groupBy {group}, {name}"),
+                args: json!({"groupBy": group, "filter": filter}),
+                shape: loans_shape(group, "l.status_date", postgres),
+                filter: (sql.clone(), params.clone()),
+            });
+        }
+    }
+    for months in [3, 24] {
+        out.push(Line {
+            tool: "loan_pipeline_report",
+            label: format!("lookbackMonths {months}"),
+            args: json!({"lookbackMonths": months}),
+            shape: Shape::Pipeline { months },
+            filter: none(),
+        });
+    }
+    let (_, wide, wide_sql, wide_params) = filters().remove(1);
+    for week in [false, true] {
+        for lookback in [4, 52] {
+            for northstar in [true, false] {
+                let excluded = if northstar { "Other" } else { "Loan Open" };
+                for variant in ["", "excludeStages", "filter"] {
+                    let mut args = json!({
+                        "granularity": if week { "Week" } else { "Month" },
+                        "lookback": lookback,
+                        "groupByNorthstar": northstar,
+                    });
+                    let mut exclude = vec![];
+                    let mut filter = none();
+                    match variant {
+                        "excludeStages" => {
+                            args["excludeStages"] = json!([excluded]);
+                            exclude.push(excluded.to_string());
+                        }
+                        "filter" => {
+                            args["filter"] = wide.clone();
+                            filter = (wide_sql.clone(), wide_params.clone());
+                        }
+                        _ => {}
+                    }
+                    out.push(Line {
+                        tool: "report_loan_milestones",
+                        label: format!(
+                            "{} lookback {lookback}, northstar {northstar}{}{variant}",
+                            if week { "Week" } else { "Month" },
+                            if variant.is_empty() { "" } else { ", " }
+                        ),
+                        args,
+                        shape: Shape::Milestones {
+                            week,
+                            lookback,
+                            northstar,
+                            exclude,
+                        },
+                        filter,
+                    });
+                }
+            }
+        }
+    }
+    for deals in [true, false] {
+        let tool = if deals {
+            "mlo_pipeline_report"
+        } else {
+            "warehouse_loan_milestone_report"
+        };
+        for week in [false, true] {
+            for quarter in [false, true] {
+                let (from, to) = if quarter {
+                    (Some("2026-07-01".to_string()), "2026-09-30".to_string())
+                } else if deals {
+                    (None, TODAY.to_string())
+                } else {
+                    (Some("2000-01-01".to_string()), TODAY.to_string())
+                };
+                let mut args = json!({"bucket": if week { "Week" } else { "Month" }});
+                if let Some(f) = &from {
+                    args["fromDate"] = json!(f);
+                }
+                if quarter || !deals {
+                    args["toDate"] = json!(to);
+                }
+                out.push(Line {
+                    tool,
+                    label: format!(
+                        "{} {}",
+                        if week { "Week" } else { "Month" },
+                        if quarter { "2026-Q3" } else { "all history" }
+                    ),
+                    args,
+                    shape: Shape::Warehouse {
+                        deals,
+                        week,
+                        from,
+                        to,
+                    },
+                    filter: none(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The Northstar stages and their statuses (DESIGN.md §7.3).
+const NORTHSTAR: [(&str, &[&str]); 5] = [
+    ("1. Opened", &["Loan Open"]),
+    ("2. Pre-Approved", &["Loan Preapproval"]),
+    ("3. Rate Locked", &["Rate Locked"]),
+    ("4. Approved", &["Loan Approved", "Loan Clear To Close"]),
+    ("5. Closed & Funded", &["Loan Closed", "Loan Funded"]),
+];
+
+/// The day `TODAY` as epoch milliseconds.
+fn today_ms() -> i64 {
+    ms(&format!("{TODAY}T00:00:00Z"))
+}
+
+fn and(where_sql: &mut String, params: &mut Vec<Value>, sql: &str, values: &[Value]) {
+    if !sql.is_empty() {
+        where_sql.push_str(" AND ");
+        where_sql.push_str(sql);
+        params.extend_from_slice(values);
+    }
+}
+
+/// The reference statements of a line for a caller.
+fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<Statement> {
+    let (scope, scope_params) = scope_sql(who, facts);
+    let mut where_sql = scope;
+    let mut params = scope_params;
+    and(&mut where_sql, &mut params, &line.filter.0, &line.filter.1);
+    let bigint = if postgres { "BIGINT" } else { "INTEGER" };
+    match &line.shape {
+        Shape::Loans { key, date_not_null } => {
+            let m = FIELDS
+                .iter()
+                .find(|(f, _)| line.args["metricField"].as_str().unwrap_or("LoanAmount") == *f)
+                .unwrap()
+                .1;
+            if let Some(d) = date_not_null {
+                where_sql.push_str(&format!(" AND {d} IS NOT NULL"));
+            }
+            let (k, group) = match key {
+                None => ("NULL".to_string(), String::new()),
+                Some((k, _)) => (k.clone(), " GROUP BY 1".into()),
+            };
+            vec![Statement {
+                sql: format!(
+                    "SELECT {k} AS k, COUNT(*), COUNT({m}), CAST(SUM({m}) AS {bigint}), MIN({m}), MAX({m}) \
+                     FROM loans l WHERE {where_sql}{group}"
+                ),
+                params,
+            }]
+        }
+        Shape::Pipeline { months } => {
+            let today = month_index(today_ms());
+            let (first, after) = (today - months + 1, today + 1);
+            let bound = |mi: i64| {
+                ms(&format!(
+                    "{:04}-{:02}-01T00:00:00Z",
+                    mi.div_euclid(12),
+                    mi.rem_euclid(12) + 1
+                ))
+            };
+            let mut trend_params = params.clone();
+            trend_params.extend([json!(bound(first)), json!(bound(after))]);
+            vec![
+                Statement {
+                    sql: format!(
+                        "SELECT l.status, COUNT(*), CAST(SUM(l.loan_amount) AS {bigint}) FROM loans l \
+                         WHERE {where_sql} GROUP BY 1"
+                    ),
+                    params,
+                },
+                Statement {
+                    sql: format!(
+                        "SELECT {}, COUNT(*), CAST(SUM(l.loan_amount) AS {bigint}) FROM loans l \
+                         WHERE {where_sql} AND l.status_date >= ? AND l.status_date < ? GROUP BY 1",
+                        month_sql("l.status_date", postgres)
+                    ),
+                    params: trend_params,
+                },
+            ]
+        }
+        Shape::Milestones {
+            week,
+            lookback,
+            northstar,
+            exclude,
+        } => {
+            // The period sets (schema v4): one row per (period, loan) with the union of its
+            // statuses' bits; count the loans per (period, set) once, then give each label the
+            // sets that hold one of its statuses.
+            let (table, current) = if *week {
+                ("los_history_weeks", week_index(today_ms()))
+            } else {
+                ("los_history_months", month_index(today_ms()))
+            };
+            let mut labels: Vec<(String, i64)> = Vec::new();
+            if *northstar {
+                let mut mapped = 0;
+                for (stage, statuses) in NORTHSTAR {
+                    let mask = statuses.iter().map(|s| status_bit(s)).fold(0, |a, b| a | b);
+                    mapped |= mask;
+                    labels.push((stage.into(), mask));
+                }
+                let every = ((1_i64 << STATUS_BITS.len()) - 1) | UNLISTED_BIT;
+                labels.push(("Other".into(), every & !mapped));
+            } else {
+                labels.extend(STATUS_BITS.iter().map(|s| (s.to_string(), status_bit(s))));
+            }
+            labels.retain(|(l, _)| !exclude.contains(l));
+            let stages: Vec<String> = labels
+                .iter()
+                .map(|(l, mask)| format!("SELECT '{l}' AS stage, CAST({mask} AS BIGINT) AS mask"))
+                .collect();
+            let alone = who == Who::Admin && line.filter.0.is_empty();
+            let (from, amount) = if alone {
+                (
+                    format!("{table} r WHERE r.in_snapshot = 1"),
+                    "r.loan_amount",
+                )
+            } else {
+                (
+                    format!("{table} r JOIN loans l ON l.key = r.loan_key WHERE {where_sql}"),
+                    "l.loan_amount",
+                )
+            };
+            let mut ps = if alone { vec![] } else { params };
+            ps.extend([json!(current - lookback + 1), json!(current)]);
+            vec![Statement {
+                sql: format!(
+                    "WITH x AS MATERIALIZED (\
+                       SELECT r.period_index AS pi, r.status_bits AS bits, COUNT(*) AS c, SUM({amount}) AS amount \
+                       FROM {from} AND r.period_index >= ? AND r.period_index <= ? GROUP BY 1, 2) \
+                     SELECT x.pi, s.stage, CAST(SUM(x.c) AS BIGINT), CAST(SUM(x.amount) AS BIGINT) \
+                     FROM x CROSS JOIN ({}) s WHERE (x.bits & s.mask) <> 0 GROUP BY 1, 2",
+                    stages.join(" UNION ALL ")
+                ),
+                params: ps,
+            }]
+        }
+        Shape::Warehouse {
+            deals,
+            week,
+            from,
+            to,
+        } => {
+            let (table, col, key, count) = if *deals {
+                ("dw_deals d", "d.created_at", "d.stage", "COUNT(*)")
+            } else {
+                (
+                    "dw_loan_milestones m",
+                    "m.occurred_at",
+                    "m.milestone",
+                    "COUNT(DISTINCT m.loan_key)",
+                )
+            };
+            let period = if *week {
+                week_sql(col)
+            } else {
+                month_sql(col, postgres)
+            };
+            let mut ps = vec![];
+            let mut conds = vec![format!("{col} < ?")];
+            ps.push(json!(ms(&format!("{to}T00:00:00Z")) + 86_400_000));
+            if let Some(f) = from {
+                conds.push(format!("{col} >= ?"));
+                ps.push(json!(ms(&format!("{f}T00:00:00Z"))));
+            }
+            vec![Statement {
+                sql: format!(
+                    "SELECT {period}, {key}, {count} FROM {table} WHERE {} GROUP BY 1, 2",
+                    conds.join(" AND ")
+                ),
+                params: ps,
+            }]
+        }
+    }
+}
+
+/// Decimal text (`"123.45"`) as units of 10⁻⁴.
+fn scaled(v: &Value) -> Option<i64> {
+    let s = match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let frac = format!("{frac:0<4}");
+    Some(int.parse::<i64>().unwrap() * 10_000 + frac[..4].parse::<i64>().unwrap())
+}
+
+/// Checks a tool's answer against its reference rows; the reason when they differ.
+fn check(line: &Line, answer: &Value, rows: &[Vec<Vec<Cell>>]) -> Result<(), String> {
+    let s = &answer["result"]["structuredContent"];
+    let label_of = |c: &Cell, how: KeyLabel| -> String {
+        match (c, how) {
+            (Cell::Null, KeyLabel::Text(t)) => t.to_string(),
+            (Cell::Text(t), _) => t.clone(),
+            (Cell::Int(i), KeyLabel::Month) => month_label(*i),
+            (Cell::Int(i), KeyLabel::Quarter) => {
+                format!("{:04}-Q{}", i.div_euclid(4), i.rem_euclid(4) + 1)
+            }
+            (Cell::Int(i), KeyLabel::Year) => format!("{i:04}"),
+            (c, _) => format!("{c:?}"),
+        }
+    };
+    // (key → values) of the reference, and of the answer.
+    let mut want: BTreeMap<String, Vec<Option<i64>>> = BTreeMap::new();
+    let mut got: BTreeMap<String, Vec<Option<i64>>> = BTreeMap::new();
+    let mut truncated = s["truncated"].as_bool().unwrap_or(false);
+    match &line.shape {
+        Shape::Loans { key, .. } => {
+            let how = key.as_ref().map(|(_, h)| *h);
+            for r in &rows[0] {
+                let k = match how {
+                    None => "all".to_string(),
+                    Some(h) => label_of(&r[0], h),
+                };
+                let has = r[2].int().unwrap_or(0) > 0;
+                let v = vec![
+                    r[1].int(),
+                    if has {
+                        Some(r[3].int().unwrap_or(0))
+                    } else {
+                        None
+                    },
+                    r[4].int().filter(|_| has),
+                    r[5].int().filter(|_| has),
+                ];
+                want.insert(k, v);
+            }
+            let total: i64 = want.values().map(|v| v[0].unwrap()).sum();
+            if s["totalCount"].as_i64() != Some(total) {
+                return Err(format!("totalCount {} against {total}", s["totalCount"]));
+            }
+            for b in s["buckets"].as_array().unwrap() {
+                let k = b["keyId"].as_str().unwrap_or(b["key"].as_str().unwrap());
+                got.insert(
+                    k.to_string(),
+                    vec![
+                        b["count"].as_i64(),
+                        scaled(&b["sum"]),
+                        scaled(&b["min"]),
+                        scaled(&b["max"]),
+                    ],
+                );
+            }
+        }
+        Shape::Pipeline { .. } => {
+            let by_status: BTreeMap<String, (i64, i64)> = rows[0]
+                .iter()
+                .map(|r| {
+                    (
+                        label_of(&r[0], KeyLabel::Text("")),
+                        (r[1].int().unwrap(), r[2].int().unwrap_or(0)),
+                    )
+                })
+                .collect();
+            for stage in s["currentPipelineByStage"].as_array().unwrap() {
+                let name = stage["stage"].as_str().unwrap().to_string();
+                let (mut c, mut a) = (0, 0);
+                for st in stage["statuses"].as_array().unwrap() {
+                    if let Some((x, y)) = by_status.get(st.as_str().unwrap()) {
+                        c += x;
+                        a += y;
+                    }
+                }
+                want.insert(name.clone(), vec![Some(c), Some(a)]);
+                got.insert(
+                    name,
+                    vec![stage["count"].as_i64(), scaled(&stage["totalLoanAmount"])],
+                );
+            }
+            for r in &rows[1] {
+                want.insert(
+                    label_of(&r[0], KeyLabel::Month),
+                    vec![r[1].int(), Some(r[2].int().unwrap_or(0))],
+                );
+            }
+            for p in s["monthlyTrend"].as_array().unwrap() {
+                if p["count"].as_i64() == Some(0) {
+                    continue;
+                }
+                got.insert(
+                    p["period"].as_str().unwrap().to_string(),
+                    vec![p["count"].as_i64(), scaled(&p["totalLoanAmount"])],
+                );
+            }
+        }
+        Shape::Milestones { week, .. } => {
+            for r in &rows[0] {
+                let p = r[0].int().unwrap();
+                let period = if *week { week_label(p) } else { month_label(p) };
+                want.insert(
+                    format!("{period} {}", label_of(&r[1], KeyLabel::Text(""))),
+                    vec![r[2].int(), Some(r[3].int().unwrap_or(0))],
+                );
+            }
+            for b in s["buckets"].as_array().unwrap() {
+                if b["loanCount"].as_i64() == Some(0) {
+                    continue;
+                }
+                got.insert(
+                    format!(
+                        "{} {}",
+                        b["period"].as_str().unwrap(),
+                        b["stage"].as_str().unwrap()
+                    ),
+                    vec![b["loanCount"].as_i64(), scaled(&b["loanAmount"])],
+                );
+            }
+        }
+        Shape::Warehouse { deals, week, .. } => {
+            let (stage, count) = if *deals {
+                ("stage", "entryCount")
+            } else {
+                ("milestone", "loanCount")
+            };
+            for r in &rows[0] {
+                let p = r[0].int().unwrap();
+                let period = if *week { week_label(p) } else { month_label(p) };
+                want.insert(
+                    format!("{period} {}", label_of(&r[1], KeyLabel::Text(""))),
+                    vec![r[2].int()],
+                );
+            }
+            for b in s["rows"].as_array().unwrap() {
+                got.insert(
+                    format!(
+                        "{} {}",
+                        b["period"].as_str().unwrap(),
+                        b[stage].as_str().unwrap()
+                    ),
+                    vec![b[count].as_i64()],
+                );
+            }
+            truncated |= s["rowCount"].as_u64() != Some(got.len() as u64);
+        }
+    }
+    for (k, v) in &got {
+        match want.get(k) {
+            Some(w) if w == v => {}
+            Some(w) => return Err(format!("`{k}`: {v:?} against the reference's {w:?}")),
+            None => return Err(format!("`{k}` is not in the reference's answer")),
+        }
+    }
+    if !truncated && got.len() != want.len() {
+        let missing: Vec<_> = want
+            .keys()
+            .filter(|k| !got.contains_key(*k))
+            .take(3)
+            .collect();
+        return Err(format!(
+            "{} buckets against the reference's {} (missing e.g. {missing:?})",
+            got.len(),
+            want.len()
+        ));
+    }
+    if truncated && got.len() >= want.len() {
+        return Err("truncated, yet every bucket is there".into());
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn bench() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let rt = common::runtime();
+    let n = loans();
+    let dir = bench_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let seconds: f64 = std::env::var("MATRIX_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if std::env::args().any(|a| a == "--test") {
+            0.0
+        } else {
+            1.5
+        });
+    let callers: Vec<Who> = match std::env::var("MATRIX_CALLERS") {
+        Ok(list) => Who::ALL
+            .into_iter()
+            .filter(|w| list.split(',').any(|c| c.trim() == w.name()))
+            .collect(),
+        Err(_) => Who::ALL.to_vec(),
+    };
+    let only = std::env::var("MATRIX_ONLY").ok();
+    let only_engines = std::env::var("MATRIX_ENGINES").ok();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let mut misses = Vec::new();
+    for (engine, db_url) in rt.block_on(engines(n)) {
+        if only_engines.as_deref().is_some_and(|e| !e.contains(engine)) {
+            continue;
+        }
+        let postgres = engine == "postgres";
+        let port = common::free_port();
+        let plugin_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
+        let raw = rt.block_on(Db::open_reference(&db_url)).unwrap();
+        let mut env = common::server_env(port, db_url, &plugin_dir, &dir.join("cache"));
+        env.insert("LOANHOST_TODAY".into(), TODAY.into());
+        let config = Config::from_map(&env).unwrap();
+        let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
+        let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();
+        let (db, server) = rt.block_on(async {
+            let app = Application::build(config)
+                .await
+                .expect("run `make plugins` first");
+            let db = app.db();
+            prepare(&db, n).await;
+            (db, tokio::spawn(app.run_until_stopped()))
+        });
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let facts = rt.block_on(async {
+            let agent = |email: String| {
+                let db = db.clone();
+                async move {
+                    db.agent_by_email(&email)
+                        .await
+                        .unwrap()
+                        .expect("a demo user")
+                }
+            };
+            let processor = agent(Who::Processor.email()).await;
+            let concierge = agent(Who::Concierge.email()).await;
+            ScopeFacts {
+                me: agent(Who::Agent.email()).await.id,
+                company: db
+                    .agent_company(&processor.id)
+                    .await
+                    .unwrap()
+                    .expect("the demo processor's company"),
+                managed: db.managed_agents(&concierge.id).await.unwrap(),
+            }
+        });
+        let mut table = format!(
+            "| caller | tool | arguments | end to end (ms) | raw SQL (ms) | ratio | bounds |\n|---|---|---|---|---|---|---|\n"
+        );
+        let started_engine = Instant::now();
+        for who in &callers {
+            let token = key
+                .mint(
+                    &issuer,
+                    &who.email(),
+                    &audience,
+                    "",
+                    Duration::from_secs(7200),
+                )
+                .unwrap();
+            for line in lines(postgres) {
+                let name = format!("{} {}", line.tool, line.label);
+                if only.as_deref().is_some_and(|o| !name.contains(o)) {
+                    continue;
+                }
+                let warehouse = matches!(line.shape, Shape::Warehouse { .. });
+                if warehouse && matches!(who, Who::Agent) {
+                    continue;
+                }
+                let call =
+                    || common::tools_call(&client, &url, &token, line.tool, line.args.clone());
+                let statements = reference(&line, *who, &facts, postgres);
+                let run_raw = || async {
+                    let mut out = Vec::new();
+                    for st in &statements {
+                        out.push(fetch(&raw, st).await);
+                    }
+                    out
+                };
+                let t = Instant::now();
+                let answer = rt.block_on(call());
+                let first = t.elapsed().as_secs_f64() * 1e3;
+                if answer["result"]["isError"] != false {
+                    let msg = format!(
+                        "{engine} {} {name}: the call failed after {first:.0} ms: {}",
+                        who.name(),
+                        answer["result"]["content"][0]["text"]
+                    );
+                    eprintln!("{msg}");
+                    misses.push(msg);
+                    continue;
+                }
+                let rows = rt.block_on(run_raw());
+                if let Err(why) = check(&line, &answer, &rows) {
+                    panic!(
+                        "{engine} {} {name}: the reference must give the tool's answer: {why}",
+                        who.name()
+                    );
+                }
+                let (mut e2e, mut sql) = (Vec::new(), Vec::new());
+                let t = Instant::now();
+                while e2e.len() < 2 || (e2e.len() < 15 && t.elapsed().as_secs_f64() < seconds) {
+                    let a = Instant::now();
+                    rt.block_on(call());
+                    e2e.push(a.elapsed().as_secs_f64() * 1e3);
+                    let b = Instant::now();
+                    rt.block_on(run_raw());
+                    sql.push(b.elapsed().as_secs_f64() * 1e3);
+                }
+                let (e, r) = (median(e2e), median(sql));
+                let mut flags = Vec::new();
+                if e > 1.1 * r + 1.0 {
+                    flags.push("over 1.1x + 1 ms");
+                }
+                match who {
+                    Who::Admin if postgres && e > 300.0 => flags.push("over 300 ms"),
+                    Who::Admin if !postgres && e > 1000.0 => flags.push("over 1 s"),
+                    Who::Agent if e > 2.0 => flags.push("over 2 ms"),
+                    _ => {}
+                }
+                let verdict = if flags.is_empty() {
+                    "met".to_string()
+                } else {
+                    flags.join(", ")
+                };
+                let args = line.label.clone();
+                println!(
+                    "{engine:8} {:9} {:32} {args:60} {e:>9.2} ms  raw {r:>9.2} ms  ratio {:>5.2}  {verdict}",
+                    who.name(),
+                    line.tool,
+                    e / r
+                );
+                writeln!(
+                    table,
+                    "| {} | `{}` | {args} | {e:.2} | {r:.2} | {:.2} | {verdict} |",
+                    who.name(),
+                    line.tool,
+                    e / r
+                )
+                .unwrap();
+                if !flags.is_empty() {
+                    misses.push(format!(
+                        "{engine} {} {name}: {e:.2} ms against raw {r:.2} ms: {verdict}",
+                        who.name()
+                    ));
+                }
+            }
+        }
+        let file = dir.join(format!("matrix-{engine}-{n}.md"));
+        std::fs::write(&file, &table).unwrap();
+        println!(
+            "{engine}: the matrix took {:.0} s; its table is in {}",
+            started_engine.elapsed().as_secs_f64(),
+            file.display()
+        );
+        server.abort();
+    }
+    println!(
+        "\nreport_matrix ({n} loans): {} lines over a bound",
+        misses.len()
+    );
+    for m in &misses {
+        println!("  {m}");
+    }
+}
+
+fn main() {
+    bench();
+}
