@@ -189,12 +189,19 @@ impl Dataset {
     /// The condition that keeps [`Dataset::HISTORY_ONLY_FROM`] to the joined rows.
     pub const HISTORY_ONLY_WHERE: &'static str = "h.in_snapshot = 1";
     /// Whole-snapshot group-bys the snapshot's covering indexes serve in key order (SQLite
-    /// then aggregates while it reads, without sorting a million rows): (key field, the
-    /// fields the same index holds). Migration 0003 creates these indexes.
-    pub const COVERED_GROUPS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("status", &COVERED_AMOUNTS),
-        ("loanType", &COVERED_AMOUNTS),
-        ("purpose", &COVERED_AMOUNTS),
+    /// then aggregates while it reads, without sorting a million rows): (the index's leading
+    /// key fields, of which the group-by keys must be a prefix, in order; the fields the same
+    /// index holds besides). Migration 0003 creates the first three, 0007 the officer's and the
+    /// referrer's (id, then name: an Admin groups by both, an Agent by the id alone).
+    pub const COVERED_GROUPS: &'static [(&'static [&'static str], &'static [&'static str])] = &[
+        (&["status"], &COVERED_AMOUNTS),
+        (&["loanType"], &COVERED_AMOUNTS),
+        (&["purpose"], &COVERED_AMOUNTS),
+        (&["loanOfficerId", "loanOfficerName"], &COVERED_AMOUNTS),
+        (
+            &["referringAgentId", "referringAgentName"],
+            &COVERED_AMOUNTS,
+        ),
     ];
 
     /// The period sets that answer counts of distinct loans per (whole month or week, set of

@@ -6,20 +6,29 @@
 
 use super::*;
 
-/// Whether the query groups by one key (as is, or mapped to labels) that a covering index
-/// leads with, and reads nothing else but fields of that index.
+/// Whether the query's group-by keys (each as is, or the first mapped to labels) are a
+/// leading prefix of a covering index's keys, in order, and it reads nothing else but fields
+/// of that index.
 pub(super) fn covered_group(q: &Query) -> bool {
-    let [Key::Field(key) | Key::Mapped(key, _, _)] = q.group_by.as_slice() else {
-        return false;
-    };
-    let Some((_, held)) = Dataset::COVERED_GROUPS.iter().find(|(k, _)| k == key) else {
+    let mut keys = Vec::with_capacity(q.group_by.len());
+    for (i, k) in q.group_by.iter().enumerate() {
+        match k {
+            Key::Field(name) => keys.push(name.as_str()),
+            Key::Mapped(name, _, _) if i == 0 => keys.push(name.as_str()),
+            _ => return false,
+        }
+    }
+    let Some((index, held)) = Dataset::COVERED_GROUPS
+        .iter()
+        .find(|(index, _)| !keys.is_empty() && index.starts_with(&keys))
+    else {
         return false;
     };
     q.distinct_on.is_none()
         && q.aggregates
             .iter()
             .filter_map(Aggregate::field)
-            .all(|n| n == key || held.contains(&n))
+            .all(|n| index.contains(&n) || held.contains(&n))
 }
 
 /// Whether every `loan.*` field the query reads is one history rows carry.

@@ -203,10 +203,19 @@ pub(super) fn compile_period_sets(
     let (first, last) = (plan.periods[0].0, plan.periods[plan.periods.len() - 1].0);
     let mut params = Vec::new();
     let mut wheres = Vec::new();
+    // The unlisted rows start from the sets that hold the unlisted bit (0006's partial index,
+    // usually empty); on SQLite `CROSS JOIN` keeps that order, where the planner would
+    // otherwise start from the loans a filter keeps and read their sets a second time.
+    let mut from_unlisted = plan.table.to_string();
     let from = if c.history_only {
         wheres.push("r.in_snapshot = 1".to_string());
         plan.table.to_string()
     } else {
+        from_unlisted = format!(
+            "{} {} loans l ON l.key = r.loan_key",
+            plan.table,
+            if c.postgres { "JOIN" } else { "CROSS JOIN" }
+        );
         let (sql, scope_params) = scope_condition(scope)?;
         wheres.push(sql);
         params.extend(scope_params);
@@ -226,7 +235,7 @@ pub(super) fn compile_period_sets(
             params.extend(params.clone());
             format!(
                 ", u AS (SELECT d.pi, d.st, {per_row} FROM (SELECT DISTINCT r.period_index AS pi, \
-                 {status} AS st, r.loan_key AS lk{values} FROM {from} JOIN {rows} ON h.loan_key = r.loan_key \
+                 {status} AS st, r.loan_key AS lk{values} FROM {from_unlisted} JOIN {rows} ON h.loan_key = r.loan_key \
                  AND {row_period} = r.period_index WHERE {wheres} AND (r.status_bits & {UNLISTED_BIT}) <> 0 \
                  AND {bit} = {UNLISTED_BIT}) d GROUP BY d.pi, d.st)",
                 per_row = per_row.join(", "),

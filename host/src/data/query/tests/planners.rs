@@ -171,11 +171,12 @@ fn whole_periods_count_the_period_sets() {
         );
         raw_week.group_by[1] = Key::Field("milestone".into());
         let c = compile(&raw_week, Some(&agent()), false, postgres).unwrap();
+        let join = if postgres { "JOIN" } else { "CROSS JOIN" };
         assert!(
-            c.sql.contains(
-                "FROM los_history_weeks r JOIN loans l ON l.key = r.loan_key JOIN los_status_history h \
+            c.sql.contains(&format!(
+                "FROM los_history_weeks r {join} loans l ON l.key = r.loan_key JOIN los_status_history h \
                  ON h.loan_key = r.loan_key AND h.week_index = r.period_index WHERE ((l.loan_officer_id"
-            ),
+            )),
             "{}",
             c.sql
         );
@@ -282,6 +283,50 @@ fn a_whole_snapshot_group_by_on_a_covered_key_reads_the_index_in_order() {
         .push(Aggregate::Max("propertyState".into()));
     let c = compile(&by_state, Some(&admin()), true, false).unwrap();
     assert!(c.sql.contains("+l.status AS k0"), "{}", c.sql);
+
+    // The officer's index (migration 0007): (id, name) or the id alone, a prefix in order.
+    let by_officer = |keys: &[&str]| Query {
+        group_by: keys.iter().map(|k| Key::Field(k.to_string())).collect(),
+        aggregates: vec![
+            Aggregate::Count,
+            Aggregate::Sum("lockedCompensation".into()),
+        ],
+        ..q(Dataset::Loans)
+    };
+    let c = compile(
+        &by_officer(&["loanOfficerId", "loanOfficerName"]),
+        Some(&admin()),
+        true,
+        false,
+    )
+    .unwrap();
+    assert!(
+        c.sql
+            .contains("SELECT l.loan_officer_id AS k0, l.loan_officer_name AS k1"),
+        "{}",
+        c.sql
+    );
+    let c = compile(
+        &by_officer(&["referringAgentId"]),
+        Some(&admin()),
+        true,
+        false,
+    )
+    .unwrap();
+    assert!(
+        c.sql.contains("SELECT l.referring_agent_id AS k0"),
+        "{}",
+        c.sql
+    );
+    // Not a prefix of the index in its order: the name alone, or the name first.
+    for keys in [
+        &["loanOfficerName"][..],
+        &["loanOfficerName", "loanOfficerId"],
+        &["loanOfficerId", "referringAgentName"],
+    ] {
+        let c = compile(&by_officer(keys), Some(&admin()), true, false).unwrap();
+        assert!(c.sql.contains("SELECT +l."), "{keys:?}: {}", c.sql);
+    }
 }
 
 #[test]
