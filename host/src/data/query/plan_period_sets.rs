@@ -206,14 +206,20 @@ pub(super) fn compile_period_sets(
     // The unlisted rows start from the sets that hold the unlisted bit (0006's partial index,
     // usually empty); on SQLite `CROSS JOIN` keeps that order, where the planner would
     // otherwise start from the loans a filter keeps and read their sets a second time.
-    let mut from_unlisted = plan.table.to_string();
+    // SQLite, without statistics, took the sets' key range instead of the partial index: name
+    // the index (`INDEXED BY`, which fails rather than fall back if it cannot serve).
+    let mut from_unlisted = if c.postgres {
+        plan.table.to_string()
+    } else {
+        let (table, alias) = plan.table.split_once(' ').unwrap_or((plan.table, ""));
+        format!("{table} {alias} INDEXED BY {table}_unlisted")
+    };
     let from = if c.history_only {
         wheres.push("r.in_snapshot = 1".to_string());
         plan.table.to_string()
     } else {
         from_unlisted = format!(
-            "{} {} loans l ON l.key = r.loan_key",
-            plan.table,
+            "{from_unlisted} {} loans l ON l.key = r.loan_key",
             if c.postgres { "JOIN" } else { "CROSS JOIN" }
         );
         let (sql, scope_params) = scope_condition(scope)?;
