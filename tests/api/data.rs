@@ -784,13 +784,22 @@ async fn period_sets_equal_the_history_read_row_by_row() {
         };
 
         let mut non_empty = 0;
+        let mut unlisted_seen = 0;
         for round in 0..16 {
+            // A third of the rounds key on the raw status instead (each listed status from the
+            // sets, the unlisted ones from their history rows): over whole periods that hold
+            // the unlisted rows, so that they take the sets.
+            let raw = round % 3 == 2;
             // A window: whole periods or not, each bound inclusive or not.
             let week = rng.gen_bool(0.5);
             let day = 86_400_000_i64;
             let mut from = epoch_ms("2026-03-15T00:00:00Z") - rng.gen_range(0..420) * day;
             let mut to = from + rng.gen_range(1..240) * day;
-            if rng.gen_bool(0.5) {
+            if raw {
+                from = epoch_ms("2026-03-15T00:00:00Z") - rng.gen_range(200..420) * day;
+                to = epoch_ms("2026-03-16T00:00:00Z") + rng.gen_range(0..60) * day;
+            }
+            if raw || rng.gen_bool(0.5) {
                 let start = |ms: i64| {
                     let d = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
                         .unwrap()
@@ -813,12 +822,12 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                     .format(&Rfc3339)
                     .unwrap()
             };
-            let (low_op, lo) = if rng.gen_bool(0.5) {
+            let (low_op, lo) = if raw || rng.gen_bool(0.5) {
                 ("ge", from)
             } else {
                 ("gt", from + 1)
             };
-            let (high_op, hi) = if rng.gen_bool(0.5) {
+            let (high_op, hi) = if raw || rng.gen_bool(0.5) {
                 ("lt", to - 1)
             } else {
                 ("le", to)
@@ -837,9 +846,6 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 .collect();
             pairs.push((pairs[0].0.clone(), "B-second".into()));
             let otherwise = ["Other", "A"][rng.gen_range(0..2)];
-            // A third of the rounds key on the raw status instead (each listed status from the
-            // sets, the unlisted ones from their history rows).
-            let raw = round % 3 == 2;
             let status_key = if raw {
                 json!({"field": "milestone"})
             } else {
@@ -957,6 +963,11 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 .collect();
             got.sort();
             non_empty += usize::from(!want.is_empty());
+            unlisted_seen += usize::from(
+                raw && want
+                    .iter()
+                    .any(|r| loanhost::data::history_keys::listed_bit(&r.1).is_none()),
+            );
             assert_eq!(
                 got,
                 want,
@@ -964,6 +975,11 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 engine(postgres)
             );
         }
+        assert!(
+            unlisted_seen >= 4,
+            "{}: the raw status met unlisted statuses in only {unlisted_seen} rounds",
+            engine(postgres)
+        );
         assert!(
             non_empty >= 12,
             "{}: only {non_empty} windows held rows",
