@@ -642,9 +642,13 @@ fn scaled(v: &Value) -> Option<i64> {
         Value::Number(n) => n.to_string(),
         _ => return None,
     };
-    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let (sign, digits) = match s.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, s.as_str()),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
     let frac = format!("{frac:0<4}");
-    Some(int.parse::<i64>().unwrap() * 10_000 + frac[..4].parse::<i64>().unwrap())
+    Some(sign * (int.parse::<i64>().unwrap() * 10_000 + frac[..4].parse::<i64>().unwrap()))
 }
 
 /// Checks a tool's answer against its reference rows; the reason when they differ.
@@ -898,8 +902,8 @@ fn bench() {
                 managed: db.managed_agents(&concierge.id).await.unwrap(),
             }
         });
-        let mut table = format!(
-            "| caller | tool | arguments | end to end (ms) | raw SQL (ms) | ratio | bounds |\n|---|---|---|---|---|---|---|\n"
+        let mut table = String::from(
+            "| caller | tool | arguments | end to end (ms) | raw SQL (ms) | ratio | bounds |\n|---|---|---|---|---|---|---|\n",
         );
         let started_engine = Instant::now();
         for who in &callers {

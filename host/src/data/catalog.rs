@@ -191,7 +191,7 @@ impl Dataset {
     /// Whole-snapshot group-bys the snapshot's covering indexes serve in key order (SQLite
     /// then aggregates while it reads, without sorting a million rows): (the index's leading
     /// key fields, of which the group-by keys must be a prefix, in order; the fields the same
-    /// index holds besides). Migration 0003 creates the first three, 0007 the officer's and the
+    /// index holds besides). Migration 0003 creates the first three, 0006 the officer's and the
     /// referrer's (id, then name: an Admin groups by both, an Agent by the id alone).
     pub const COVERED_GROUPS: &'static [(&'static [&'static str], &'static [&'static str])] = &[
         (&["status"], &COVERED_AMOUNTS),
