@@ -496,8 +496,17 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
             if let Some(d) = date_not_null {
                 where_sql.push_str(&format!(" AND {d} IS NOT NULL"));
             }
+            // A caller who may read names is answered per (id, name), as the tool groups
+            // (an Agent per id); the check keys both by id.
+            let named = who != Who::Agent;
             let (k, group) = match key {
                 None => ("NULL".to_string(), String::new()),
+                Some((k, _)) if named && k == "l.loan_officer_id" => {
+                    (k.clone(), " GROUP BY 1, l.loan_officer_name".into())
+                }
+                Some((k, _)) if named && k == "l.referring_agent_id" => {
+                    (k.clone(), " GROUP BY 1, l.referring_agent_name".into())
+                }
                 Some((k, _)) => (k.clone(), " GROUP BY 1".into()),
             };
             vec![Statement {

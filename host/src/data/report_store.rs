@@ -453,6 +453,26 @@ mod tests {
         }
     }
 
+    #[tokio::test]
+    async fn report_sessions_on_postgres_run_without_jit() {
+        // Arrange: the report store of a pool opened as the server opens it.
+        let url = std::env::var("TEST_POSTGRES_URL")
+            .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+        let db = Db::open_reports(&url).await.unwrap();
+        let ReportStore::Postgres(reads) = ReportStore::of(&db) else {
+            panic!("a PostgreSQL URL gives PostgreSQL sessions")
+        };
+        // Act
+        let mut lease = reads.acquire().await.unwrap();
+        let jit: String = sqlx::query_scalar("SHOW jit")
+            .fetch_one(lease.conn())
+            .await
+            .unwrap();
+        lease.release();
+        // Assert: compiling a report statement cost more than running it (store.rs).
+        assert_eq!(jit, "off");
+    }
+
     #[test]
     fn session_timeouts_round_down_to_100_ms_from_one_second() {
         let ms = |n| session_timeout_ms(Duration::from_millis(n));

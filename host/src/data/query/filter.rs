@@ -90,8 +90,14 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
             c.params.extend(values.into_iter().map(P::T));
             format!("{col} IN ({})", vec!["?"; n].join(", "))
         };
+        // Equalities on an id stay on their index; lists and ranges yield to the scope's.
         let bound = |c: &mut Compiler, col: &str, op: &str, p: P| {
             c.params.push(p);
+            let col = if op == "=" {
+                col.to_string()
+            } else {
+                c.filter_column(col)
+            };
             format!("{col} {op} ?")
         };
         match key.as_str() {
@@ -129,7 +135,8 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
                 }
                 // An empty list is unconstrained, like an omitted field.
                 if !values.is_empty() {
-                    out.push(any_of(c, col, values));
+                    let col = c.filter_column(col);
+                    out.push(any_of(c, &col, values));
                 }
             }
             "statusDateFrom" => out.push(bound(c, "l.status_date", ">=", P::I(instant(v, false)?))),

@@ -66,6 +66,7 @@ pub(super) fn compile(
         params: vec![],
         history_only: false,
         covered_group: false,
+        scope_first: !postgres && scope.is_some_and(|s| !s.all),
         bounds: instant_bounds(q),
     };
     if q.aggregates.is_empty() {

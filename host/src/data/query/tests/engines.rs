@@ -51,6 +51,7 @@ async fn window_labels_equal_the_engines_own_formatting() {
             params: vec![],
             history_only: false,
             covered_group: false,
+            scope_first: false,
             bounds: Default::default(),
         };
         let sqlite_sql = format!("SELECT {}", compiler(false).period("?1", unit));

@@ -148,9 +148,9 @@ fn whole_periods_count_the_period_sets() {
         let c = compile(&raw, Some(&admin()), true, postgres).unwrap();
         let unlisted_rows = if postgres {
             "x CROSS JOIN LATERAL (SELECT h.status AS st FROM los_status_history h WHERE h.loan_key = x.lk \
-             AND h.month_index = x.pi AND h.status_bit = 4611686018427387904) hh WHERE x.lk IS NOT NULL"
+             AND h.month_index = x.pi AND h.status_bit = 4611686018427387904 OFFSET 0) hh WHERE x.lk IS NOT NULL"
         } else {
-            "x JOIN los_status_history h ON h.loan_key = x.lk AND h.month_index = x.pi \
+            "x CROSS JOIN los_status_history h ON h.loan_key = x.lk AND h.month_index = x.pi \
              AND h.status_bit = 4611686018427387904 WHERE x.lk IS NOT NULL"
         };
         assert!(
@@ -463,4 +463,44 @@ async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
             Value::Decimal("1".into())
         ]
     );
+}
+
+#[test]
+fn a_scoped_callers_filter_lists_and_ranges_yield_to_the_scopes_index_on_sqlite() {
+    // Arrange: the wide filter of the report matrix, with an officer id beside it.
+    let wide = Query {
+        filter: Some(
+            r#"{"statuses": ["Loan Open", "Loan Funded"], "loanTypes": ["FHA"],
+                "loanAmountMin": 100000, "statusDateFrom": "2025-01-01",
+                "referringAgentId": "6f1c2b9e-7a3d-4c55-9e2a-0b8d4f3e1a77"}"#
+                .into(),
+        ),
+        group_by: vec![Key::Field("status".into())],
+        ..q(Dataset::Loans)
+    };
+    for (scope, postgres, unindexed) in [
+        (agent(), false, true),
+        (admin(), false, false),
+        (agent(), true, false),
+    ] {
+        // Act
+        let c = compile(&wide, Some(&scope), true, postgres).unwrap();
+        // Assert: lists and ranges are `+col` only for a scoped caller on SQLite; an id's
+        // equality keeps its index everywhere.
+        let plus = if unindexed { "+" } else { "" };
+        for part in [
+            format!("{plus}l.status IN ("),
+            format!("{plus}l.loan_type IN ("),
+            format!("{plus}l.loan_amount >= "),
+            format!("{plus}l.status_date >= "),
+        ] {
+            assert!(c.sql.contains(&part), "{part}: {}", c.sql);
+            assert!(!c.sql.contains(&format!("+{part}")), "{part}: {}", c.sql);
+        }
+        assert!(
+            c.sql.contains(" l.referring_agent_id = ") && !c.sql.contains("+l.referring_agent_id"),
+            "{}",
+            c.sql
+        );
+    }
 }
