@@ -14,22 +14,18 @@
 //! The seeded databases are cached: `~/.cache/loanhost/bench/full-<N>.db` and the PostgreSQL
 //! database `loanhost_bench_full_<N>`.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use loanhost::app::Application;
-use loanhost::config::Config;
 use loanhost::data::Db;
-use loanhost::devidp::SigningKey;
 use serde_json::{json, Value};
 use sqlx::Row;
 
-use common::full::{bench_dir, engines, loans, prepare, TODAY};
+use common::full::{bench_dir, engines, loans, Served};
 
-/// The default milestone window for TODAY: the four months ending with November 2026.
+/// The default milestone window for `common::full::TODAY`: the four months ending with November 2026.
 const WINDOW: (i64, i64) = (1_785_542_400_000, 1_796_083_200_000);
 
 /// The Northstar stage of a raw LOS status, as SQL (DESIGN.md §7.3).
@@ -245,29 +241,9 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let mut summary = Vec::new();
     for (engine, db_url) in rt.block_on(engines(n)) {
-        let port = common::free_port();
-        let plugin_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
-        // The reference's own pool: like the host's report connections, it hands connections
-        // out without a ping (sqlx's default pings each one, a round trip per statement).
-        let raw_pool = rt.block_on(Db::open_reference(&db_url)).unwrap();
-        let mut env = common::server_env(port, db_url, &plugin_dir, &dir.join("cache"));
-        env.insert("LOANHOST_TODAY".into(), TODAY.into());
-        let config = Config::from_map(&env).unwrap();
-        let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
-        let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();
-        let (db, server) = rt.block_on(async {
-            let app = Application::build(config)
-                .await
-                .expect("run `make plugins` first");
-            let db = app.db();
-            prepare(&db, n).await;
-            (db, tokio::spawn(app.run_until_stopped()))
-        });
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        let token = |email: &str| {
-            key.mint(&issuer, email, &audience, "", Duration::from_secs(3600))
-                .unwrap()
-        };
+        let served = Served::start(&rt, db_url, n);
+        let (raw_pool, db, url) = (&served.raw, served.db.clone(), served.url.clone());
+        let token = |email: &str| served.token(email, Duration::from_secs(3600));
         let agent_id = rt
             .block_on(db.agent_by_email("agent@demo.loanhost.local"))
             .unwrap()
@@ -306,7 +282,7 @@ fn bench(c: &mut Criterion) {
                 let (sql, params) =
                     reference(tool, who == "admin", engine == "postgres", &agent_id);
                 let count_col = if tool == "report_loans" { 1 } else { 2 };
-                let raw_total = rt.block_on(run_reference(&raw_pool, &sql, &params, count_col));
+                let raw_total = rt.block_on(run_reference(raw_pool, &sql, &params, count_col));
                 assert_eq!(
                     raw_total,
                     answer_total(tool, &once),
@@ -324,7 +300,7 @@ fn bench(c: &mut Criterion) {
                 group.bench_function(format!("{tool}/{who}"), |b| b.to_async(&rt).iter(call));
                 group.bench_function(format!("{tool}/{who}/raw_sql"), |b| {
                     b.to_async(&rt)
-                        .iter(|| run_reference(&raw_pool, &sql, &params, count_col))
+                        .iter(|| run_reference(raw_pool, &sql, &params, count_col))
                 });
                 // The ratio from a plain mean over the same few seconds (criterion's own
                 // estimates are in its report).
@@ -332,7 +308,7 @@ fn bench(c: &mut Criterion) {
                     rt.block_on(call());
                 });
                 let raw = timed(&mut || {
-                    rt.block_on(run_reference(&raw_pool, &sql, &params, count_col));
+                    rt.block_on(run_reference(raw_pool, &sql, &params, count_col));
                 });
                 let budget = raw.mul_f64(1.1) + Duration::from_millis(1);
                 summary.push(format!(
@@ -347,7 +323,7 @@ fn bench(c: &mut Criterion) {
         }
         group.finish();
         if only.is_some() {
-            server.abort();
+            served.server.abort();
             continue;
         }
         // Contention: an Agent's report_loans while 8 Admin reports run side by side.
@@ -358,7 +334,7 @@ fn bench(c: &mut Criterion) {
             "{engine:8} contention: Agent report_loans p50/p99 alone {:.1}/{:.1} ms; beside 8 Admin reports {:.1}/{:.1} ms ({} Admin calls finished meanwhile)",
             alone.0, alone.1, loaded.0, loaded.1, admin_calls
         ));
-        server.abort();
+        served.server.abort();
     }
     println!("\nhttp_reports summary ({n} loans, means over up to 5 s each):");
     for line in summary {

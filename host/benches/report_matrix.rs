@@ -20,22 +20,18 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 mod common;
 
-use loanhost::app::Application;
-use loanhost::config::Config;
 use loanhost::data::history_keys::{
     month_index, status_bit, week_index, STATUS_BITS, UNLISTED_BIT,
 };
 use loanhost::data::Db;
-use loanhost::devidp::SigningKey;
 use serde_json::{json, Value};
 use sqlx::Row;
 
-use common::full::{bench_dir, engines, loans, prepare, TODAY};
+use common::full::{bench_dir, engines, loans, Served, TODAY};
 
 /// A value of a reference row.
 #[derive(Debug, Clone, PartialEq)]
@@ -872,23 +868,8 @@ fn bench() {
             continue;
         }
         let postgres = engine == "postgres";
-        let port = common::free_port();
-        let plugin_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
-        let raw = rt.block_on(Db::open_reference(&db_url)).unwrap();
-        let mut env = common::server_env(port, db_url, &plugin_dir, &dir.join("cache"));
-        env.insert("LOANHOST_TODAY".into(), TODAY.into());
-        let config = Config::from_map(&env).unwrap();
-        let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
-        let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();
-        let (db, server) = rt.block_on(async {
-            let app = Application::build(config)
-                .await
-                .expect("run `make plugins` first");
-            let db = app.db();
-            prepare(&db, n).await;
-            (db, tokio::spawn(app.run_until_stopped()))
-        });
-        let url = format!("http://127.0.0.1:{port}/mcp");
+        let served = Served::start(&rt, db_url, n);
+        let (raw, db, url) = (&served.raw, served.db.clone(), served.url.clone());
         let facts = rt.block_on(async {
             let agent = |email: String| {
                 let db = db.clone();
@@ -916,15 +897,7 @@ fn bench() {
         );
         let started_engine = Instant::now();
         for who in &callers {
-            let token = key
-                .mint(
-                    &issuer,
-                    &who.email(),
-                    &audience,
-                    "",
-                    Duration::from_secs(7200),
-                )
-                .unwrap();
+            let token = served.token(&who.email(), Duration::from_secs(7200));
             for line in lines(postgres) {
                 let name = format!("{} {}", line.tool, line.label);
                 if only
@@ -945,7 +918,7 @@ fn bench() {
                 let run_raw = || async {
                     let mut out = Vec::new();
                     for st in &statements {
-                        out.push(fetch(&raw, st).await);
+                        out.push(fetch(raw, st).await);
                     }
                     out
                 };
@@ -1025,7 +998,7 @@ fn bench() {
             started_engine.elapsed().as_secs_f64(),
             file.display()
         );
-        server.abort();
+        served.server.abort();
     }
     println!(
         "\nreport_matrix ({n} loans): {} lines over a bound",

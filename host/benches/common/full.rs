@@ -87,3 +87,60 @@ pub async fn prepare(db: &Db, n: u64) {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// A host on loopback serving the full data set of `db_url` (imported first when needed),
+/// with what a benchmark needs beside it: a raw-SQL reference pool on the same database, the
+/// dev IdP's key and the claims its tokens carry.
+pub struct Served {
+    /// The reference's own pool: like the host's report connections, it hands connections out
+    /// without a ping (sqlx's default pings each one, a round trip per statement).
+    pub raw: Db,
+    /// The host's own pool (directory lookups).
+    pub db: Db,
+    pub server: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The `/mcp` URL.
+    pub url: String,
+    key: loanhost::devidp::SigningKey,
+    issuer: String,
+    audience: String,
+}
+
+impl Served {
+    /// Starts a host on a free port with the plugins of `plugins/dist`, "today" at [`TODAY`].
+    pub fn start(rt: &tokio::runtime::Runtime, db_url: String, n: u64) -> Served {
+        let port = super::free_port();
+        let plugin_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
+        let raw = rt.block_on(Db::open_reference(&db_url)).unwrap();
+        let mut env = super::server_env(port, db_url, &plugin_dir, &bench_dir().join("cache"));
+        env.insert("LOANHOST_TODAY".into(), TODAY.into());
+        let config = loanhost::config::Config::from_map(&env).unwrap();
+        let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
+        let key =
+            loanhost::devidp::SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config))
+                .unwrap();
+        let (db, server) = rt.block_on(async {
+            let app = loanhost::app::Application::build(config)
+                .await
+                .expect("run `make plugins` first");
+            let db = app.db();
+            prepare(&db, n).await;
+            (db, tokio::spawn(app.run_until_stopped()))
+        });
+        Served {
+            raw,
+            db,
+            server,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            key,
+            issuer,
+            audience,
+        }
+    }
+
+    /// An access token for the platform user `email`, valid for `ttl`.
+    pub fn token(&self, email: &str, ttl: std::time::Duration) -> String {
+        self.key
+            .mint(&self.issuer, email, &self.audience, "", ttl)
+            .unwrap()
+    }
+}
