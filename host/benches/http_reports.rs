@@ -25,7 +25,8 @@ use sqlx::Row;
 
 use common::full::{bench_dir, engines, loans, Served};
 
-/// The default milestone window for `common::full::TODAY`: the four months ending with November 2026.
+/// The default milestone window for `common::full::TODAY`: the four months ending with
+/// November 2026.
 const WINDOW: (i64, i64) = (1_785_542_400_000, 1_796_083_200_000);
 
 /// The Northstar stage of a raw LOS status, as SQL (DESIGN.md §7.3).
@@ -242,7 +243,7 @@ fn bench(c: &mut Criterion) {
     let mut summary = Vec::new();
     for (engine, db_url) in rt.block_on(engines(n)) {
         let served = Served::start(&rt, db_url, n);
-        let (raw_pool, db, url) = (&served.raw, served.db.clone(), served.url.clone());
+        let (raw_pool, db, url) = (&served.raw, &served.db, &served.url);
         let token = |email: &str| served.token(email, Duration::from_secs(3600));
         let agent_id = rt
             .block_on(db.agent_by_email("agent@demo.loanhost.local"))
@@ -266,7 +267,7 @@ fn bench(c: &mut Criterion) {
                 ("report_loans", json!({"groupBy": "Status"})),
                 ("report_loan_milestones", json!({})),
             ] {
-                let call = || common::tools_call(&client, &url, &t, tool, args.clone());
+                let call = || common::tools_call(&client, url, &t, tool, args.clone());
                 // One timed call first: a call that fails (e.g. the statement timeout) is
                 // reported and not measured.
                 let started = Instant::now();
@@ -329,7 +330,7 @@ fn bench(c: &mut Criterion) {
         // Contention: an Agent's report_loans while 8 Admin reports run side by side.
         let agent = token("agent@demo.loanhost.local");
         let admin = token("admin@demo.loanhost.local");
-        let (alone, loaded, admin_calls) = rt.block_on(contention(&client, &url, &agent, &admin));
+        let (alone, loaded, admin_calls) = rt.block_on(contention(&client, url, &agent, &admin));
         summary.push(format!(
             "{engine:8} contention: Agent report_loans p50/p99 alone {:.1}/{:.1} ms; beside 8 Admin reports {:.1}/{:.1} ms ({} Admin calls finished meanwhile)",
             alone.0, alone.1, loaded.0, loaded.1, admin_calls

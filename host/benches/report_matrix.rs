@@ -869,7 +869,7 @@ fn bench() {
         }
         let postgres = engine == "postgres";
         let served = Served::start(&rt, db_url, n);
-        let (raw, db, url) = (&served.raw, served.db.clone(), served.url.clone());
+        let (raw, db, url) = (&served.raw, &served.db, &served.url);
         let facts = rt.block_on(async {
             let agent = |email: String| {
                 let db = db.clone();
@@ -913,7 +913,7 @@ fn bench() {
                     continue;
                 }
                 let call =
-                    || common::tools_call(&client, &url, &token, line.tool, line.args.clone());
+                    || common::tools_call(&client, url, &token, line.tool, line.args.clone());
                 let statements = reference(&line, *who, &facts, postgres);
                 let run_raw = || async {
                     let mut out = Vec::new();

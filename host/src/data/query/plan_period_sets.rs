@@ -156,7 +156,6 @@ pub(super) fn compile_period_sets(
             "CASE WHEN (r.status_bits & {UNLISTED_BIT}) <> 0 THEN r.loan_key END AS lk"
         ));
     }
-    let mut row_values = Vec::new();
     let mut per_row = vec!["COUNT(*) AS c".to_string()];
     let mut carried = vec!["c".to_string()];
     // The merge reads the counted sets (`x`), or with the raw status their union with the
@@ -193,7 +192,6 @@ pub(super) fn compile_period_sets(
             _ => ("MAX", "MAX", out_of(f.ty)),
         };
         per_set.push(format!("{partial}({column}) AS p{i}"));
-        row_values.push(format!("x.p{i}"));
         per_row.push(format!("{merge}(d.p{i}) AS p{i}"));
         carried.push(format!("p{i}"));
         merged.push(if merge == "SUM" {
@@ -256,7 +254,8 @@ pub(super) fn compile_period_sets(
                 ", u AS (SELECT d.pi, d.st, {per_row} FROM (SELECT DISTINCT x.pi, x.lk, {st} AS st{values} \
                  FROM {rows} WHERE x.lk IS NOT NULL) d GROUP BY d.pi, d.st)",
                 per_row = per_row.join(", "),
-                values = row_values.iter().map(|v| format!(", {v}")).collect::<String>(),
+                // The partials each set carries (`x.p…`), its count aside.
+                values = carried[1..].iter().map(|p| format!(", x.{p}")).collect::<String>(),
             )
         }
     };
@@ -301,12 +300,12 @@ pub(super) fn compile_period_sets(
     );
     let grouped_sets = if plan.raw.is_some() {
         // Each listed status from the sets, and the unlisted statuses' rows beside them.
-        let carried = carried.join(", ");
         let from_x = carried
-            .split(", ")
+            .iter()
             .map(|c| format!("x.{c}"))
             .collect::<Vec<_>>()
             .join(", ");
+        let carried = carried.join(", ");
         format!(
             "SELECT y.pi AS pi, y.st AS st, {merged} FROM (SELECT x.pi, b.label AS st, {from_x} FROM {labelled} \
              UNION ALL SELECT u.pi, u.st, {carried} FROM u) y GROUP BY y.pi, y.st",

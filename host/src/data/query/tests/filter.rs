@@ -1,5 +1,5 @@
 //! The spec's filter and the input caps: values checked against their vocabulary or form,
-//! errors naming the field and the limit.
+//! errors naming the field and the limit; which of its columns keep their indexes.
 
 use super::*;
 
@@ -88,4 +88,44 @@ fn filter_errors_name_the_field() {
     assert!(
         matches!(compile(&query, Some(&all), true, false), Err(QueryError::Invalid(m)) if m.starts_with("filter: unknown field `officer`"))
     );
+}
+
+#[test]
+fn a_scoped_callers_filter_lists_and_ranges_yield_to_the_scopes_index_on_sqlite() {
+    // Arrange: the wide filter of the report matrix, with an officer id beside it.
+    let wide = Query {
+        filter: Some(
+            r#"{"statuses": ["Loan Open", "Loan Funded"], "loanTypes": ["FHA"],
+                "loanAmountMin": 100000, "statusDateFrom": "2025-01-01",
+                "referringAgentId": "6f1c2b9e-7a3d-4c55-9e2a-0b8d4f3e1a77"}"#
+                .into(),
+        ),
+        group_by: vec![Key::Field("status".into())],
+        ..q(Dataset::Loans)
+    };
+    for (scope, postgres, unindexed) in [
+        (agent(), false, true),
+        (admin(), false, false),
+        (agent(), true, false),
+    ] {
+        // Act
+        let c = compile(&wide, Some(&scope), true, postgres).unwrap();
+        // Assert: lists and ranges are `+col` only for a scoped caller on SQLite; an id's
+        // equality keeps its index everywhere.
+        let plus = if unindexed { "+" } else { "" };
+        for part in [
+            format!("{plus}l.status IN ("),
+            format!("{plus}l.loan_type IN ("),
+            format!("{plus}l.loan_amount >= "),
+            format!("{plus}l.status_date >= "),
+        ] {
+            assert!(c.sql.contains(&part), "{part}: {}", c.sql);
+            assert!(!c.sql.contains(&format!("+{part}")), "{part}: {}", c.sql);
+        }
+        assert!(
+            c.sql.contains(" l.referring_agent_id = ") && !c.sql.contains("+l.referring_agent_id"),
+            "{}",
+            c.sql
+        );
+    }
 }
