@@ -209,6 +209,16 @@ fn month_sql(col: &str, postgres: bool) -> String {
     }
 }
 
+/// The month index column the snapshot stores beside a date column (schema v6).
+fn stored_month(date: &str) -> &'static str {
+    match date {
+        "l.status_date" => "l.status_month",
+        "l.estimated_closing_date" => "l.estimated_closing_month",
+        "l.updated" => "l.updated_month",
+        other => panic!("no stored month for {other}"),
+    }
+}
+
 /// SQL for the ISO week index (weeks from Monday 1969-12-29) of a non-negative
 /// epoch-millisecond column.
 fn week_sql(col: &str) -> String {
@@ -292,7 +302,7 @@ const DATES: [(&str, &str); 3] = [
     ("Updated", "l.updated"),
 ];
 
-fn loans_shape(group: &str, date: &'static str, postgres: bool) -> Shape {
+fn loans_shape(group: &str, date: &'static str) -> Shape {
     let key = match group {
         "None" => None,
         "Status" => Some(("l.status".into(), KeyLabel::Text("Unknown"))),
@@ -300,15 +310,11 @@ fn loans_shape(group: &str, date: &'static str, postgres: bool) -> Shape {
         "Purpose" => Some(("l.purpose".into(), KeyLabel::Text("Unknown"))),
         "LoanOfficer" => Some(("l.loan_officer_id".into(), KeyLabel::Text("Unassigned"))),
         "ReferringAgent" => Some(("l.referring_agent_id".into(), KeyLabel::Text("Unassigned"))),
-        "Month" => Some((month_sql(date, postgres), KeyLabel::Month)),
-        "Quarter" => Some((
-            format!("({} / 3)", month_sql(date, postgres)),
-            KeyLabel::Quarter,
-        )),
-        _ => Some((
-            format!("({} / 12)", month_sql(date, postgres)),
-            KeyLabel::Year,
-        )),
+        // Schema v6: the month index each date has beside it (grouped by month first, then
+        // by quarter or year over those few rows: `reference`).
+        "Month" => Some((stored_month(date).into(), KeyLabel::Month)),
+        "Quarter" => Some((stored_month(date).into(), KeyLabel::Quarter)),
+        _ => Some((stored_month(date).into(), KeyLabel::Year)),
     };
     let periodic = matches!(group, "Month" | "Quarter" | "Year");
     Shape::Loans {
@@ -318,7 +324,7 @@ fn loans_shape(group: &str, date: &'static str, postgres: bool) -> Shape {
 }
 
 /// Every line of the matrix (the metric field of a `report_loans` line travels in its args).
-fn lines(postgres: bool) -> Vec<Line> {
+fn lines() -> Vec<Line> {
     let mut out = Vec::new();
     let none = || (String::new(), vec![]);
     for group in GROUPS {
@@ -328,7 +334,7 @@ fn lines(postgres: bool) -> Vec<Line> {
                     tool: "report_loans",
                     label: format!("groupBy {group}, {metric} of {field}"),
                     args: json!({"groupBy": group, "metric": metric, "metricField": field}),
-                    shape: loans_shape(group, "l.status_date", postgres),
+                    shape: loans_shape(group, "l.status_date"),
                     filter: none(),
                 });
             }
@@ -340,7 +346,7 @@ fn lines(postgres: bool) -> Vec<Line> {
                 tool: "report_loans",
                 label: format!("groupBy {group} on {date}"),
                 args: json!({"groupBy": group, "dateField": date}),
-                shape: loans_shape(group, col, postgres),
+                shape: loans_shape(group, col),
                 filter: none(),
             });
         }
@@ -351,7 +357,7 @@ fn lines(postgres: bool) -> Vec<Line> {
                 tool: "report_loans",
                 label: format!("groupBy {group}, {name}"),
                 args: json!({"groupBy": group, "filter": filter}),
-                shape: loans_shape(group, "l.status_date", postgres),
+                shape: loans_shape(group, "l.status_date"),
                 filter: (sql.clone(), params.clone()),
             });
         }
@@ -489,7 +495,14 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
                 .find(|(f, _)| line.args["metricField"].as_str().unwrap_or("LoanAmount") == *f)
                 .unwrap()
                 .1;
+            // Organisation-wide, the month index's own covering index holds the null check
+            // too; a scope's index serves a scoped caller, who checks the date it reads.
             if let Some(d) = date_not_null {
+                let d = if who == Who::Admin {
+                    stored_month(d)
+                } else {
+                    d
+                };
                 where_sql.push_str(&format!(" AND {d} IS NOT NULL"));
             }
             // A caller who may read names is answered per (id, name), as the tool groups
@@ -505,6 +518,23 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
                 }
                 Some((k, _)) => (k.clone(), " GROUP BY 1".into()),
             };
+            // Quarters and years: months first (in index order), then the few months merged.
+            let per = match key {
+                Some((_, KeyLabel::Quarter)) => Some(3),
+                Some((_, KeyLabel::Year)) => Some(12),
+                _ => None,
+            };
+            if let Some(per) = per {
+                return vec![Statement {
+                    sql: format!(
+                        "SELECT k / {per}, CAST(SUM(c) AS {bigint}), CAST(SUM(cm) AS {bigint}), \
+                         CAST(SUM(s) AS {bigint}), MIN(mn), MAX(mx) FROM (SELECT {k} AS k, \
+                         COUNT(*) AS c, COUNT({m}) AS cm, SUM({m}) AS s, MIN({m}) AS mn, \
+                         MAX({m}) AS mx FROM loans l WHERE {where_sql}{group}) i GROUP BY 1"
+                    ),
+                    params,
+                }];
+            }
             vec![Statement {
                 sql: format!(
                     "SELECT {k} AS k, COUNT(*), COUNT({m}), CAST(SUM({m}) AS {bigint}), MIN({m}), MAX({m}) \
@@ -523,8 +553,15 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
                     mi.rem_euclid(12) + 1
                 ))
             };
+            // Whole months: organisation-wide, a range of the month index's covering index;
+            // a scoped caller's few loans are read by the scope's index and their dates.
             let mut trend_params = params.clone();
-            trend_params.extend([json!(bound(first)), json!(bound(after))]);
+            let (column, range) = if who == Who::Admin {
+                ("l.status_month", [json!(first), json!(after)])
+            } else {
+                ("l.status_date", [json!(bound(first)), json!(bound(after))])
+            };
+            trend_params.extend(range);
             vec![
                 Statement {
                     sql: format!(
@@ -535,9 +572,8 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
                 },
                 Statement {
                     sql: format!(
-                        "SELECT {}, COUNT(*), CAST(SUM(l.loan_amount) AS {bigint}) FROM loans l \
-                         WHERE {where_sql} AND l.status_date >= ? AND l.status_date < ? GROUP BY 1",
-                        month_sql("l.status_date", postgres)
+                        "SELECT l.status_month, COUNT(*), CAST(SUM(l.loan_amount) AS {bigint}) FROM loans l \
+                         WHERE {where_sql} AND {column} >= ? AND {column} < ? GROUP BY 1"
                     ),
                     params: trend_params,
                 },
@@ -898,7 +934,7 @@ fn bench() {
         let started_engine = Instant::now();
         for who in &callers {
             let token = served.token(&who.email(), Duration::from_secs(7200));
-            for line in lines(postgres) {
+            for line in lines() {
                 let name = format!("{} {}", line.tool, line.label);
                 if only
                     .as_deref()

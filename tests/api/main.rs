@@ -5,6 +5,7 @@ mod helpers;
 
 mod import;
 mod isolation;
+mod loan_months;
 
 mod audit;
 mod auth;

@@ -192,6 +192,9 @@ fn sets(table: &str) -> String {
 async fn contents(db: &Db) -> Vec<Vec<String>> {
     let queries = [
         format!("SELECT {} FROM loans ORDER BY id", LOAN_COLUMNS.iter().map(|(n, _)| format!("COALESCE(CAST({n} AS TEXT), '-')")).collect::<Vec<_>>().join(" || '|' || ")),
+        // Schema v6: each date's month index beside it.
+        "SELECT id || '|' || COALESCE(CAST(status_month AS TEXT), '-') || '|' || COALESCE(CAST(estimated_closing_month AS TEXT), '-') \
+         || '|' || COALESCE(CAST(updated_month AS TEXT), '-') FROM loans ORDER BY 1".to_string(),
         "SELECT k.id || '|' || h.status || '|' || CAST(h.occurred_at AS TEXT) || '|' || COALESCE(CAST(h.loan_amount AS TEXT), '-') || '|' || CAST(h.in_snapshot AS TEXT) \
          || '|' || CAST(h.month_index AS TEXT) || '|' || CAST(h.week_index AS TEXT) || '|' || CAST(h.status_bit AS TEXT) \
          FROM los_status_history h JOIN loan_keys k ON k.key = h.loan_key ORDER BY 1".to_string(),
@@ -271,6 +274,17 @@ fn queries() -> Vec<(Query, Scope)> {
         ],
         ..base.clone()
     };
+    // Schema v6: months and quarters of the snapshot's dates from their stored indexes.
+    let by_month = Query {
+        group_by: vec![Key::Period("statusDate".into(), PeriodUnit::Month)],
+        aggregates: vec![Aggregate::Count, Aggregate::Max("loanAmount".into())],
+        ..base.clone()
+    };
+    let by_quarter = Query {
+        predicates: vec![("updated".into(), Condition::IsNotNull)],
+        group_by: vec![Key::Period("updated".into(), PeriodUnit::Quarter)],
+        ..by_month.clone()
+    };
     let warehouse = Query {
         dataset: Dataset::DwLoanMilestones,
         group_by: vec![Key::Field("milestone".into())],
@@ -312,6 +326,8 @@ fn queries() -> Vec<(Query, Scope)> {
         ),
         (pipeline, admin.clone()),
         (by_status, admin.clone()),
+        (by_month, admin.clone()),
+        (by_quarter, admin.clone()),
         (warehouse, admin),
     ]
 }
@@ -370,6 +386,35 @@ async fn a_v2_database_is_converted_in_place(postgres: bool) {
     })
     .collect();
     std::fs::write(edges.join("los_status_history.jsonl"), edge_rows.join("\n")).unwrap();
+    // Loans with dates on month edges (one before 1970) and without some.
+    let template: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(seed.join("loans.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let edge_loans: Vec<String> = [
+        ("1969-12-31T23:59:59.999Z", None, "2026-02-28T23:59:59.999Z"),
+        (
+            "1970-01-01T00:00:00Z",
+            Some("2026-03-01T00:00:00Z"),
+            "2026-12-31T23:59:59Z",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (status_date, closing, updated))| {
+        let mut loan = template.clone();
+        loan["id"] = serde_json::json!(format!("ed9e0000-0000-4000-8000-{i:012}"));
+        loan["statusDate"] = serde_json::json!(status_date);
+        loan["estimatedClosingDate"] = serde_json::json!(closing);
+        loan["updated"] = serde_json::json!(updated);
+        loan.to_string()
+    })
+    .collect();
+    std::fs::write(edges.join("loans.jsonl"), edge_loans.join("\n")).unwrap();
     let fresh = Db::open(&new_url).await.unwrap();
     for dir in [&seed, &edges] {
         loanhost::data::import::import_dir(&fresh, dir, |_, _| {})

@@ -39,6 +39,10 @@ pub struct Field {
     /// A cheaper expression with exactly the same equality (an integer key for a UUID), used
     /// where only equality matters: `DISTINCT` and `COUNT(DISTINCT …)`. `None`: the column.
     pub identity: Option<&'static str>,
+    /// For a date-time field the row also stores as a month index (`year × 12 + month − 1`,
+    /// UTC; migration 0007): that column. Month, quarter and year keys group by it and label
+    /// the groups, and a covering index leads with it (`Dataset::COVERED_MONTHS`).
+    pub month: Option<&'static str>,
 }
 
 impl Field {
@@ -55,6 +59,7 @@ const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
         ty,
         restricted: false,
         identity: None,
+        month: None,
     }
 }
 
@@ -65,6 +70,7 @@ const fn name_field(name: &'static str, column: &'static str) -> Field {
         ty: FieldType::Text,
         restricted: true,
         identity: None,
+        month: None,
     }
 }
 
@@ -77,6 +83,7 @@ const fn loan_key_field(column: &'static str, key: &'static str) -> Field {
         ty: FieldType::Text,
         restricted: false,
         identity: Some(key),
+        month: None,
     }
 }
 
@@ -93,11 +100,20 @@ const LOAN_FIELDS: &[Field] = &[
     },
     f("loanNumber", "l.loan_number", Text),
     f("status", "l.status", Text),
-    f("statusDate", "l.status_date", Instant),
+    Field {
+        month: Some("l.status_month"),
+        ..f("statusDate", "l.status_date", Instant)
+    },
     f("loanType", "l.loan_type", Text),
     f("purpose", "l.purpose", Text),
-    f("estimatedClosingDate", "l.estimated_closing_date", Instant),
-    f("updated", "l.updated", Instant),
+    Field {
+        month: Some("l.estimated_closing_month"),
+        ..f("estimatedClosingDate", "l.estimated_closing_date", Instant)
+    },
+    Field {
+        month: Some("l.updated_month"),
+        ..f("updated", "l.updated", Instant)
+    },
     f("loanAmount", "l.loan_amount", Decimal),
     f("lockedCompensation", "l.locked_compensation", Decimal),
     f("estimatedCompensation", "l.estimated_compensation", Decimal),
@@ -202,6 +218,16 @@ impl Dataset {
             &["referringAgentId", "referringAgentName"],
             &COVERED_AMOUNTS,
         ),
+    ];
+
+    /// The fields whose month index leads a covering index holding the three amounts too
+    /// (migration 0007): a whole-snapshot month, quarter or year group-by reads it in key
+    /// order, over a range of whole months when the predicates bound the field at month
+    /// starts.
+    pub const COVERED_MONTHS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("statusDate", &COVERED_AMOUNTS),
+        ("estimatedClosingDate", &COVERED_AMOUNTS),
+        ("updated", &COVERED_AMOUNTS),
     ];
 
     /// The period sets that answer counts of distinct loans per (whole month or week, set of

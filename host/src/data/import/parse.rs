@@ -59,6 +59,11 @@ pub(super) fn parse_line(file: &str, line: &str) -> Result<Record, String> {
                 .collect::<Vec<_>>()
                 .join(" ")
                 .to_lowercase();
+            let status_date = r.opt_instant("statusDate")?;
+            let closing = r.opt_instant("estimatedClosingDate")?;
+            let updated = r.opt_instant("updated")?;
+            // Each date's month index (schema v6), as history rows hold theirs.
+            let month = |at: Option<i64>| V::I(at.map(history_keys::month_index));
             Record::Row(vec![
                 V::T(Some(r.uuid("id")?)),
                 V::T(number),
@@ -67,11 +72,11 @@ pub(super) fn parse_line(file: &str, line: &str) -> Result<Record, String> {
                 V::T(email),
                 V::T(Some(search)),
                 V::T(Some(status)),
-                V::I(r.opt_instant("statusDate")?),
+                V::I(status_date),
                 V::T(loan_type),
                 V::T(purpose),
-                V::I(r.opt_instant("estimatedClosingDate")?),
-                V::I(r.opt_instant("updated")?),
+                V::I(closing),
+                V::I(updated),
                 V::I(r.opt_decimal("loanAmount")?),
                 V::I(r.opt_decimal("lockedCompensation")?),
                 V::I(r.opt_decimal("estimatedCompensation")?),
@@ -84,6 +89,9 @@ pub(super) fn parse_line(file: &str, line: &str) -> Result<Record, String> {
                 V::T(r.opt_string("processorName")?),
                 V::T(r.opt_uuid("referringAgentId")?),
                 V::T(r.opt_string("referringAgentName")?),
+                month(status_date),
+                month(closing),
+                month(updated),
             ])
         }
         "los_status_history.jsonl" => Record::Row(vec![

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) const LOAN_COLUMNS: [&str; 24] = [
+pub(super) const LOAN_COLUMNS: [&str; 27] = [
     "id",
     "loan_number",
     "borrower_first_name",
@@ -28,6 +28,9 @@ pub(super) const LOAN_COLUMNS: [&str; 24] = [
     "processor_name",
     "referring_agent_id",
     "referring_agent_name",
+    "status_month",
+    "estimated_closing_month",
+    "updated_month",
 ];
 
 /// `ON CONFLICT (<first column>) DO UPDATE SET c = excluded.c, …` for every other column.

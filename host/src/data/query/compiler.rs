@@ -96,6 +96,19 @@ impl Compiler {
 
     pub(super) fn predicate(&mut self, name: &str, c: &Condition) -> Result<String, QueryError> {
         let f = self.field(name)?;
+        // A whole-snapshot month group-by over a covering index: the field's bounds as the
+        // same bounds on its month index, which that index leads with (`covered_month`).
+        if let (true, Some(month), Some((op, bound))) =
+            (self.covered_group, f.month, month_condition(c))
+        {
+            return Ok(match bound {
+                None => format!("{month} {op}"),
+                Some(m) => {
+                    self.params.push(P::I(m));
+                    format!("{month} {op} ?")
+                }
+            });
+        }
         let col = f.column;
         Ok(match c {
             Condition::IsNull => format!("{col} IS NULL"),
@@ -144,7 +157,9 @@ impl Compiler {
             };
             format!("CASE WHEN {col} IS NULL THEN NULL ELSE to_char({ts}, '{fmt}') END")
         } else {
-            let t = format!("{col} / 1000, 'unixepoch'");
+            // `/ 1000.0`: an integer division truncates toward zero, which put the last
+            // second before 1970 (1969-12-31T23:59:59.999) in 1970-01.
+            let t = format!("{col} / 1000.0, 'unixepoch'");
             match unit {
                 PeriodUnit::Week => format!("strftime('%G-W%V', {t})"),
                 PeriodUnit::Month => format!("strftime('%Y-%m', {t})"),
@@ -153,6 +168,29 @@ impl Compiler {
                     "CASE WHEN {col} IS NULL THEN NULL ELSE strftime('%Y', {t}) || '-Q' || ((CAST(strftime('%m', {t}) AS INTEGER) + 2) / 3) END"
                 ),
             }
+        }
+    }
+
+    /// The label of a month index (`year × 12 + month − 1`) as [`Compiler::period`] formats
+    /// the date it stands for: `2026-02`, `2026-Q1`, `2026`. Import dates have years 0000 to
+    /// 9999, so the index is not negative and the year has at most four digits.
+    pub(super) fn month_label(&self, month: &str, unit: PeriodUnit) -> String {
+        if self.postgres {
+            let year = format!("to_char({month} / 12, 'FM0000')");
+            match unit {
+                PeriodUnit::Quarter => format!("{year} || '-Q' || ({month} % 12 / 3 + 1)"),
+                PeriodUnit::Year => year,
+                _ => format!("{year} || '-' || to_char({month} % 12 + 1, 'FM00')"),
+            }
+        } else {
+            let label = match unit {
+                PeriodUnit::Quarter => {
+                    format!("printf('%04d-Q%d', {month} / 12, {month} % 12 / 3 + 1)")
+                }
+                PeriodUnit::Year => format!("printf('%04d', {month} / 12)"),
+                _ => format!("printf('%04d-%02d', {month} / 12, {month} % 12 + 1)"),
+            };
+            format!("CASE WHEN {month} IS NULL THEN NULL ELSE {label} END")
         }
     }
 
@@ -170,10 +208,15 @@ impl Compiler {
     /// ~4x slower than a scan over 1M loans) unless a covering index serves the whole query;
     /// the scope and filter predicates still use their indexes.
     pub(super) fn raw_key(&self, f: &Field) -> String {
+        self.raw_column(f.column)
+    }
+
+    /// [`Compiler::raw_key`] for a column of its own (a stored month index).
+    pub(super) fn raw_column(&self, column: &str) -> String {
         if self.postgres || self.covered_group {
-            f.column.to_string()
+            column.to_string()
         } else {
-            format!("+{}", f.column)
+            format!("+{column}")
         }
     }
 

@@ -31,6 +31,60 @@ pub(super) fn covered_group(q: &Query) -> bool {
             .all(|n| index.contains(&n) || held.contains(&n))
 }
 
+/// A month, quarter or year key over a date-time field the row also stores as a month index:
+/// that column (the key groups by it and labels the groups).
+pub(super) fn stored_month(dataset: Dataset, k: &Key) -> Option<&'static str> {
+    match k {
+        Key::Period(name, unit) if *unit != PeriodUnit::Week => dataset.field(name)?.month,
+        _ => None,
+    }
+}
+
+/// A predicate on a date-time field as the same condition on its month index, where one is
+/// exactly the other: a null check, or `>=` / `<` the first instant of a month (a date is on
+/// or after the first of month M exactly when its month index is M or more).
+pub(super) fn month_condition(c: &Condition) -> Option<(&'static str, Option<i64>)> {
+    use crate::data::history_keys::month_index;
+    let month_start = |v: &Value| {
+        let ms = match v {
+            Value::Timestamp(s) | Value::Text(s) => parse_instant(s)?,
+            _ => return None,
+        };
+        let m = month_index(ms);
+        (month_index(ms.checked_sub(1)?) != m).then_some(m)
+    };
+    match c {
+        Condition::IsNull => Some(("IS NULL", None)),
+        Condition::IsNotNull => Some(("IS NOT NULL", None)),
+        Condition::Ge(v) => Some((">=", Some(month_start(v)?))),
+        Condition::Lt(v) => Some(("<", Some(month_start(v)?))),
+        _ => None,
+    }
+}
+
+/// Whether a month, quarter or year is the only key, over a field whose month index leads a
+/// covering index (`Dataset::COVERED_MONTHS`), and the query reads nothing else but the
+/// amounts that index holds, with predicates only on that field that its month index states
+/// exactly ([`month_condition`]): the whole snapshot, or a range of whole months, read in key
+/// order from one index.
+pub(super) fn covered_month(q: &Query) -> bool {
+    let [k @ Key::Period(name, _)] = q.group_by.as_slice() else {
+        return false;
+    };
+    let Some((_, held)) = Dataset::COVERED_MONTHS.iter().find(|(n, _)| n == name) else {
+        return false;
+    };
+    stored_month(q.dataset, k).is_some()
+        && q.distinct_on.is_none()
+        && q.aggregates
+            .iter()
+            .filter_map(Aggregate::field)
+            .all(|n| held.contains(&n))
+        && q.predicates
+            .iter()
+            .all(|(n, c)| n == name && month_condition(c).is_some())
+}
+
 /// Whether every `loan.*` field the query reads is one history rows carry.
 pub(super) fn reads_only_carried(q: &Query) -> bool {
     let keys = q.group_by.iter().map(|k| match k {
@@ -100,14 +154,17 @@ pub(super) fn compile(
         && reads_only_carried(q);
     c.covered_group = q.dataset == Dataset::Loans
         && filter_sql.is_empty()
-        && q.predicates.is_empty()
         && scope.is_some_and(|s| s.all)
-        && covered_group(q);
-    // A value→label key over many rows: aggregate by the raw values first (few groups, read
-    // in index order where an index serves them), then map and merge those few rows.
+        && ((q.predicates.is_empty() && covered_group(q)) || covered_month(q));
+    // A value→label key, or a month, quarter or year over a stored month index, over many
+    // rows: aggregate by the raw values first (few groups, read in index order where an index
+    // serves them), then label and merge those few rows.
+    let raw_first = |k: &Key| matches!(k, Key::Mapped(..)) || stored_month(q.dataset, k).is_some();
     let preaggregate = q.distinct_on.is_none()
-        && q.group_by.iter().any(|k| matches!(k, Key::Mapped(..)))
-        && q.group_by.iter().all(|k| !matches!(k, Key::Period(..)))
+        && q.group_by.iter().any(raw_first)
+        && q.group_by
+            .iter()
+            .all(|k| !matches!(k, Key::Period(..)) || raw_first(k))
         && q.aggregates
             .iter()
             .all(|a| !matches!(a, Aggregate::CountDistinct(_)));

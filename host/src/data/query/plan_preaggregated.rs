@@ -1,10 +1,10 @@
-//! The pre-aggregated planner, chosen for value→label keys without a period or a distinct
-//! count: the inner select aggregates by the raw values, the outer maps and merges the
-//! partials. Scope enters through `scoped::where_clause`.
+//! The pre-aggregated planner, chosen for value→label keys and for months, quarters and
+//! years over a stored month index, without a distinct count: the inner select aggregates by
+//! the raw values, the outer maps or labels them and merges the partials. Scope enters through `scoped::where_clause`.
 
 use super::*;
 
-/// [`compile`] for value→label keys without a period or a distinct count: the inner select
+/// [`compile`] for value→label keys and stored-month periods without a distinct count: the inner select
 /// aggregates by the keys' raw values (`r0…`, partial aggregates `p0…`), the grouped select
 /// maps them and merges the partials. The same answer as mapping every row, with few rows
 /// mapped and, where an index leads with the raw key, nothing sorted.
@@ -21,12 +21,22 @@ pub(super) fn compile_preaggregated(
     let mut outs = Vec::new();
     let mut columns = Vec::new();
     for (i, k) in q.group_by.iter().enumerate() {
-        let (Key::Field(name) | Key::Mapped(name, _, _)) = k else {
-            unreachable!("no period keys here");
+        let (raw, (sql, out)) = match k {
+            Key::Field(name) | Key::Mapped(name, _, _) => {
+                let f = c.field(name)?;
+                (c.raw_key(&f), c.key(k, Some(&format!("r{i}")))?)
+            }
+            // A month, quarter or year: grouped by the stored month index, labelled after.
+            Key::Period(name, unit) => {
+                let f = c.field(name)?;
+                let month = f
+                    .month
+                    .expect("the planner takes periods with a month index");
+                let label = c.month_label(&format!("r{i}"), *unit);
+                (c.raw_column(month), (label, Out::Text))
+            }
         };
-        let f = c.field(name)?;
-        inner.push(format!("{} AS r{i}", c.raw_key(&f)));
-        let (sql, out) = c.key(k, Some(&format!("r{i}")))?;
+        inner.push(format!("{raw} AS r{i}"));
         select.push(format!("{sql} AS k{i}"));
         outs.push(out);
         columns.push(format!("key{i}"));

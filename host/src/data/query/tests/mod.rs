@@ -6,6 +6,7 @@ use crate::data::Db;
 mod engines;
 mod filter;
 mod fuzz;
+mod months;
 mod planners;
 mod scope;
 
