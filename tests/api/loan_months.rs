@@ -1,8 +1,8 @@
 //! Month, quarter and year keys over the snapshot's dates group by the month index the import
-//! stores beside each date (schema v6) and label the groups: they must equal the dates read
-//! row by row (the formatting statement a distinct-on forces) and an oracle over the imported
-//! lines, on both engines, for dates at month, quarter and year edges, before 1970, missing,
-//! and moved by a later import.
+//! stores beside each date (schema v6) and label the groups, and weeks group by the integer
+//! week: they must equal the dates read row by row (the statement a distinct-on forces) and
+//! an oracle over the imported lines, on both engines, for dates at week, month, quarter and
+//! year edges, before 1970, missing, and moved by a later import.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +19,7 @@ const FIELDS: [&str; 3] = ["statusDate", "estimatedClosingDate", "updated"];
 const AMOUNTS: [&str; 3] = ["loanAmount", "lockedCompensation", "estimatedCompensation"];
 
 /// Dates at the edges the labels must get right (UTC).
-const EDGES: [&str; 10] = [
+const EDGES: [&str; 12] = [
     "1969-12-31T23:59:59.999Z",
     "1970-01-01T00:00:00Z",
     "0001-02-03T04:05:06Z",
@@ -30,6 +30,8 @@ const EDGES: [&str; 10] = [
     "2026-06-30T23:59:59.999Z",
     "2026-07-01T00:00:00.001Z",
     "2027-02-28T12:00:00+05:00",
+    "2026-12-28T00:00:00Z",
+    "2027-01-03T23:59:59.999Z",
 ];
 
 fn ms(s: &str) -> i64 {
@@ -51,6 +53,10 @@ fn label(ms: i64, unit: &str) -> String {
     let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap();
     let (y, m) = (t.year(), u8::from(t.month()));
     match unit {
+        "week" => {
+            let (y, w, _) = t.date().to_iso_week_date();
+            format!("{y:04}-W{w:02}")
+        }
         "quarter" => format!("{y:04}-Q{}", (m - 1) / 3 + 1),
         "year" => format!("{y:04}"),
         _ => format!("{y:04}-{m:02}"),
@@ -128,7 +134,7 @@ async fn stored_months_equal_the_dates_read_row_by_row() {
                 loan[*field] = match (i + j) % 12 {
                     10 => Value::Null,
                     11 => json!(iso(ms(EDGES[i % EDGES.len()]) + 86_400_000 * 40)),
-                    k => json!(EDGES[k % EDGES.len()]),
+                    k => json!(EDGES[(k + i) % EDGES.len()]),
                 };
             }
             extra.push(loan);
@@ -152,9 +158,9 @@ async fn stored_months_equal_the_dates_read_row_by_row() {
         let agent = app.token_for("agent@demo.loanhost.local");
 
         let mut non_empty = 0;
-        for round in 0..24 {
+        for round in 0..36 {
             let field = FIELDS[round % 3];
-            let unit = ["month", "quarter", "year"][(round / 3) % 3];
+            let unit = ["month", "quarter", "year", "week"][(round / 3) % 4];
             let amount = *AMOUNTS.choose(&mut rng).unwrap();
             let as_admin = round % 4 != 3;
             // No predicate, only the null check (report_loans), a window of whole months
@@ -240,7 +246,7 @@ async fn stored_months_equal_the_dates_read_row_by_row() {
             non_empty += usize::from(rows_of(&stored).len() > 1);
         }
         assert!(
-            non_empty >= 18,
+            non_empty >= 27,
             "only {non_empty} rounds had several groups"
         );
     }

@@ -220,6 +220,15 @@ impl Dataset {
         ),
     ];
 
+    /// Whether no two rows of the dataset share a value of the field (its primary key): a
+    /// distinct count of it is a count of its non-null values, with nothing to de-duplicate.
+    pub fn is_unique(self, field: &str) -> bool {
+        matches!(
+            (self, field),
+            (Dataset::Loans, "id") | (Dataset::DwDeals, "id")
+        )
+    }
+
     /// The fields whose month index leads a covering index holding the three amounts too
     /// (migration 0007): a whole-snapshot month, quarter or year group-by reads it in key
     /// order, over a range of whole months when the predicates bound the field at month

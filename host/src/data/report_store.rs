@@ -454,7 +454,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn report_sessions_on_postgres_run_without_jit_and_with_custom_plans() {
+    async fn report_sessions_on_postgres_run_without_jit() {
         // Arrange: the report store of a pool opened as the server opens it.
         let url = std::env::var("TEST_POSTGRES_URL")
             .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
@@ -468,15 +468,9 @@ mod tests {
             .fetch_one(lease.conn())
             .await
             .unwrap();
-        let plans: String = sqlx::query_scalar("SHOW plan_cache_mode")
-            .fetch_one(lease.conn())
-            .await
-            .unwrap();
         lease.release();
-        // Assert: compiling a report statement cost more than running it, and a generic
-        // plan misjudged a scoped date window by 300x (store.rs).
+        // Assert: compiling a report statement cost more than running it (store.rs).
         assert_eq!(jit, "off");
-        assert_eq!(plans, "force_custom_plan");
     }
 
     #[test]

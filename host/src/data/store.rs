@@ -178,19 +178,9 @@ impl Db {
             // period), and compiling them took longer than running them (a raw-status
             // milestone report: 440 ms with JIT, 64 ms without). The benchmarks' references
             // open through here too, so they run with the same settings.
-            // A custom plan for every execution: sqlx prepares each statement once per
-            // connection, and from the sixth run PostgreSQL may keep a generic plan that
-            // cannot see the parameters. For an Agent's 24-month window it guessed 0.5 % of
-            // the loans in the date range and intersected the date index (915k entries) with
-            // the Agent's 149 loans: 149 ms where the custom plan takes 0.5 ms. Planning these
-            // statements takes a tenth of a millisecond.
             let options = PgConnectOptions::from_str(url)
                 .map_err(|e| DbError::Connect(format!("`{}`: {e}", redact(url))))?
-                .options([
-                    ("statement_timeout", "10000"),
-                    ("jit", "off"),
-                    ("plan_cache_mode", "force_custom_plan"),
-                ]);
+                .options([("statement_timeout", "10000"), ("jit", "off")]);
             let pool = PgPoolOptions::new()
                 .max_connections(max)
                 .test_before_acquire(ping)

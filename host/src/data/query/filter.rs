@@ -92,11 +92,12 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
         };
         // Equalities on an id stay on their index; lists and ranges yield to the scope's.
         let bound = |c: &mut Compiler, col: &str, op: &str, p: P| {
+            let numeric = matches!(p, P::I(_));
             c.params.push(p);
             let col = if op == "=" {
                 col.to_string()
             } else {
-                c.filter_column(col)
+                c.filter_column(col, numeric)
             };
             format!("{col} {op} ?")
         };
@@ -135,7 +136,7 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
                 }
                 // An empty list is unconstrained, like an omitted field.
                 if !values.is_empty() {
-                    let col = c.filter_column(col);
+                    let col = c.filter_column(col, false);
                     out.push(any_of(c, &col, values));
                 }
             }

@@ -120,7 +120,7 @@ pub(super) fn compile(
         params: vec![],
         history_only: false,
         covered_group: false,
-        scope_first: !postgres && scope.is_some_and(|s| !s.all),
+        scope_first: scope.is_some_and(|s| !s.all),
         bounds: instant_bounds(q),
     };
     if q.aggregates.is_empty() {
@@ -210,6 +210,11 @@ pub(super) fn compile(
                 inner.push(format!("{source} AS s{i}"));
                 let bigint = if postgres { "BIGINT" } else { "INTEGER" };
                 match a {
+                    // A primary key: nothing repeats (`mlo_pipeline_report`'s deals per week:
+                    // 35 ms with DISTINCT on PostgreSQL, against 10 ms for the count).
+                    Aggregate::CountDistinct(_) if q.dataset.is_unique(name) => {
+                        format!("COUNT(s{i})")
+                    }
                     Aggregate::CountDistinct(_) => format!("COUNT(DISTINCT s{i})"),
                     Aggregate::Sum(_) if f.ty == FieldType::Text => {
                         return Err(QueryError::Invalid(format!(
@@ -252,7 +257,25 @@ pub(super) fn compile(
     };
     let mut select = keys.clone();
     select.extend(outer_aggs);
-    let grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
+    let mut grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
+
+    // Weeks were grouped as integers (`Compiler::key`): labelled now, once per group.
+    if q.group_by
+        .iter()
+        .any(|k| matches!(k, Key::Period(_, PeriodUnit::Week)))
+    {
+        let mut labelled: Vec<String> = Vec::new();
+        for (i, k) in q.group_by.iter().enumerate() {
+            labelled.push(match k {
+                Key::Period(_, PeriodUnit::Week) => {
+                    format!("{} AS k{i}", c.week_label(&format!("w.k{i}")))
+                }
+                _ => format!("w.k{i}"),
+            });
+        }
+        labelled.extend((0..q.aggregates.len()).map(|i| format!("w.a{i}")));
+        grouped = format!("SELECT {} FROM ({grouped}) w", labelled.join(", "));
+    }
 
     finish(q, grouped, key_params, where_params, outs, columns)
 }

@@ -1,6 +1,6 @@
 //! Months, quarters and years over the snapshot's stored month indexes (schema v6): which
 //! statements group by the index, when its covering index serves the whole query, and that
-//! SQLite reads that index in key order.
+//! SQLite reads that index in key order; weeks grouped as integers and labelled after.
 
 use super::*;
 
@@ -96,11 +96,30 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
     let c = compile(&state, Some(&admin()), true, false).unwrap();
     assert!(c.sql.contains("SELECT +l.updated_month AS r0"), "{}", c.sql);
 
-    // Weeks have no stored index on loans; a distinct count cannot be merged: formatted row
-    // by row, as before.
+    // Weeks have no stored index on loans: the integer week of each row (a floor division),
+    // labelled once per group after grouping. A distinct count cannot be merged from
+    // partials: its months are formatted row by row.
     let weeks = by_month("updated", PeriodUnit::Week, vec![]);
     let c = compile(&weeks, Some(&admin()), true, false).unwrap();
-    assert!(c.sql.contains("strftime('%G-W%V'"), "{}", c.sql);
+    assert!(
+        c.sql.contains(
+            "CASE WHEN (l.updated + 259200000) >= 0 THEN (l.updated + 259200000) / 604800000"
+        ),
+        "{}",
+        c.sql
+    );
+    assert!(
+        c.sql
+            .contains("SELECT strftime('%G-W%V', (w.k0 * 7 - 3) * 86400, 'unixepoch') AS k0"),
+        "{}",
+        c.sql
+    );
+    let c = compile(&weeks, Some(&admin()), true, true).unwrap();
+    assert!(
+        c.sql.contains("to_char(to_timestamp((w.k0 * 7 - 3) * 86400) AT TIME ZONE 'UTC', 'IYYY-\"W\"IW') AS k0"),
+        "{}",
+        c.sql
+    );
     let mut distinct = q0.clone();
     distinct.distinct_on = Some("id".into());
     let c = compile(&distinct, Some(&admin()), true, false).unwrap();

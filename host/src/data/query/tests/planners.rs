@@ -266,6 +266,23 @@ fn a_loan_id_reads_back_as_its_uuid_and_counts_distinct_on_its_key() {
         "{}",
         c.sql
     );
+    // A primary key (a deal's id, a loan's) never repeats in its own dataset: counted.
+    for (dataset, field, source) in [
+        (Dataset::DwDeals, "id", "d.id"),
+        (Dataset::Loans, "id", "l.key"),
+    ] {
+        let query = Query {
+            aggregates: vec![Aggregate::CountDistinct(field.into())],
+            ..q(dataset)
+        };
+        let c = compile(&query, Some(&admin()), true, false).unwrap();
+        assert!(c.sql.contains(&format!("{source} AS s0")), "{}", c.sql);
+        assert!(
+            c.sql.contains("COUNT(s0)") && !c.sql.contains("DISTINCT"),
+            "{}",
+            c.sql
+        );
+    }
 }
 
 #[test]
