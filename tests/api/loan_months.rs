@@ -164,19 +164,25 @@ async fn stored_months_equal_the_dates_read_row_by_row() {
             let amount = *AMOUNTS.choose(&mut rng).unwrap();
             let as_admin = round % 4 != 3;
             // No predicate, only the null check (report_loans), a window of whole months
-            // (the index's range), or a window that is not (the dates' own predicates).
+            // (the index's range), or a window that is not (the dates' own predicates), each
+            // around a loan's date so that the months at its ends hold loans.
+            let dated: Vec<i64> = loans
+                .values()
+                .filter_map(|l| l[field].as_str().map(ms))
+                .collect();
+            let centre = *dated.choose(&mut rng).unwrap();
             let window = match round % 4 {
                 0 => None,
                 1 => Some((None, None)),
                 _ => {
-                    let centre = ms(EDGES[rng.gen_range(0..EDGES.len())]);
-                    let lo = month_start(centre, -rng.gen_range(0..14));
-                    let hi = month_start(centre, rng.gen_range(1..14));
-                    // Whole months, or bounds inside a month or not at its start.
+                    let lo = month_start(centre, -rng.gen_range(0..3));
+                    let hi = month_start(centre, rng.gen_range(1..3));
                     Some(match rng.gen_range(0..3) {
                         0 => (Some(("ge", lo)), Some(("lt", hi))),
                         1 => (Some(("gt", lo)), Some(("le", hi))),
-                        _ => (Some(("ge", lo + 17)), Some(("lt", hi - 5))),
+                        // Just after a loan's instant (the loan out, its month's earlier
+                        // loans out), and just before a month's start.
+                        _ => (Some(("ge", centre + 1)), Some(("lt", hi - 5))),
                     })
                 }
             };
