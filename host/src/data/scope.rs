@@ -51,6 +51,18 @@ impl Scope {
         Ok(scope)
     }
 
+    /// The loan column the scope's index holds in order after the scope's one equality, for
+    /// a scope of a single company (`loans_company (company_id, status)`); `None` for any
+    /// other scope (an organisation has no equality, an Agent's is an `OR` of three).
+    pub fn ordered_by(&self) -> Option<&'static str> {
+        let only_company = !self.all
+            && self.company.is_some()
+            && self.managed_officers.is_empty()
+            && self.originated_by.is_none()
+            && self.referred_by.is_none();
+        only_company.then_some("l.status")
+    }
+
     /// The predicate (SQL with `?` placeholders, over alias `l`) and its parameters. A scope
     /// that grants nothing is `1 = 0`.
     pub fn predicate(&self) -> (String, Vec<String>) {

@@ -23,6 +23,10 @@ pub(super) struct Compiler {
     /// and intersected the date index (915k entries for an Agent's 24 months) with the
     /// Agent's 149 loans: 149 ms against 0.5 ms.
     pub(super) scope_first: bool,
+    /// SQLite: the column the scope's own index holds in order after its equality, which a
+    /// group key may read as is (`loans_company (company_id, status)`: a company's loans by
+    /// status). Only a scope of one equality has one.
+    pub(super) scope_order: Option<&'static str>,
     /// The bounds the predicates put on date-time fields (epoch ms, both ends inclusive).
     pub(super) bounds: std::collections::HashMap<String, (i64, i64)>,
 }
@@ -234,15 +238,17 @@ impl Compiler {
 
     /// The column a group key reads, as the inner select reads it. On SQLite, `+col` keeps
     /// the planner from walking an index on the group key (a random table lookup per row,
-    /// ~4x slower than a scan over 1M loans) unless a covering index serves the whole query;
-    /// the scope and filter predicates still use their indexes.
+    /// ~4x slower than a scan over 1M loans) unless a covering index serves the whole query
+    /// or the scope's own index holds the key in order after its equality (a Processor's
+    /// company by status: 28 ms with the sort `+` forced, 24 ms read in order); the scope
+    /// and filter predicates still use their indexes.
     pub(super) fn raw_key(&self, f: &Field) -> String {
         self.raw_column(f.column)
     }
 
     /// [`Compiler::raw_key`] for a column of its own (a stored month index).
     pub(super) fn raw_column(&self, column: &str) -> String {
-        if self.postgres || self.covered_group {
+        if self.postgres || self.covered_group || self.scope_order == Some(column) {
             column.to_string()
         } else {
             format!("+{column}")

@@ -121,6 +121,7 @@ pub(super) fn compile(
         history_only: false,
         covered_group: false,
         scope_first: scope.is_some_and(|s| !s.all),
+        scope_order: scope.and_then(|s| s.ordered_by()),
         bounds: instant_bounds(q),
     };
     if q.aggregates.is_empty() {
@@ -159,7 +160,19 @@ pub(super) fn compile(
     // A value→label key, or a month, quarter or year over a stored month index, over many
     // rows: aggregate by the raw values first (few groups, read in index order where an index
     // serves them), then label and merge those few rows.
-    let raw_first = |k: &Key| matches!(k, Key::Mapped(..)) || stored_month(q.dataset, k).is_some();
+    // A key the scope's index holds in order (a company's loans by status) too: grouped
+    // right over the loans, SQLite reads that order; grouped over the row-by-row select,
+    // it sorted the company's loans.
+    let in_scope_order = |k: &Key| match k {
+        Key::Field(name) => q
+            .dataset
+            .field(name)
+            .is_some_and(|f| c.scope_order == Some(f.column)),
+        _ => false,
+    };
+    let raw_first = |k: &Key| {
+        matches!(k, Key::Mapped(..)) || stored_month(q.dataset, k).is_some() || in_scope_order(k)
+    };
     let preaggregate = q.distinct_on.is_none()
         && q.group_by.iter().any(raw_first)
         && q.group_by

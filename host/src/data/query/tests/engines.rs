@@ -52,6 +52,7 @@ async fn window_labels_equal_the_engines_own_formatting() {
             history_only: false,
             covered_group: false,
             scope_first: false,
+            scope_order: None,
             bounds: Default::default(),
         };
         let sqlite_sql = format!("SELECT {}", compiler(false).period("?1", unit));

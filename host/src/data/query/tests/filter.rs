@@ -136,3 +136,59 @@ fn a_scoped_callers_filter_lists_and_ranges_yield_to_the_scopes_index() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_companys_group_by_status_reads_the_scopes_index_in_order_on_sqlite() {
+    // Arrange: a Processor's scope (one company), grouped by status and by a mapped status.
+    let (_dir, db) = scratch_sqlite().await;
+    let Db::Sqlite(pool) = &db else {
+        unreachable!()
+    };
+    let company = Scope {
+        company: Some("c".into()),
+        ..Default::default()
+    };
+    let by_status = Query {
+        group_by: vec![Key::Field("status".into())],
+        aggregates: vec![Aggregate::Count, Aggregate::Sum("loanAmount".into())],
+        ..q(Dataset::Loans)
+    };
+    let stages = Query {
+        group_by: vec![Key::Mapped(
+            "status".into(),
+            vec![("Loan Open".into(), "Open".into())],
+            Some("Other".into()),
+        )],
+        ..by_status.clone()
+    };
+    for query in [by_status.clone(), stages] {
+        // Act
+        let c = compile(&query, Some(&company), true, false).unwrap();
+        let plan: Vec<String> = sqlx::query(&format!("EXPLAIN QUERY PLAN {}", c.sql))
+            .bind("c")
+            .fetch_all(pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| sqlx::Row::get::<String, _>(r, "detail"))
+            .collect();
+        // Assert: the loans grouped right over the company's index by the key as is (read
+        // in the index's order), then the few raw groups grouped again by key or label
+        // (the one sort in the plan).
+        let plan = plan.join(" | ");
+        assert!(c.sql.contains("(SELECT l.status AS r0,"), "{}", c.sql);
+        assert!(c.sql.contains("GROUP BY r0)"), "{}", c.sql);
+        assert!(
+            plan.contains("SEARCH l USING INDEX loans_company (company_id=?)"),
+            "{plan}"
+        );
+        assert_eq!(
+            plan.matches("TEMP B-TREE FOR GROUP BY").count(),
+            1,
+            "{plan}"
+        );
+    }
+    // An Agent's scope (an `OR` of three) keeps the key off the indexes.
+    let c = compile(&by_status, Some(&agent()), true, false).unwrap();
+    assert!(c.sql.contains("+l.status"), "{}", c.sql);
+}
