@@ -121,7 +121,7 @@ pub(super) fn compile(
         history_only: false,
         covered_group: false,
         scope_first: scope.is_some_and(|s| !s.all),
-        scope_order: scope.and_then(|s| s.ordered_by()),
+        scope_order: scope.and_then(|s| s.ordered_by()).filter(|_| !postgres),
         bounds: instant_bounds(q),
     };
     if q.aggregates.is_empty() {
