@@ -203,8 +203,8 @@ fn month_sql(col: &str, postgres: bool) -> String {
         )
     } else {
         format!(
-            "(CAST(strftime('%Y', {col} / 1000, 'unixepoch') AS INTEGER) * 12 \
-             + CAST(strftime('%m', {col} / 1000, 'unixepoch') AS INTEGER) - 1)"
+            "(CAST(strftime('%Y', {col} / 1000.0, 'unixepoch') AS INTEGER) * 12 \
+             + CAST(strftime('%m', {col} / 1000.0, 'unixepoch') AS INTEGER) - 1)"
         )
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::{fixture_wasm, seed_app, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES};
 
-fn query_echo_manifest() -> String {
+pub fn query_echo_manifest() -> String {
     crate::helpers::manifest(
         "query_echo",
         DEFAULT_ROLES,
@@ -478,7 +478,7 @@ async fn periods_distinct_counts_and_label_maps_run_in_the_database() {
     }
 }
 
-fn epoch_ms(s: &str) -> i64 {
+pub fn epoch_ms(s: &str) -> i64 {
     let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).unwrap();
     (t.unix_timestamp_nanos() / 1_000_000) as i64
 }

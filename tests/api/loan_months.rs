@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::data::scaled;
+use crate::data::{epoch_ms as ms, query_echo_manifest, scaled};
 use crate::helpers::{fixture_wasm, import_lines, seed_app, spawn_app_with, AppOptions};
 
 const FIELDS: [&str; 3] = ["statusDate", "estimatedClosingDate", "updated"];
@@ -33,13 +33,6 @@ const EDGES: [&str; 12] = [
     "2026-12-28T00:00:00Z",
     "2027-01-03T23:59:59.999Z",
 ];
-
-fn ms(s: &str) -> i64 {
-    (OffsetDateTime::parse(s, &Rfc3339)
-        .unwrap()
-        .unix_timestamp_nanos()
-        / 1_000_000) as i64
-}
 
 fn iso(ms: i64) -> String {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
@@ -106,14 +99,7 @@ async fn stored_months_equal_the_dates_read_row_by_row() {
         let mut options = AppOptions::default().plugin(
             "query_echo",
             fixture_wasm("query-echo"),
-            crate::helpers::manifest(
-                "query_echo",
-                crate::helpers::DEFAULT_ROLES,
-                &["loans"],
-                64,
-                10_000,
-                4 * 1024 * 1024,
-            ),
+            query_echo_manifest(),
         );
         options.postgres = postgres;
         let app = spawn_app_with(options).await;

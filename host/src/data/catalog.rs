@@ -41,7 +41,7 @@ pub struct Field {
     pub identity: Option<&'static str>,
     /// For a date-time field the row also stores as a month index (`year × 12 + month − 1`,
     /// UTC; migration 0007): that column. Month, quarter and year keys group by it and label
-    /// the groups, and a covering index leads with it (`Dataset::COVERED_MONTHS`).
+    /// the groups, and a covering index leads with it, holding `Dataset::MONTH_HELD`.
     pub month: Option<&'static str>,
 }
 
@@ -229,15 +229,11 @@ impl Dataset {
         )
     }
 
-    /// The fields whose month index leads a covering index holding the three amounts too
-    /// (migration 0007): a whole-snapshot month, quarter or year group-by reads it in key
-    /// order, over a range of whole months when the predicates bound the field at month
-    /// starts.
-    pub const COVERED_MONTHS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("statusDate", &COVERED_AMOUNTS),
-        ("estimatedClosingDate", &COVERED_AMOUNTS),
-        ("updated", &COVERED_AMOUNTS),
-    ];
+    /// What the covering index that leads with each stored month index (`Field::month`,
+    /// migration 0007: one per such field) holds besides: a whole-snapshot month, quarter or
+    /// year group-by reading only these reads that index in key order, over a range of whole
+    /// months when the predicates bound the field at month starts.
+    pub const MONTH_HELD: &'static [&'static str] = &COVERED_AMOUNTS;
 
     /// The period sets that answer counts of distinct loans per (whole month or week, set of
     /// statuses) organisation-wide (schema v4, `history_keys.rs`; the compiler's period sets

@@ -62,16 +62,13 @@ pub(super) fn month_condition(c: &Condition) -> Option<(&'static str, Option<i64
     }
 }
 
-/// Whether a month, quarter or year is the only key, over a field whose month index leads a
-/// covering index (`Dataset::COVERED_MONTHS`), and the query reads nothing else but the
-/// amounts that index holds, with predicates only on that field that its month index states
+/// Whether a month, quarter or year over a stored month index (which leads a covering index)
+/// is the only key, and the query reads nothing else but what that index holds
+/// (`Dataset::MONTH_HELD`), with predicates only on that field that its month index states
 /// exactly ([`month_condition`]): the whole snapshot, or a range of whole months, read in key
 /// order from one index.
 pub(super) fn covered_month(q: &Query) -> bool {
     let [k @ Key::Period(name, _)] = q.group_by.as_slice() else {
-        return false;
-    };
-    let Some((_, held)) = Dataset::COVERED_MONTHS.iter().find(|(n, _)| n == name) else {
         return false;
     };
     stored_month(q.dataset, k).is_some()
@@ -79,7 +76,7 @@ pub(super) fn covered_month(q: &Query) -> bool {
         && q.aggregates
             .iter()
             .filter_map(Aggregate::field)
-            .all(|n| held.contains(&n))
+            .all(|n| Dataset::MONTH_HELD.contains(&n))
         && q.predicates
             .iter()
             .all(|(n, c)| n == name && month_condition(c).is_some())
@@ -157,12 +154,9 @@ pub(super) fn compile(
         && filter_sql.is_empty()
         && scope.is_some_and(|s| s.all)
         && ((q.predicates.is_empty() && covered_group(q)) || covered_month(q));
-    // A value→label key, or a month, quarter or year over a stored month index, over many
-    // rows: aggregate by the raw values first (few groups, read in index order where an index
-    // serves them), then label and merge those few rows.
-    // A key the scope's index holds in order (a company's loans by status) too: grouped
-    // right over the loans, SQLite reads that order; grouped over the row-by-row select,
-    // it sorted the company's loans.
+    // A key the scope's index holds in order (a company's loans by status): grouped right
+    // over the loans, SQLite reads that order; grouped over the row-by-row select, it sorted
+    // the company's loans.
     let in_scope_order = |k: &Key| match k {
         Key::Field(name) => q
             .dataset
@@ -170,6 +164,9 @@ pub(super) fn compile(
             .is_some_and(|f| c.scope_order == Some(f.column)),
         _ => false,
     };
+    // A value→label key, a month, quarter or year over a stored month index, or a key in the
+    // scope's order, over many rows: aggregate by the raw values first (few groups, read in
+    // index order where an index serves them), then label and merge those few rows.
     let raw_first = |k: &Key| {
         matches!(k, Key::Mapped(..)) || stored_month(q.dataset, k).is_some() || in_scope_order(k)
     };

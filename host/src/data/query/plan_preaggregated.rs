@@ -1,11 +1,12 @@
-//! The pre-aggregated planner, chosen for value→label keys and for months, quarters and
-//! years over a stored month index, without a distinct count: the inner select aggregates by
-//! the raw values, the outer maps or labels them and merges the partials. Scope enters through `scoped::where_clause`.
+//! The pre-aggregated planner, chosen for value→label keys, months, quarters and years over
+//! a stored month index, and keys in the scope's index order, without a distinct count: the
+//! inner select aggregates by the raw values, the outer maps or labels them and merges the
+//! partials. Scope enters through `scoped::where_clause`.
 
 use super::*;
 
-/// [`compile`] for value→label keys and stored-month periods without a distinct count: the inner select
-/// aggregates by the keys' raw values (`r0…`, partial aggregates `p0…`), the grouped select
+/// [`compile`] for the keys above without a distinct count: the inner select aggregates by
+/// the keys' raw values (`r0…`, partial aggregates `p0…`), the grouped select
 /// maps them and merges the partials. The same answer as mapping every row, with few rows
 /// mapped and, where an index leads with the raw key, nothing sorted.
 pub(super) fn compile_preaggregated(
