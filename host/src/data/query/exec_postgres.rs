@@ -33,7 +33,7 @@ pub(super) async fn execute_postgres_once(
     allowance: Allowance,
 ) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
-    let mut intake = Intake::new(allowance);
+    let mut sink = Sink::new(c, allowance);
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
     let mut lease = match tokio::time::timeout(left(), reads.acquire()).await {
         Err(_) => return Err(timed_out(&allowance).into()),
@@ -68,7 +68,7 @@ pub(super) async fn execute_postgres_once(
                 return Err(timed_out(&allowance).into());
             }
             // A broken connection shows itself on the first exchange, before any row.
-            Err(e) if is_broken(&e) && intake.rows.is_empty() => return Err(Failed::Broken(e)),
+            Err(e) if is_broken(&e) && sink.is_empty() => return Err(Failed::Broken(e)),
             Err(e) => return Err(unavailable(&e).into()),
         };
         let mut values = Vec::with_capacity(c.outs.len());
@@ -85,11 +85,11 @@ pub(super) async fn execute_postgres_once(
             values.push(v.unwrap_or(Value::Null));
         }
         let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
-        intake.push(values, total)?;
+        sink.push(values, total)?;
     }
     drop(stream);
     lease.release();
-    Ok(intake.finish())
+    sink.finish().map_err(Failed::from)
 }
 
 /// PostgreSQL's `query_canceled` (57014), raised by `statement_timeout`.

@@ -34,7 +34,7 @@ pub(super) async fn execute_sqlite(
     let deadline = allowance.deadline;
     let outcome = reads
         .run(deadline, move |conn| {
-            let mut intake = Intake::new(allowance);
+            let mut sink = Sink::new(&c, allowance);
             let failed = |e: rusqlite::Error| {
                 if Instant::now() >= deadline
                     || e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted)
@@ -56,9 +56,9 @@ pub(super) async fn execute_sqlite(
                     .map(|(i, o)| sqlite_value(row, i, *o))
                     .collect::<Result<Vec<_>, _>>()?;
                 let total = row.get::<_, Option<i64>>(c.outs.len()).ok().flatten();
-                intake.push(values, total.unwrap_or(0))?;
+                sink.push(values, total.unwrap_or(0))?;
             }
-            Ok(intake.finish())
+            sink.finish()
         })
         .await;
     match outcome {

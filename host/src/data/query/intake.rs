@@ -84,6 +84,7 @@ impl Intake {
         }
     }
 
+    /// One decoded statement row, as is.
     pub(super) fn push(&mut self, values: Vec<Value>, total: i64) -> Result<(), QueryError> {
         let bytes: u64 = values.iter().map(value_bytes).sum();
         self.bytes += bytes;
@@ -102,6 +103,44 @@ impl Intake {
         self.total = total.max(0) as u64;
         self.rows.push(values);
         Ok(())
+    }
+}
+
+/// Where one attempt at a statement puts its rows: the result as they come, or (the period-set
+/// plan) a fold of the sets into the result's groups, which reach the intake at the end. Made
+/// anew for every attempt, so that a retried statement folds nothing twice.
+pub(super) struct Sink {
+    intake: Intake,
+    fold: Option<SetFold>,
+}
+
+impl Sink {
+    pub(super) fn new(c: &Compiled, allowance: Allowance) -> Sink {
+        Sink {
+            intake: Intake::new(allowance),
+            fold: c.fold.clone(),
+        }
+    }
+
+    /// Whether no row has arrived yet.
+    pub(super) fn is_empty(&self) -> bool {
+        self.intake.rows.is_empty() && self.fold.as_ref().is_none_or(SetFold::is_empty)
+    }
+
+    /// One decoded statement row, with the statement's total of groups (when it counts them).
+    pub(super) fn push(&mut self, values: Vec<Value>, total: i64) -> Result<(), QueryError> {
+        match &mut self.fold {
+            Some(fold) => fold.add(values),
+            None => self.intake.push(values, total),
+        }
+    }
+
+    /// What the statement delivered.
+    pub(super) fn finish(mut self) -> Result<Fetched, QueryError> {
+        if let Some(fold) = self.fold.take() {
+            fold.finish(&mut self.intake)?;
+        }
+        Ok(self.intake.finish())
     }
 }
 

@@ -13,6 +13,7 @@
 //! - `scoped`: the one `WHERE` builder every planner calls, where the caller's scope enters;
 //! - `statement`: order, total and limit around any planner's statement;
 //! - `intake`: the call's budgets for one statement and the counting of its rows;
+//! - `fold`: the host's half of the period-set plan (sets into labelled groups);
 //! - `exec_sqlite`, `exec_postgres`: one executor per engine, each stopping its statement
 //!   inside the engine at its deadline.
 
@@ -55,6 +56,7 @@ mod compiler;
 mod exec_postgres;
 mod exec_sqlite;
 mod filter;
+mod fold;
 mod intake;
 mod ir;
 mod periods;
@@ -71,6 +73,7 @@ use compiler::*;
 use exec_postgres::*;
 use exec_sqlite::*;
 use filter::*;
+use fold::*;
 use intake::*;
 pub use intake::{Allowance, DEFAULT_MAX_BYTES};
 pub use ir::*;

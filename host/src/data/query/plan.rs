@@ -102,6 +102,8 @@ pub(super) struct Compiled {
     pub(super) outs: Vec<Out>,
     pub(super) columns: Vec<String>,
     pub(super) limit: u32,
+    /// The period-set plan's fold: the statement's rows are sets, folded by the host.
+    pub(super) fold: Option<SetFold>,
 }
 
 pub(super) fn compile(

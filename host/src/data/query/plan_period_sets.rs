@@ -108,6 +108,10 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
             }
         }
     }
+    // A set's labels are a 64-bit mask in the fold.
+    if labels.len() > 64 {
+        return None;
+    }
     let (table, index, row_period): (_, fn(i64) -> i64, _) = match unit {
         PeriodUnit::Month => (sets.months, month_index, sets.row_month),
         _ => (sets.weeks, week_index, sets.row_week),
@@ -129,9 +133,10 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
 
 /// [`compile`] for the queries [`period_sets`] accepts. The period sets hold one row per
 /// (period, loan) with the union of its statuses' bits, so no history row is read and nothing
-/// is de-duplicated: the loans are counted per (period, set of bits), a few hundred to a few
-/// thousand groups, and each label takes the sets that hold one of its bits. A loan counts once
-/// per (period, label) however many of its statuses the label has, exactly as `DISTINCT` would.
+/// is de-duplicated: the statement counts the loans per (period, set of bits), a few hundred
+/// to a few hundred thousand groups, and the host folds each set into the labels that hold one
+/// of its bits ([`SetFold`]). A loan counts once per (period, label) however many of its
+/// statuses the label has, exactly as `DISTINCT` would.
 pub(super) fn compile_period_sets(
     c: Compiler,
     q: &Query,
@@ -142,6 +147,12 @@ pub(super) fn compile_period_sets(
 ) -> Result<Compiled, QueryError> {
     let sets = Dataset::HISTORY_SETS;
     let bigint = if c.postgres { "BIGINT" } else { "INTEGER" };
+    let width = q.group_by.len() + q.aggregates.len();
+    if let Some((col, _)) = q.order_by.iter().find(|(col, _)| *col as usize >= width) {
+        return Err(QueryError::Invalid(format!(
+            "order-by column {col} does not exist ({width} columns)"
+        )));
+    }
     let mut per_set = vec![
         "r.period_index AS pi".to_string(),
         "r.status_bits AS m".to_string(),
@@ -158,17 +169,19 @@ pub(super) fn compile_period_sets(
     }
     let mut per_row = vec!["COUNT(*) AS c".to_string()];
     let mut carried = vec!["c".to_string()];
-    // The merge reads the counted sets (`x`), or with the raw status their union with the
-    // unlisted rows' partials (`y`).
-    let from_partials = if plan.raw.is_some() { "y" } else { "x" };
-    let mut merged = Vec::new();
+    let mut merges = Vec::new();
     let mut outs = Vec::new();
-    for (i, a) in q.aggregates.iter().enumerate() {
+    // The statement's columns: period, bits, unlisted status, count, then the partials, all
+    // integers but a text's minimum or maximum (PostgreSQL's `SUM` of a BIGINT is NUMERIC:
+    // cast back, as the merge in SQL did).
+    let mut statement_outs = vec![Out::Int, Out::Int, Out::Text, Out::Int];
+    for a in &q.aggregates {
         let Some(name) = a.field() else {
-            merged.push(format!("CAST(SUM({from_partials}.c) AS {bigint}) AS a{i}"));
+            merges.push((Merge::Sum, None));
             outs.push(Out::Int);
             continue;
         };
+        let i = carried.len() - 1;
         let f = c.field(name)?;
         // Alone, the sets' own column; joined, the loan's (`l.…`).
         let column = if c.history_only {
@@ -186,25 +199,38 @@ pub(super) fn compile_period_sets(
             )));
         }
         let (partial, merge, out) = match a {
-            Aggregate::CountOf(_) => ("COUNT", "SUM", Out::Int),
-            Aggregate::Sum(_) => ("SUM", "SUM", out_of(f.ty)),
-            Aggregate::Min(_) => ("MIN", "MIN", out_of(f.ty)),
-            _ => ("MAX", "MAX", out_of(f.ty)),
+            Aggregate::CountOf(_) => ("COUNT", Merge::Sum, Out::Int),
+            Aggregate::Sum(_) => ("SUM", Merge::Sum, out_of(f.ty)),
+            Aggregate::Min(_) => ("MIN", Merge::Min, out_of(f.ty)),
+            _ => ("MAX", Merge::Max, out_of(f.ty)),
         };
-        per_set.push(format!("{partial}({column}) AS p{i}"));
-        per_row.push(format!("{merge}(d.p{i}) AS p{i}"));
-        carried.push(format!("p{i}"));
-        merged.push(if merge == "SUM" {
-            format!("CAST(SUM({from_partials}.p{i}) AS {bigint}) AS a{i}")
+        let sql_merge = match merge {
+            Merge::Sum => "SUM",
+            Merge::Min => "MIN",
+            Merge::Max => "MAX",
+        };
+        let (set_value, row_value) = if matches!(out, Out::Text) {
+            statement_outs.push(Out::Text);
+            (
+                format!("{partial}({column})"),
+                format!("{sql_merge}(d.p{i})"),
+            )
         } else {
-            format!("{merge}({from_partials}.p{i}) AS a{i}")
-        });
+            statement_outs.push(Out::Int);
+            (
+                format!("CAST({partial}({column}) AS {bigint})"),
+                format!("CAST({sql_merge}(d.p{i}) AS {bigint})"),
+            )
+        };
+        per_set.push(format!("{set_value} AS p{i}"));
+        per_row.push(format!("{row_value} AS p{i}"));
+        carried.push(format!("p{i}"));
+        merges.push((merge, Some(i)));
         outs.push(out);
     }
     // Which sets: organisation-wide, those of loans in the snapshot; else those of the loans
     // the caller's scope and filter keep (joined, by key). Then the window's periods (the
-    // key's range). Period indexes and label bits are integers the host computed; every text
-    // is a parameter.
+    // key's range). Period indexes are integers the host computed; every text is a parameter.
     let (first, last) = (plan.periods[0].0, plan.periods[plan.periods.len() - 1].0);
     let mut params = Vec::new();
     let mut wheres = Vec::new();
@@ -222,14 +248,27 @@ pub(super) fn compile_period_sets(
     wheres.push(format!(
         "r.period_index >= {first} AND r.period_index <= {last}"
     ));
-    // The unlisted rows (raw status only): for each set kept one per loan, its history rows
-    // with the unlisted bit in that period (by the history's key, which leads with the loan),
-    // distinct per (period, loan, status). Usually there are none; the sets are not read again.
-    // PostgreSQL cannot know how few: `LATERAL` holds it to one keyed lookup per such set,
-    // and `OFFSET 0` keeps the planner from pulling the subquery up into a join (it did: a
-    // parallel scan of the whole history for its bit, 590 ms where the sets took 60).
-    let unlisted = match plan.raw {
-        None => String::new(),
+    let partials = carried[1..]
+        .iter()
+        .map(|p| format!(", x.{p}"))
+        .collect::<String>();
+    let counted = format!(
+        "SELECT {per_set} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits{by_loan}",
+        by_loan = if plan.raw.is_some() { ", lk" } else { "" },
+        per_set = per_set.join(", "),
+        wheres = wheres.join(" AND "),
+    );
+    let sql = match plan.raw {
+        None => format!(
+            "SELECT CAST(x.pi AS {bigint}), x.m, CAST(NULL AS TEXT), x.c{partials} FROM ({counted}) x"
+        ),
+        // The unlisted rows (raw status only): for each set kept one per loan, its history
+        // rows with the unlisted bit in that period (by the history's key, which leads with
+        // the loan), distinct per (period, loan, status). Usually there are none; the sets
+        // are not read again (`MATERIALIZED`). PostgreSQL cannot know how few: `LATERAL`
+        // holds it to one keyed lookup per such set, and `OFFSET 0` keeps the planner from
+        // pulling the subquery up into a join (it did: a parallel scan of the whole history
+        // for its bit, 590 ms where the sets took 60).
         Some(row_period) => {
             let rows = if c.postgres {
                 format!(
@@ -250,82 +289,36 @@ pub(super) fn compile_period_sets(
                 )
             };
             let st = if c.postgres { "hh.st" } else { sets.row_status };
+            let carried_u = carried.iter().map(|p| format!(", u.{p}")).collect::<String>();
             format!(
-                ", u AS (SELECT d.pi, d.st, {per_row} FROM (SELECT DISTINCT x.pi, x.lk, {st} AS st{values} \
-                 FROM {rows} WHERE x.lk IS NOT NULL) d GROUP BY d.pi, d.st)",
+                "WITH x AS MATERIALIZED ({counted}), \
+                 u AS (SELECT d.pi, d.st, {per_row} FROM (SELECT DISTINCT x.pi, x.lk, {st} AS st{partials} \
+                 FROM {rows} WHERE x.lk IS NOT NULL) d GROUP BY d.pi, d.st) \
+                 SELECT CAST(x.pi AS {bigint}), x.m, CAST(NULL AS TEXT), x.c{partials} FROM x \
+                 UNION ALL SELECT CAST(u.pi AS {bigint}), CAST(NULL AS {bigint}), u.st{carried_u} FROM u",
                 per_row = per_row.join(", "),
-                // The partials each set carries (`x.p…`), its count aside.
-                values = carried[1..].iter().map(|p| format!(", x.{p}")).collect::<String>(),
             )
         }
     };
-    // The keys are labelled after grouping: the sets are grouped by the integer period and
-    // the label, and only the few grouped rows go through the period's `CASE` (before, every
-    // (set, label) row did: 52 branches for a year of weeks, 1.6x the hand-written SQL on
-    // PostgreSQL).
-    let mut keys = Vec::new();
-    for i in 0..2 {
-        if i == plan.period_key {
-            let mut case = "CASE g.pi".to_string();
-            for (index, label) in &plan.periods {
-                case.push_str(&format!(" WHEN {index} THEN CAST(? AS TEXT)"));
-                params.push(P::T(label.clone()));
-            }
-            keys.push(format!("{case} END AS k{i}"));
-        } else {
-            keys.push(format!("g.st AS k{i}"));
-        }
-    }
-    keys.extend((0..q.aggregates.len()).map(|i| format!("g.a{i}")));
-    let mut labels = Vec::new();
-    for (label, bits) in &plan.labels {
-        labels.push(format!(
-            "SELECT CAST(? AS TEXT) AS label, CAST({bits} AS {bigint}) AS bits"
-        ));
-        params.push(P::T(label.clone()));
-    }
-    // The sets are counted once (`MATERIALIZED`), then joined to the few labels: joined
-    // directly, SQLite ran the count once per label and PostgreSQL once per parallel worker.
-    let sets_sql = format!(
-        "WITH x AS MATERIALIZED (\
-            SELECT {per_set} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits{by_loan}\
-         ){unlisted}",
-        by_loan = if plan.raw.is_some() { ", lk" } else { "" },
-        per_set = per_set.join(", "),
-        wheres = wheres.join(" AND "),
-    );
-    let labelled = format!(
-        "x CROSS JOIN ({labels}) b WHERE (x.m & b.bits) <> 0",
-        labels = labels.join(" UNION ALL "),
-    );
-    let grouped_sets = if plan.raw.is_some() {
-        // Each listed status from the sets, and the unlisted statuses' rows beside them.
-        let from_x = carried
-            .iter()
-            .map(|c| format!("x.{c}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let carried = carried.join(", ");
-        format!(
-            "SELECT y.pi AS pi, y.st AS st, {merged} FROM (SELECT x.pi, b.label AS st, {from_x} FROM {labelled} \
-             UNION ALL SELECT u.pi, u.st, {carried} FROM u) y GROUP BY y.pi, y.st",
-            merged = merged.join(", "),
-        )
-    } else {
-        format!(
-            "SELECT x.pi AS pi, b.label AS st, {merged} FROM {labelled} GROUP BY x.pi, b.label",
-            merged = merged.join(", "),
-        )
-    };
-    let grouped = format!(
-        "{sets_sql} SELECT {keys} FROM ({grouped_sets}) g",
-        keys = keys.join(", ")
-    );
-    let mut outs_all = vec![Out::Text, Out::Text];
-    outs_all.extend(outs);
+    let fold = SetFold::new(
+        q,
+        plan.period_key,
+        &plan.periods,
+        &plan.labels,
+        merges,
+        outs,
+    )
+    .ok_or_else(|| QueryError::Invalid("more than 64 labels".into()))?;
     let columns = (0..2)
         .map(|i| format!("key{i}"))
         .chain((0..q.aggregates.len()).map(|i| format!("agg{i}")))
         .collect();
-    finish(q, grouped, params, Vec::new(), outs_all, columns)
+    Ok(Compiled {
+        sql,
+        params,
+        outs: statement_outs,
+        columns,
+        limit: fold.limit,
+        fold: Some(fold),
+    })
 }

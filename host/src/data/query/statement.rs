@@ -58,5 +58,6 @@ pub(super) fn finish(
         outs,
         columns,
         limit,
+        fold: None,
     })
 }

@@ -100,6 +100,7 @@ fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
         outs: vec![Out::Int],
         columns: vec!["agg0".into()],
         limit: 1,
+        fold: None,
     };
     (c(endless), c("SELECT CAST(1 AS BIGINT), CAST(1 AS BIGINT)"))
 }
