@@ -748,8 +748,12 @@ async fn period_sets_equal_the_history_read_row_by_row() {
         let ghost = "0f0e0d0c-0000-4000-8000-00000000ffff";
         let mut extra = Vec::new();
         for (i, loan) in w.loans.iter().take(40).enumerate() {
+            // Two loans the snapshot does not have: the first comes with the loans below.
             let (id, status) = if i % 4 == 0 {
-                (ghost, "Loan Funded")
+                (
+                    [ghost, "0f0e0d0c-0000-4000-8000-00000000fffe"][i / 4 % 2],
+                    "Loan Funded",
+                )
             } else {
                 (
                     loan["id"].as_str().unwrap(),
@@ -765,6 +769,17 @@ async fn period_sets_equal_the_history_read_row_by_row() {
         let lines: Vec<String> = extra.iter().map(Value::to_string).collect();
         crate::helpers::import_lines(&w.app, "los_status_history.jsonl", &lines).await;
         w.history.extend(extra);
+        // Then loans over that history: the ghost becomes a loan of the snapshot, and one
+        // loan's amount changes (the import counts their periods' sets again, schema v7).
+        let mut ghost_loan = w.loans[0].clone();
+        ghost_loan["id"] = json!(ghost);
+        ghost_loan["loanAmount"] = json!("250000.25");
+        let mut changed = w.loans[1].clone();
+        changed["loanAmount"] = json!("1234567.5");
+        let lines = [ghost_loan.to_string(), changed.to_string()];
+        crate::helpers::import_lines(&w.app, "loans.jsonl", &lines).await;
+        w.loans[1] = changed;
+        w.loans.push(ghost_loan);
         let admin = w.app.token_for("admin@demo.loanhost.local");
         let amounts: HashMap<&str, Option<i128>> = w
             .loans

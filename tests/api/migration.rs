@@ -188,6 +188,24 @@ fn sets(table: &str) -> String {
     )
 }
 
+fn counted(table: &str) -> String {
+    let text = |c: &str| format!("COALESCE(CAST({c} AS TEXT), '-')");
+    format!(
+        "SELECT {} FROM {table} ORDER BY 1",
+        [
+            "period_index",
+            "status_bits",
+            "loans",
+            "amounts",
+            "amount_sum",
+            "amount_min",
+            "amount_max"
+        ]
+        .map(text)
+        .join(" || '|' || ")
+    )
+}
+
 /// The stored data, keys replaced by the ids they stand for (each database numbers its own).
 async fn contents(db: &Db) -> Vec<Vec<String>> {
     let queries = [
@@ -201,6 +219,10 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
         "SELECT k.id || '|' || m.milestone || '|' || CAST(m.occurred_at AS TEXT) FROM dw_loan_milestones m JOIN loan_keys k ON k.key = m.loan_key ORDER BY 1".to_string(),
         sets("los_history_months"),
         sets("los_history_weeks"),
+        // Schema v7: the sets counted per (period, set of bits), as 0008 counts them and as
+        // the import does.
+        counted("los_set_counts_months"),
+        counted("los_set_counts_weeks"),
         "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
         "SELECT id FROM loan_keys ORDER BY 1".to_string(),
     ];

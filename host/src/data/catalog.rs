@@ -245,6 +245,12 @@ impl Dataset {
         months: "los_history_months r",
         weeks: "los_history_weeks r",
         carried: &[("loan.loanAmount", "r.loan_amount")],
+        counted_months: "los_set_counts_months r",
+        counted_weeks: "los_set_counts_weeks r",
+        counted: &[(
+            "loan.loanAmount",
+            ["r.amounts", "r.amount_sum", "r.amount_min", "r.amount_max"],
+        )],
         rows: "los_status_history h",
         row_status: "h.status",
         row_bit: "h.status_bit",
@@ -309,6 +315,13 @@ pub struct HistorySets {
     pub weeks: &'static str,
     /// Loan fields the rows carry: (field, column).
     pub carried: &'static [(&'static str, &'static str)],
+    /// The months' sets of the snapshot's loans counted per (period, set of bits) (schema
+    /// v7): `loans`, and for each carried field its count, sum, minimum and maximum.
+    pub counted_months: &'static str,
+    /// The weeks' sets, counted as [`HistorySets::counted_months`] counts the months'.
+    pub counted_weeks: &'static str,
+    /// Each carried field's columns in the counts: [count, sum, min, max].
+    pub counted: &'static [(&'static str, [&'static str; 4])],
     /// The history rows themselves (alias `h`), read for the statuses without a bit of their
     /// own when the raw status is the key (the sets only say that a loan had one).
     pub rows: &'static str,

@@ -3,7 +3,7 @@
 //! in one transaction, so a failed import keeps nothing; re-importing is idempotent (upsert by
 //! id; history rows dedupe on all their fields).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -111,6 +111,7 @@ pub async fn import_dir(
         }
     };
     let mut report = ImportReport::default();
+    let mut stale = Stale::default();
     for file in present {
         // Into an empty table, the secondary indexes are built once at the end of the file
         // (sorted, in one pass) instead of row by row: a first import of a million loans
@@ -125,16 +126,25 @@ pub async fn import_dir(
         // indexes, instead of batch by batch.
         let history_empty = matches!(file, "loans.jsonl" | "los_status_history.jsonl")
             && tx.is_empty("los_status_history").await?;
-        let rows =
-            import_file(&mut tx, &dir.join(file), file, history_empty, &mut progress).await?;
+        let rows = import_file(
+            &mut tx,
+            &dir.join(file),
+            file,
+            history_empty,
+            &mut stale,
+            &mut progress,
+        )
+        .await?;
         for create in deferred {
             tx.exec(&create, &[]).await?;
         }
         if file == "los_status_history.jsonl" && history_empty {
             tx.build_history_sets().await?;
+            stale.all = true;
         }
         report.files.push((file.to_string(), rows));
     }
+    tx.count_sets(&stale).await?;
     tx.commit().await?;
     Ok(report)
 }
@@ -151,11 +161,20 @@ fn table_of(file: &str) -> Option<&'static str> {
 }
 
 /// The period sets history rows are summarised in (migration 0005), each with the history
-/// column holding its period.
-const HISTORY_SETS: [(&str, &str); 2] = [
-    ("los_history_months", "month_index"),
-    ("los_history_weeks", "week_index"),
+/// column holding its period and the table counting its sets (migration 0008).
+const HISTORY_SETS: [(&str, &str, &str); 2] = [
+    ("los_history_months", "month_index", "los_set_counts_months"),
+    ("los_history_weeks", "week_index", "los_set_counts_weeks"),
 ];
+
+/// The periods whose counted sets (migration 0008) no longer match their sets, per table of
+/// [`HISTORY_SETS`]: counted again once, before the import commits.
+#[derive(Debug, Default)]
+struct Stale {
+    /// Every period (the sets were built anew).
+    all: bool,
+    periods: [BTreeSet<i64>; 2],
+}
 
 /// What a history row adds to its period sets.
 struct SetRow {
@@ -175,6 +194,7 @@ async fn import_file(
     path: &Path,
     file: &str,
     history_empty: bool,
+    stale: &mut Stale,
     progress: &mut impl FnMut(&str, u64),
 ) -> Result<u64, ImportError> {
     let f = tokio::fs::File::open(path)
@@ -202,13 +222,13 @@ async fn import_file(
         pending.push(record);
         rows += 1;
         if pending.len() >= FLUSH_ROWS {
-            write(tx, file, std::mem::take(&mut pending), history_empty).await?;
+            write(tx, file, std::mem::take(&mut pending), history_empty, stale).await?;
         }
         if rows % 100_000 == 0 {
             progress(file, rows);
         }
     }
-    write(tx, file, pending, history_empty).await?;
+    write(tx, file, pending, history_empty, stale).await?;
     progress(file, rows);
     Ok(rows)
 }

@@ -139,8 +139,13 @@ impl Tx {
     }
 
     /// Copies the current amount of each loan in `keys` onto its history rows and marks them
-    /// as in the snapshot (history rows carry what an organisation-wide report needs).
-    pub(super) async fn sync_history(&mut self, keys: &[i64]) -> Result<(), sqlx::Error> {
+    /// as in the snapshot (history rows carry what an organisation-wide report needs); the
+    /// periods of their sets become `stale`.
+    pub(super) async fn sync_history(
+        &mut self,
+        keys: &[i64],
+        stale: &mut Stale,
+    ) -> Result<(), sqlx::Error> {
         for chunk in keys.chunks(BATCH_PARAMS) {
             let sql = format!(
                 "UPDATE los_status_history SET in_snapshot = 1, \
@@ -150,14 +155,21 @@ impl Tx {
             );
             let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
             self.exec(&sql, &values).await?;
-            for (table, _) in HISTORY_SETS {
+            for (i, (table, _, _)) in HISTORY_SETS.iter().enumerate() {
+                let marks = vec!["?"; chunk.len()].join(", ");
                 let sql = format!(
                     "UPDATE {table} SET in_snapshot = 1, \
                      loan_amount = (SELECT l.loan_amount FROM loans l WHERE l.key = {table}.loan_key) \
-                     WHERE loan_key IN ({})",
-                    vec!["?"; chunk.len()].join(", ")
+                     WHERE loan_key IN ({marks})"
                 );
                 self.exec(&sql, &values).await?;
+                if !stale.all {
+                    let periods = format!(
+                        "SELECT DISTINCT CAST(period_index AS BIGINT) FROM {table} WHERE loan_key IN ({marks})"
+                    );
+                    let found = self.fetch::<(i64,)>(&periods, &values).await?;
+                    stale.periods[i].extend(found.into_iter().map(|(p,)| p));
+                }
             }
         }
         Ok(())
@@ -166,7 +178,7 @@ impl Tx {
     /// Adds history rows to the period sets (`los_history_months`, `los_history_weeks`). A
     /// (period, loan) already there gains the new bits; rows written twice change nothing.
     pub(super) async fn add_to_history_sets(&mut self, rows: &[SetRow]) -> Result<(), sqlx::Error> {
-        for (i, (table, _)) in HISTORY_SETS.iter().enumerate() {
+        for (i, (table, _, _)) in HISTORY_SETS.iter().enumerate() {
             // In key order, as the table is clustered.
             let mut sets: BTreeMap<(i64, i64), (i64, Option<i64>, i64)> = BTreeMap::new();
             for r in rows {
@@ -215,7 +227,7 @@ impl Tx {
             Tx::Sqlite(_) => "SUM(DISTINCT status_bit)",
             Tx::Postgres(_) => "bit_or(status_bit)",
         };
-        for (table, period) in HISTORY_SETS {
+        for (table, period, _) in HISTORY_SETS {
             self.exec(&format!("DELETE FROM {table}"), &[]).await?;
             let sql = format!(
                 "INSERT INTO {table} (period_index, loan_key, status_bits, loan_amount, in_snapshot) \
@@ -223,6 +235,39 @@ impl Tx {
                  FROM los_status_history GROUP BY {period}, loan_key ORDER BY 1, 2"
             );
             self.exec(&sql, &[]).await?;
+        }
+        Ok(())
+    }
+
+    /// Counts the `stale` periods' sets again (migration 0008): the loans in the snapshot per
+    /// (period, set of bits), and what the sets carry of them.
+    pub(super) async fn count_sets(&mut self, stale: &Stale) -> Result<(), sqlx::Error> {
+        for (i, (table, _, counts)) in HISTORY_SETS.iter().enumerate() {
+            let count = |periods: &str| {
+                format!(
+                    "INSERT INTO {counts} (period_index, status_bits, loans, amounts, amount_sum, amount_min, amount_max) \
+                     SELECT period_index, status_bits, COUNT(*), COUNT(loan_amount), SUM(loan_amount), \
+                     MIN(loan_amount), MAX(loan_amount) FROM {table} \
+                     WHERE in_snapshot = 1{periods} GROUP BY period_index, status_bits"
+                )
+            };
+            if stale.all {
+                self.exec(&format!("DELETE FROM {counts}"), &[]).await?;
+                self.exec(&count(""), &[]).await?;
+                continue;
+            }
+            let periods: Vec<i64> = stale.periods[i].iter().copied().collect();
+            for chunk in periods.chunks(BATCH_PARAMS) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let values: Vec<V> = chunk.iter().map(|p| V::I(Some(*p))).collect();
+                self.exec(
+                    &format!("DELETE FROM {counts} WHERE period_index IN ({marks})"),
+                    &values,
+                )
+                .await?;
+                self.exec(&count(&format!(" AND period_index IN ({marks})")), &values)
+                    .await?;
+            }
         }
         Ok(())
     }

@@ -100,6 +100,7 @@ pub(super) async fn write(
     file: &str,
     records: Vec<Record>,
     history_empty: bool,
+    stale: &mut Stale,
 ) -> Result<(), ImportError> {
     if records.is_empty() {
         return Ok(());
@@ -204,7 +205,7 @@ pub(super) async fn write(
                     tx.insert_rows("loans", &cols, &upsert_tail(&cols), &rows)
                         .await?;
                     if !history_empty {
-                        tx.sync_history(&batch_keys).await?;
+                        tx.sync_history(&batch_keys, stale).await?;
                     }
                 }
                 "los_status_history.jsonl" => {
@@ -262,6 +263,11 @@ pub(super) async fn write(
                     .await?;
                     if !history_empty {
                         tx.add_to_history_sets(&sets).await?;
+                        for set in &sets {
+                            for (periods, period) in stale.periods.iter_mut().zip(set.periods) {
+                                periods.insert(period);
+                            }
+                        }
                     }
                 }
                 "dw_loan_milestones.jsonl" => {

@@ -11,6 +11,8 @@ use crate::data::history_keys::UNLISTED_BIT;
 pub(super) struct PeriodSets {
     pub(super) period_key: usize,
     pub(super) table: &'static str,
+    /// The unit's sets of the snapshot's loans, counted per (period, set of bits).
+    pub(super) counted: &'static str,
     pub(super) periods: Vec<(i64, String)>,
     pub(super) labels: Vec<(String, i64)>,
     /// The key is the raw status (each listed status its own label), not a label map: the
@@ -112,9 +114,14 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
     if labels.len() > 64 {
         return None;
     }
-    let (table, index, row_period): (_, fn(i64) -> i64, _) = match unit {
-        PeriodUnit::Month => (sets.months, month_index, sets.row_month),
-        _ => (sets.weeks, week_index, sets.row_week),
+    let (table, counted, index, row_period): (_, _, fn(i64) -> i64, _) = match unit {
+        PeriodUnit::Month => (
+            sets.months,
+            sets.counted_months,
+            month_index,
+            sets.row_month,
+        ),
+        _ => (sets.weeks, sets.counted_weeks, week_index, sets.row_week),
     };
     let mut start = window.start;
     let mut periods = Vec::with_capacity(window.ends.len());
@@ -125,6 +132,7 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
     Some(PeriodSets {
         period_key,
         table,
+        counted,
         periods,
         labels,
         raw: map.is_none().then_some(row_period),
@@ -175,12 +183,26 @@ pub(super) fn compile_period_sets(
     // integers but a text's minimum or maximum (PostgreSQL's `SUM` of a BIGINT is NUMERIC:
     // cast back, as the merge in SQL did).
     let mut statement_outs = vec![Out::Int, Out::Int, Out::Text, Out::Int];
+    // Organisation-wide, the counts (schema v7) hold each partial of a field they count:
+    // `Some` while every aggregate's is there.
+    let mut from_counts = c.history_only.then(Vec::new);
     for a in &q.aggregates {
         let Some(name) = a.field() else {
             merges.push((Merge::Sum, None));
             outs.push(Out::Int);
             continue;
         };
+        let counted = sets.counted.iter().find(|(n, _)| *n == name);
+        from_counts = from_counts.and_then(|mut cols: Vec<&str>| {
+            let [count, sum, min, max] = counted?.1;
+            cols.push(match a {
+                Aggregate::CountOf(_) => count,
+                Aggregate::Sum(_) => sum,
+                Aggregate::Min(_) => min,
+                _ => max,
+            });
+            Some(cols)
+        });
         let i = carried.len() - 1;
         let f = c.field(name)?;
         // Alone, the sets' own column; joined, the loan's (`l.…`).
@@ -252,16 +274,29 @@ pub(super) fn compile_period_sets(
         .iter()
         .map(|p| format!(", x.{p}"))
         .collect::<String>();
+    // The sets that hold the unlisted bit (raw status only), with their loans: from the
+    // counts, only those (their partial index); else every set, counted here.
+    if from_counts.is_some() && plan.raw.is_some() {
+        wheres.push(format!("(r.status_bits & {UNLISTED_BIT}) <> 0"));
+    }
     let counted = format!(
         "SELECT {per_set} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits{by_loan}",
         by_loan = if plan.raw.is_some() { ", lk" } else { "" },
         per_set = per_set.join(", "),
         wheres = wheres.join(" AND "),
     );
-    let sql = match plan.raw {
-        None => format!(
-            "SELECT CAST(x.pi AS {bigint}), x.m, CAST(NULL AS TEXT), x.c{partials} FROM ({counted}) x"
+    let sets_rows = match &from_counts {
+        Some(cols) => format!(
+            "SELECT CAST(r.period_index AS {bigint}), r.status_bits, CAST(NULL AS TEXT), r.loans{cols} \
+             FROM {table} WHERE r.period_index >= {first} AND r.period_index <= {last}",
+            cols = cols.iter().map(|c| format!(", {c}")).collect::<String>(),
+            table = plan.counted,
         ),
+        None => format!("SELECT CAST(x.pi AS {bigint}), x.m, CAST(NULL AS TEXT), x.c{partials} FROM x"),
+    };
+    let sql = match plan.raw {
+        None if from_counts.is_some() => sets_rows,
+        None => format!("WITH x AS ({counted}) {sets_rows}"),
         // The unlisted rows (raw status only): for each set kept one per loan, its history
         // rows with the unlisted bit in that period (by the history's key, which leads with
         // the loan), distinct per (period, loan, status). Usually there are none; the sets
@@ -289,12 +324,15 @@ pub(super) fn compile_period_sets(
                 )
             };
             let st = if c.postgres { "hh.st" } else { sets.row_status };
-            let carried_u = carried.iter().map(|p| format!(", u.{p}")).collect::<String>();
+            let carried_u = carried
+                .iter()
+                .map(|p| format!(", u.{p}"))
+                .collect::<String>();
             format!(
                 "WITH x AS MATERIALIZED ({counted}), \
                  u AS (SELECT d.pi, d.st, {per_row} FROM (SELECT DISTINCT x.pi, x.lk, {st} AS st{partials} \
                  FROM {rows} WHERE x.lk IS NOT NULL) d GROUP BY d.pi, d.st) \
-                 SELECT CAST(x.pi AS {bigint}), x.m, CAST(NULL AS TEXT), x.c{partials} FROM x \
+                 {sets_rows} \
                  UNION ALL SELECT CAST(u.pi AS {bigint}), CAST(NULL AS {bigint}), u.st{carried_u} FROM u",
                 per_row = per_row.join(", "),
             )
