@@ -32,3 +32,4 @@ mod signing;
 mod upstream_idp;
 mod views;
 mod vocabulary;
+mod warehouse_counts;

@@ -223,6 +223,9 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
         // the import does.
         counted("los_set_counts_months"),
         counted("los_set_counts_weeks"),
+        // Schema v8: the warehouse's distinct loans per (period, milestone).
+        "SELECT CAST(period_index AS TEXT) || '|' || milestone || '|' || CAST(loans AS TEXT) FROM dw_milestone_counts_months ORDER BY 1".to_string(),
+        "SELECT CAST(period_index AS TEXT) || '|' || milestone || '|' || CAST(loans AS TEXT) FROM dw_milestone_counts_weeks ORDER BY 1".to_string(),
         "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
         "SELECT id FROM loan_keys ORDER BY 1".to_string(),
     ];

@@ -235,6 +235,20 @@ impl Dataset {
     /// months when the predicates bound the field at month starts.
     pub const MONTH_HELD: &'static [&'static str] = &COVERED_AMOUNTS;
 
+    /// The warehouse's distinct loans counted per (whole month or week, milestone) by the
+    /// import (schema v8), and the rows a window's partial periods are read from.
+    pub const WAREHOUSE_COUNTS: WarehouseCounts = WarehouseCounts {
+        instant: "occurredAt",
+        key: "milestone",
+        loan: "loanId",
+        months: "dw_milestone_counts_months c",
+        weeks: "dw_milestone_counts_weeks c",
+        rows: "dw_loan_milestones m",
+        row_instant: "m.occurred_at",
+        row_key: "m.milestone",
+        row_loan: "m.loan_key",
+    };
+
     /// The period sets that answer counts of distinct loans per (whole month or week, set of
     /// statuses) organisation-wide (schema v4, `history_keys.rs`; the compiler's period sets
     /// in `query.rs`).
@@ -295,6 +309,28 @@ impl Dataset {
             Dataset::DwDeals => names(DW_DEAL_FIELDS),
         }
     }
+}
+
+/// Names of the warehouse's counts (migration 0009): per period, each milestone's distinct
+/// loans (`period_index`, `milestone`, `loans`, alias `c`).
+#[derive(Debug, Clone, Copy)]
+pub struct WarehouseCounts {
+    /// The date-time field whose periods are counted.
+    pub instant: &'static str,
+    /// The field counted per period.
+    pub key: &'static str,
+    /// The field whose distinct values are counted.
+    pub loan: &'static str,
+    /// Calendar months (`year × 12 + month − 1`).
+    pub months: &'static str,
+    /// ISO weeks, numbered from Monday 1969-12-29.
+    pub weeks: &'static str,
+    /// The rows themselves (alias `m`), for the partial periods at a window's ends.
+    pub rows: &'static str,
+    /// A row's instant, milestone and loan.
+    pub row_instant: &'static str,
+    pub row_key: &'static str,
+    pub row_loan: &'static str,
 }
 
 /// The tables that summarise history per (period, loan) (migration 0005), each aliased `r`

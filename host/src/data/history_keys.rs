@@ -86,6 +86,24 @@ pub fn week_index(ms: i64) -> i64 {
     (day(ms) + 3).div_euclid(7)
 }
 
+/// The first instant (epoch ms, UTC) of week `index` of [`week_index`]: its Monday.
+pub fn week_start(index: i64) -> i64 {
+    (index * 7 - 3) * DAY_MS
+}
+
+/// The first instant (epoch ms, UTC) of month `index` of [`month_index`].
+pub fn month_start(index: i64) -> i64 {
+    // Civil date to days (H. Hinnant's algorithm), the inverse of `month_index`'s.
+    let (year, month) = (index.div_euclid(12), index.rem_euclid(12) + 1);
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    (era * 146_097 + doe - 719_468) * DAY_MS
+}
+
 /// The calendar month (UTC) of an instant as a number: `year × 12 + month − 1`.
 pub fn month_index(ms: i64) -> i64 {
     // Days to civil date (H. Hinnant's algorithm), exact for every i64 day in range.
@@ -172,6 +190,24 @@ mod tests {
         assert_eq!(seen & UNLISTED_BIT, 0);
         assert_eq!(status_bit("Submitted to investor"), UNLISTED_BIT);
         assert!(STATUS_BITS.len() <= 62);
+    }
+
+    #[test]
+    fn period_starts_invert_the_indexes() {
+        // Every month of years 0-9999 and weeks around 1970 and far from it: the start is in
+        // its period, the instant before it in the previous one.
+        for index in (0..10_000 * 12).chain([-1, -12, -13]) {
+            let start = month_start(index);
+            assert_eq!(month_index(start), index, "month {index}");
+            assert_eq!(month_index(start - 1), index - 1, "before month {index}");
+        }
+        for index in (-300..3_000).chain([-100_000, 500_000]) {
+            let start = week_start(index);
+            assert_eq!(week_index(start), index, "week {index}");
+            assert_eq!(week_index(start - 1), index - 1, "before week {index}");
+        }
+        assert_eq!(month_start(2026 * 12 + 1), 1_769_904_000_000, "2026-02-01");
+        assert_eq!(week_start(0), -3 * DAY_MS, "Monday 1969-12-29");
     }
 
     /// The migration computes the same bits for rows imported before it.

@@ -145,6 +145,7 @@ pub async fn import_dir(
         report.files.push((file.to_string(), rows));
     }
     tx.count_sets(&stale).await?;
+    tx.count_warehouse(&stale).await?;
     tx.commit().await?;
     Ok(report)
 }
@@ -168,13 +169,31 @@ const HISTORY_SETS: [(&str, &str, &str); 2] = [
 ];
 
 /// The periods whose counted sets (migration 0008) no longer match their sets, per table of
-/// [`HISTORY_SETS`]: counted again once, before the import commits.
+/// [`HISTORY_SETS`], and the warehouse periods an import added rows to, per table of
+/// [`WAREHOUSE_COUNTS`] (migration 0009): counted again once, before the import commits.
 #[derive(Debug, Default)]
 struct Stale {
     /// Every period (the sets were built anew).
     all: bool,
     periods: [BTreeSet<i64>; 2],
+    warehouse: [BTreeSet<i64>; 2],
 }
+
+/// The warehouse's distinct loans per (period, milestone) (migration 0009): each table with
+/// the period numbering it uses and the first instant of a period.
+type PeriodOf = fn(i64) -> i64;
+const WAREHOUSE_COUNTS: [(&str, PeriodOf, PeriodOf); 2] = [
+    (
+        "dw_milestone_counts_months",
+        history_keys::month_index,
+        history_keys::month_start,
+    ),
+    (
+        "dw_milestone_counts_weeks",
+        history_keys::week_index,
+        history_keys::week_start,
+    ),
+];
 
 /// What a history row adds to its period sets.
 struct SetRow {

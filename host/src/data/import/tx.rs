@@ -272,6 +272,31 @@ impl Tx {
         Ok(())
     }
 
+    /// Counts the distinct loans per milestone of each warehouse period `stale` holds
+    /// (migration 0009), from the period's rows (by their instant's index).
+    pub(super) async fn count_warehouse(&mut self, stale: &Stale) -> Result<(), sqlx::Error> {
+        for ((counts, _, start), periods) in WAREHOUSE_COUNTS.iter().zip(&stale.warehouse) {
+            for period in periods {
+                let (from, to) = (start(*period), start(*period + 1));
+                self.exec(
+                    &format!("DELETE FROM {counts} WHERE period_index = ?"),
+                    &[V::I(Some(*period))],
+                )
+                .await?;
+                self.exec(
+                    &format!(
+                        "INSERT INTO {counts} (period_index, milestone, loans) \
+                         SELECT CAST(? AS INTEGER), milestone, COUNT(DISTINCT loan_key) FROM dw_loan_milestones \
+                         WHERE occurred_at >= ? AND occurred_at < ? GROUP BY milestone"
+                    ),
+                    &[V::I(Some(*period)), V::I(Some(from)), V::I(Some(to))],
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether `table` has no row (in this transaction).
     pub(super) async fn is_empty(&mut self, table: &str) -> Result<bool, sqlx::Error> {
         let sql = format!("SELECT NOT EXISTS (SELECT 1 FROM {table})");

@@ -277,6 +277,14 @@ pub(super) async fn write(
                         .into_iter()
                         .map(|mut r| {
                             r.remove(1);
+                            // (key, milestone, at): the periods of `at` are counted again.
+                            if let V::I(Some(at)) = r[2] {
+                                for (periods, (_, index, _)) in
+                                    stale.warehouse.iter_mut().zip(WAREHOUSE_COUNTS)
+                                {
+                                    periods.insert(index(at));
+                                }
+                            }
                             r
                         })
                         .collect();

@@ -9,6 +9,7 @@ mod fuzz;
 mod months;
 mod planners;
 mod scope;
+mod warehouse;
 
 pub(super) fn q(dataset: Dataset) -> Query {
     Query {

@@ -1,0 +1,143 @@
+//! The warehouse-counts planner (schema v8), chosen for distinct loans of the warehouse per
+//! (month or ISO week, milestone) over a bounded window: the window's whole periods are read
+//! from the import's counts, and its partial first and last periods, if any, from the rows.
+
+use super::*;
+use crate::data::history_keys::{month_index, month_start, week_index, week_start};
+
+/// A query [`compile_warehouse_counts`] answers.
+pub(super) struct WarehousePlan {
+    period_key: usize,
+    unit: PeriodUnit,
+    /// The counts of the unit.
+    table: &'static str,
+    /// The whole periods, first and last (inclusive).
+    whole: (i64, i64),
+    /// The partial periods at the window's ends: (period index, first and last instant).
+    edges: Vec<(i64, i64, i64)>,
+}
+
+/// Whether `q` counts the warehouse's distinct loans per (whole months or weeks, milestone),
+/// with no other condition than bounds on the instant that hold at least one whole period.
+pub(super) fn warehouse_counts(c: &Compiler, q: &Query) -> Option<WarehousePlan> {
+    let w = Dataset::WAREHOUSE_COUNTS;
+    if q.dataset != Dataset::DwLoanMilestones
+        || q.distinct_on.is_some()
+        || q.filter.is_some()
+        || q.group_by.len() != 2
+        || !q
+            .aggregates
+            .iter()
+            .all(|a| matches!(a, Aggregate::CountDistinct(f) if f == w.loan))
+    {
+        return None;
+    }
+    let period_key = q.group_by.iter().position(
+        |k| matches!(k, Key::Period(f, PeriodUnit::Month | PeriodUnit::Week) if f == w.instant),
+    )?;
+    let Key::Period(_, unit) = &q.group_by[period_key] else {
+        return None;
+    };
+    if !matches!(&q.group_by[1 - period_key], Key::Field(f) if f == w.key) {
+        return None;
+    }
+    let only_bounds = q.predicates.iter().all(|(field, cond)| {
+        field == w.instant
+            && matches!(
+                cond,
+                Condition::Ge(_) | Condition::Gt(_) | Condition::Le(_) | Condition::Lt(_)
+            )
+    });
+    let (lo, hi) = *c.bounds.get(w.instant)?;
+    // Years 0000 to 9999, as import dates are.
+    const FIRST: i64 = -62_167_219_200_000;
+    const LAST: i64 = 253_402_300_799_999;
+    if !only_bounds || lo > hi || lo < FIRST || hi > LAST {
+        return None;
+    }
+    type Numbering = fn(i64) -> i64;
+    let (index, start, table): (Numbering, Numbering, _) = match unit {
+        PeriodUnit::Month => (month_index, month_start, w.months),
+        _ => (week_index, week_start, w.weeks),
+    };
+    let first = if start(index(lo)) == lo {
+        index(lo)
+    } else {
+        index(lo) + 1
+    };
+    let last = if start(index(hi) + 1) == hi + 1 {
+        index(hi)
+    } else {
+        index(hi) - 1
+    };
+    if first > last {
+        return None;
+    }
+    let mut edges = Vec::new();
+    if lo < start(first) {
+        edges.push((index(lo), lo, start(first) - 1));
+    }
+    if hi >= start(last + 1) {
+        edges.push((index(hi), start(last + 1), hi));
+    }
+    Some(WarehousePlan {
+        period_key,
+        unit: *unit,
+        table,
+        whole: (first, last),
+        edges,
+    })
+}
+
+/// [`compile`] for the queries [`warehouse_counts`] accepts: the counts of the whole periods,
+/// beside each partial period's distinct loans per milestone read from its rows (by the
+/// instant's index), labelled from the period index as the row-by-row plan labels instants.
+pub(super) fn compile_warehouse_counts(
+    c: Compiler,
+    q: &Query,
+    plan: WarehousePlan,
+) -> Result<Compiled, QueryError> {
+    let w = Dataset::WAREHOUSE_COUNTS;
+    let (first, last) = plan.whole;
+    let mut parts = vec![format!(
+        "SELECT c.period_index AS pi, c.milestone AS ms, c.loans AS n FROM {} \
+         WHERE c.period_index >= {first} AND c.period_index <= {last}",
+        plan.table
+    )];
+    let mut params = Vec::new();
+    for (index, from, to) in &plan.edges {
+        parts.push(format!(
+            "SELECT {index} AS pi, {key} AS ms, COUNT(DISTINCT {loan}) AS n FROM {rows} \
+             WHERE {at} >= ? AND {at} <= ? GROUP BY {key}",
+            key = w.row_key,
+            loan = w.row_loan,
+            rows = w.rows,
+            at = w.row_instant,
+        ));
+        params.push(P::I(*from));
+        params.push(P::I(*to));
+    }
+    let label = match plan.unit {
+        PeriodUnit::Month => c.month_label("g.pi", PeriodUnit::Month),
+        _ => c.week_label("g.pi"),
+    };
+    let mut keys = vec![String::new(), String::new()];
+    keys[plan.period_key] = format!("{label} AS k{}", plan.period_key);
+    keys[1 - plan.period_key] = format!("g.ms AS k{}", 1 - plan.period_key);
+    let aggregates = (0..q.aggregates.len()).map(|i| format!("g.n AS a{i}"));
+    let grouped = format!(
+        "SELECT {} FROM ({}) g",
+        keys.into_iter()
+            .chain(aggregates)
+            .collect::<Vec<_>>()
+            .join(", "),
+        parts.join(" UNION ALL ")
+    );
+    let mut outs = vec![Out::Text, Out::Text];
+    outs.extend(q.aggregates.iter().map(|_| Out::Int));
+    let columns = (0..2)
+        .map(|i| format!("key{i}"))
+        .chain((0..q.aggregates.len()).map(|i| format!("agg{i}")))
+        .collect();
+    finish(q, grouped, Vec::new(), params, outs, columns)
+}
