@@ -478,6 +478,19 @@ async fn periods_distinct_counts_and_label_maps_run_in_the_database() {
     }
 }
 
+/// The first instant (epoch ms, UTC) of the month, or the ISO week, that holds `ms`.
+pub fn period_start(ms: i64, week: bool) -> i64 {
+    let d = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap()
+        .date();
+    let d = if week {
+        d - time::Duration::days(i64::from(d.weekday().number_days_from_monday()))
+    } else {
+        d.replace_day(1).unwrap()
+    };
+    (d.midnight().assume_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
 pub fn epoch_ms(s: &str) -> i64 {
     let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).unwrap();
     (t.unix_timestamp_nanos() / 1_000_000) as i64
@@ -815,18 +828,7 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 to = epoch_ms("2026-03-16T00:00:00Z") + rng.gen_range(0..60) * day;
             }
             if raw || rng.gen_bool(0.5) {
-                let start = |ms: i64| {
-                    let d = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-                        .unwrap()
-                        .date();
-                    let d = if week {
-                        d - time::Duration::days(i64::from(d.weekday().number_days_from_monday()))
-                    } else {
-                        d.replace_day(1).unwrap()
-                    };
-                    (d.midnight().assume_utc().unix_timestamp_nanos() / 1_000_000) as i64
-                };
-                (from, to) = (start(from), start(to));
+                (from, to) = (period_start(from, week), period_start(to, week));
             } else {
                 from += rng.gen_range(0..day);
                 to += rng.gen_range(0..day);

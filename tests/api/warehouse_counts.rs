@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::data::epoch_ms as ms;
+use crate::data::{epoch_ms as ms, period_start};
 use crate::helpers::{fixture_wasm, import_lines, manifest, seed_app, spawn_app_with, AppOptions};
 
 fn iso(ms: i64) -> String {
@@ -97,18 +97,7 @@ async fn counts_equal_the_rows(postgres: bool, seed: u64) {
         };
         if round % 3 == 0 {
             // Whole periods: from the start of lo's period to the start of hi's.
-            let start = |ms: i64| {
-                let d = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-                    .unwrap()
-                    .date();
-                let d = if week {
-                    d - time::Duration::days(i64::from(d.weekday().number_days_from_monday()))
-                } else {
-                    d.replace_day(1).unwrap()
-                };
-                (d.midnight().assume_utc().unix_timestamp_nanos() / 1_000_000) as i64
-            };
-            (lo, hi) = (start(lo), start(hi));
+            (lo, hi) = (period_start(lo, week), period_start(hi, week));
             whole_windows += 1;
         }
 
