@@ -65,7 +65,8 @@ enum Cell {
 
 impl SetFold {
     /// A fold for `labels` (each with its bits) over `periods`; `merges` and `outs` per
-    /// aggregate. More than 64 labels do not fit a set's mask: the planner does not fold them.
+    /// aggregate. At most 64 labels fit a set's mask: the planner folds no more
+    /// (`period_sets`).
     pub(super) fn new(
         q: &Query,
         period_key: usize,
@@ -73,10 +74,8 @@ impl SetFold {
         labels: &[(String, i64)],
         merges: Vec<(Merge, Option<usize>)>,
         outs: Vec<Out>,
-    ) -> Option<SetFold> {
-        if labels.len() > 64 {
-            return None;
-        }
+    ) -> SetFold {
+        assert!(labels.len() <= 64, "a set's labels are a 64-bit mask");
         let mut bit_labels = [0_u64; 64];
         for (i, (_, bits)) in labels.iter().enumerate() {
             for (b, mask) in bit_labels.iter_mut().enumerate() {
@@ -85,7 +84,7 @@ impl SetFold {
                 }
             }
         }
-        Some(SetFold {
+        SetFold {
             period_key,
             periods: periods.iter().cloned().collect(),
             labels: labels.iter().map(|(l, _)| l.clone()).collect(),
@@ -93,10 +92,10 @@ impl SetFold {
             merges,
             outs,
             order_by: q.order_by.clone(),
-            limit: q.limit.unwrap_or(ROW_CAP).min(ROW_CAP),
+            limit: limit_of(q),
             groups: HashMap::new(),
             seen: 0,
-        })
+        }
     }
 
     /// Whether no row has been folded yet.
@@ -253,7 +252,7 @@ mod tests {
             (Merge::Max, Some(2)),
         ];
         let outs = vec![Out::Int, Out::Decimal, Out::Text, Out::Instant];
-        SetFold::new(q, 0, &periods, &labels, merges, outs).unwrap()
+        SetFold::new(q, 0, &periods, &labels, merges, outs)
     }
 
     fn set(pi: i64, bits: i64, c: i64, sum: Option<i64>, min: &str, max: i64) -> Vec<Value> {

@@ -85,6 +85,17 @@ pub(super) fn periods_between(lo: i64, hi: i64, unit: PeriodUnit) -> Option<Peri
     Some(Periods { start: first, ends })
 }
 
+/// Whether the query's predicates are all bounds (`>=`, `>`, `<=`, `<`) on `field`.
+pub(super) fn bounds_only(q: &Query, field: &str) -> bool {
+    q.predicates.iter().all(|(f, cond)| {
+        f == field
+            && matches!(
+                cond,
+                Condition::Ge(_) | Condition::Gt(_) | Condition::Le(_) | Condition::Lt(_)
+            )
+    })
+}
+
 /// The bounds the query's predicates put on each date-time field (both ends inclusive), for
 /// fields bounded on both sides.
 pub(super) fn instant_bounds(q: &Query) -> std::collections::HashMap<String, (i64, i64)> {

@@ -68,13 +68,7 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
         _ => return None,
     };
     // The window: bounds on the period's field only, at period boundaries.
-    let only_bounds = q.predicates.iter().all(|(field, cond)| {
-        field == sets.instant
-            && matches!(
-                cond,
-                Condition::Ge(_) | Condition::Gt(_) | Condition::Le(_) | Condition::Lt(_)
-            )
-    });
+    let only_bounds = bounds_only(q, sets.instant);
     let (lo, hi) = *c.bounds.get(sets.instant)?;
     let window = periods_between(lo, hi, *unit)?;
     let whole = lo == window.start
@@ -110,7 +104,7 @@ pub(super) fn period_sets(c: &Compiler, q: &Query) -> Option<PeriodSets> {
             }
         }
     }
-    // A set's labels are a 64-bit mask in the fold.
+    // A set's labels are a 64-bit mask in the fold (`SetFold::new`).
     if labels.len() > 64 {
         return None;
     }
@@ -155,12 +149,7 @@ pub(super) fn compile_period_sets(
 ) -> Result<Compiled, QueryError> {
     let sets = Dataset::HISTORY_SETS;
     let bigint = if c.postgres { "BIGINT" } else { "INTEGER" };
-    let width = q.group_by.len() + q.aggregates.len();
-    if let Some((col, _)) = q.order_by.iter().find(|(col, _)| *col as usize >= width) {
-        return Err(QueryError::Invalid(format!(
-            "order-by column {col} does not exist ({width} columns)"
-        )));
-    }
+    check_order(q)?;
     let mut per_set = vec![
         "r.period_index AS pi".to_string(),
         "r.status_bits AS m".to_string(),
@@ -345,17 +334,12 @@ pub(super) fn compile_period_sets(
         &plan.labels,
         merges,
         outs,
-    )
-    .ok_or_else(|| QueryError::Invalid("more than 64 labels".into()))?;
-    let columns = (0..2)
-        .map(|i| format!("key{i}"))
-        .chain((0..q.aggregates.len()).map(|i| format!("agg{i}")))
-        .collect();
+    );
     Ok(Compiled {
         sql,
         params,
         outs: statement_outs,
-        columns,
+        columns: result_columns(q),
         limit: fold.limit,
         fold: Some(fold),
     })

@@ -41,13 +41,7 @@ pub(super) fn warehouse_counts(c: &Compiler, q: &Query) -> Option<WarehousePlan>
     if !matches!(&q.group_by[1 - period_key], Key::Field(f) if f == w.key) {
         return None;
     }
-    let only_bounds = q.predicates.iter().all(|(field, cond)| {
-        field == w.instant
-            && matches!(
-                cond,
-                Condition::Ge(_) | Condition::Gt(_) | Condition::Le(_) | Condition::Lt(_)
-            )
-    });
+    let only_bounds = bounds_only(q, w.instant);
     let (lo, hi) = *c.bounds.get(w.instant)?;
     // Years 0000 to 9999, as import dates are.
     const FIRST: i64 = -62_167_219_200_000;
@@ -135,9 +129,5 @@ pub(super) fn compile_warehouse_counts(
     );
     let mut outs = vec![Out::Text, Out::Text];
     outs.extend(q.aggregates.iter().map(|_| Out::Int));
-    let columns = (0..2)
-        .map(|i| format!("key{i}"))
-        .chain((0..q.aggregates.len()).map(|i| format!("agg{i}")))
-        .collect();
-    finish(q, grouped, Vec::new(), params, outs, columns)
+    finish(q, grouped, Vec::new(), params, outs, result_columns(q))
 }

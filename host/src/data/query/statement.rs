@@ -25,13 +25,9 @@ pub(super) fn finish(
             order.push(format!("({k} IS NULL), {k}"));
         }
     } else {
+        check_order(q)?;
         for (col, desc) in &q.order_by {
-            let name = names.get(*col as usize).ok_or_else(|| {
-                QueryError::Invalid(format!(
-                    "order-by column {col} does not exist ({} columns)",
-                    names.len()
-                ))
-            })?;
+            let name = &names[*col as usize];
             order.push(format!(
                 "({name} IS NULL), {name}{}",
                 if *desc { " DESC" } else { "" }
@@ -41,7 +37,7 @@ pub(super) fn finish(
             order.push(format!("({k} IS NULL), {k}"));
         }
     }
-    let limit = q.limit.unwrap_or(ROW_CAP).min(ROW_CAP);
+    let limit = limit_of(q);
     let order_sql = if order.is_empty() {
         String::new()
     } else {
@@ -60,4 +56,28 @@ pub(super) fn finish(
         limit,
         fold: None,
     })
+}
+
+/// Refuses an order-by column past the result's keys and aggregates.
+pub(super) fn check_order(q: &Query) -> Result<(), QueryError> {
+    let width = q.group_by.len() + q.aggregates.len();
+    match q.order_by.iter().find(|(col, _)| *col as usize >= width) {
+        Some((col, _)) => Err(QueryError::Invalid(format!(
+            "order-by column {col} does not exist ({width} columns)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The most rows the query's result holds: its limit, at most [`ROW_CAP`].
+pub(super) fn limit_of(q: &Query) -> u32 {
+    q.limit.unwrap_or(ROW_CAP).min(ROW_CAP)
+}
+
+/// The result's column names: `key0…` for the group keys, then `agg0…`.
+pub(super) fn result_columns(q: &Query) -> Vec<String> {
+    (0..q.group_by.len())
+        .map(|i| format!("key{i}"))
+        .chain((0..q.aggregates.len()).map(|i| format!("agg{i}")))
+        .collect()
 }
