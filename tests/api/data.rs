@@ -478,6 +478,29 @@ async fn periods_distinct_counts_and_label_maps_run_in_the_database() {
     }
 }
 
+/// An instant (epoch ms) as RFC 3339 text, UTC.
+pub fn iso(ms: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap()
+}
+
+/// The label the spec's periods give an instant (UTC), computed here without the host.
+pub fn label(ms: i64, unit: &str) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap();
+    let (y, m) = (t.year(), u8::from(t.month()));
+    match unit {
+        "week" => {
+            let (y, w, _) = t.date().to_iso_week_date();
+            format!("{y:04}-W{w:02}")
+        }
+        "quarter" => format!("{y:04}-Q{}", (m - 1) / 3 + 1),
+        "year" => format!("{y:04}"),
+        _ => format!("{y:04}-{m:02}"),
+    }
+}
+
 /// The first instant (epoch ms, UTC) of the month, or the ISO week, that holds `ms`.
 pub fn period_start(ms: i64, week: bool) -> i64 {
     let d = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
@@ -519,12 +542,6 @@ fn random_filter(rng: &mut rand::rngs::StdRng, w: &World) -> (Value, LoanPredica
     let some_loan = w.loans.choose(rng).unwrap().clone();
     let base = epoch_ms("2026-03-15T12:00:00Z");
     let day = 86_400_000i64;
-    let iso = |ms: i64| {
-        time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
-            .unwrap()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap()
-    };
     let mut filter = serde_json::Map::new();
     let mut checks: Vec<LoanPredicate> = Vec::new();
     let p = 0.15;
@@ -833,12 +850,6 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 from += rng.gen_range(0..day);
                 to += rng.gen_range(0..day);
             }
-            let iso = |ms: i64| {
-                OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-                    .unwrap()
-                    .format(&Rfc3339)
-                    .unwrap()
-            };
             let (low_op, lo) = if raw || rng.gen_bool(0.5) {
                 ("ge", from)
             } else {
@@ -916,14 +927,7 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 if !amounts.contains_key(id) || at_ms < lo || at_ms > hi || !kept(id) {
                     continue;
                 }
-                let at =
-                    OffsetDateTime::parse(h["occurredAt"].as_str().unwrap(), &Rfc3339).unwrap();
-                let period = if week {
-                    let (y, wk, _) = at.date().to_iso_week_date();
-                    format!("{y:04}-W{wk:02}")
-                } else {
-                    format!("{:04}-{:02}", at.year(), u8::from(at.month()))
-                };
+                let period = label(at_ms, if week { "week" } else { "month" });
                 let status = h["status"].as_str().unwrap();
                 let label = if raw {
                     status

@@ -9,10 +9,9 @@ use std::collections::BTreeMap;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use crate::data::{epoch_ms as ms, query_echo_manifest, scaled};
+use crate::data::{epoch_ms as ms, iso, label, query_echo_manifest, scaled};
 use crate::helpers::{fixture_wasm, import_lines, seed_app, spawn_app_with, AppOptions};
 
 const FIELDS: [&str; 3] = ["statusDate", "estimatedClosingDate", "updated"];
@@ -33,28 +32,6 @@ const EDGES: [&str; 12] = [
     "2026-12-28T00:00:00Z",
     "2027-01-03T23:59:59.999Z",
 ];
-
-fn iso(ms: i64) -> String {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap()
-        .format(&Rfc3339)
-        .unwrap()
-}
-
-/// The label the spec's periods give an instant (UTC), computed here without the host.
-fn label(ms: i64, unit: &str) -> String {
-    let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap();
-    let (y, m) = (t.year(), u8::from(t.month()));
-    match unit {
-        "week" => {
-            let (y, w, _) = t.date().to_iso_week_date();
-            format!("{y:04}-W{w:02}")
-        }
-        "quarter" => format!("{y:04}-Q{}", (m - 1) / 3 + 1),
-        "year" => format!("{y:04}"),
-        _ => format!("{y:04}-{m:02}"),
-    }
-}
 
 /// The first instant of the month holding `ms`, `k` months on.
 fn month_start(ms: i64, k: i32) -> i64 {

@@ -9,28 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
-use crate::data::{epoch_ms as ms, period_start};
+use crate::data::{epoch_ms as ms, iso, label, period_start};
 use crate::helpers::{fixture_wasm, import_lines, manifest, seed_app, spawn_app_with, AppOptions};
-
-fn iso(ms: i64) -> String {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap()
-        .format(&Rfc3339)
-        .unwrap()
-}
-
-fn period(at: &str, week: bool) -> String {
-    let at = OffsetDateTime::parse(at, &Rfc3339).unwrap();
-    if week {
-        let (y, w, _) = at.date().to_iso_week_date();
-        format!("{y:04}-W{w:02}")
-    } else {
-        format!("{:04}-{:02}", at.year(), u8::from(at.month()))
-    }
-}
 
 async fn counts_equal_the_rows(postgres: bool, seed: u64) {
     // Arrange: a seeded warehouse, then more rows in periods already counted.
@@ -124,7 +105,7 @@ async fn counts_equal_the_rows(postgres: bool, seed: u64) {
             }
             cells
                 .entry((
-                    period(row["occurredAt"].as_str().unwrap(), week),
+                    label(*at, if week { "week" } else { "month" }),
                     row["milestone"].as_str().unwrap().to_string(),
                 ))
                 .or_default()
