@@ -796,6 +796,14 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 json!({"loanId": id, "status": status, "occurredAt": at.format(&Rfc3339).unwrap()}),
             );
         }
+        // And loans with two listed statuses in one period (a label holding both counts the
+        // loan once there), on dates spread over the windows below.
+        for (k, loan) in w.loans.iter().skip(40).take(20).enumerate() {
+            let day = epoch_ms("2026-03-14T10:00:00Z") - k as i64 * 9 * 86_400_000;
+            for (status, hour) in [("Loan Approved", 0), ("Loan Clear To Close", 3)] {
+                extra.push(json!({"loanId": loan["id"], "status": status, "occurredAt": iso(day + hour * 3_600_000)}));
+            }
+        }
         let lines: Vec<String> = extra.iter().map(Value::to_string).collect();
         crate::helpers::import_lines(&w.app, "los_status_history.jsonl", &lines).await;
         w.history.extend(extra);
