@@ -310,14 +310,36 @@ async fn filter_and_argument_errors() {
 
 #[tokio::test]
 async fn more_than_100_buckets_are_truncated_but_counted() {
-    // Arrange: 103 loans, each with its own officer.
+    // Arrange: 103 officers with a loan each, officer 7 with two more and officer 50 with one
+    // more; two loans without an officer, under two names (two groups for a caller who reads
+    // names, one "Unassigned" bucket in the answer).
     let app = spawn_app_with(AppOptions::default().plugin(
         "report_loans",
         tool_wasm("report_loans"),
         tool_manifest("report_loans"),
     ))
     .await;
-    let loans: Vec<String> = (1..=103).map(|n| loan(n, json!({"status": "Loan Open", "loanOfficerId": format!("10000000-0000-4000-8000-{n:012}")}))).collect();
+    let officer = |n: u32| format!("10000000-0000-4000-8000-{n:012}");
+    let mut loans: Vec<String> = (1..=103)
+        .map(|n| {
+            loan(
+                n,
+                json!({"status": "Loan Open", "loanOfficerId": officer(n)}),
+            )
+        })
+        .collect();
+    for (n, o) in [(104, 7), (105, 7), (106, 50)] {
+        loans.push(loan(
+            n,
+            json!({"status": "Loan Open", "loanOfficerId": officer(o)}),
+        ));
+    }
+    for (n, name) in [(107, "Nobody A"), (108, "Nobody B")] {
+        loans.push(loan(
+            n,
+            json!({"status": "Loan Open", "loanOfficerName": name}),
+        ));
+    }
     crate::helpers::import_lines(&app, "loans.jsonl", &loans).await;
 
     // Act
@@ -329,13 +351,36 @@ async fn more_than_100_buckets_are_truncated_but_counted() {
         )
         .await;
 
-    // Assert
+    // Assert: 104 buckets, the first 100 by count, then key, then keyId.
     assert_eq!(
         (
             r["truncated"].clone(),
             r["bucketCount"].clone(),
             r["totalCount"].clone()
         ),
-        (json!(true), json!(100), json!(103))
+        (json!(true), json!(100), json!(108))
     );
+    let got: Vec<(String, u64)> = r["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["key"].as_str().unwrap().to_string(),
+                b["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut want = vec![
+        (officer(7), 3),
+        (officer(50), 2),
+        ("Unassigned".to_string(), 2),
+    ];
+    want.extend(
+        (1..=103)
+            .filter(|n| ![7, 50].contains(n))
+            .map(|n| (officer(n), 1))
+            .take(97),
+    );
+    assert_eq!(got, want);
 }
