@@ -292,5 +292,13 @@ pub(super) fn compile(
         grouped = format!("SELECT {} FROM ({grouped}) w", labelled.join(", "));
     }
 
-    finish(q, grouped, key_params, where_params, outs, columns)
+    finish(
+        q,
+        grouped,
+        key_params,
+        where_params,
+        outs,
+        columns,
+        c.postgres,
+    )
 }

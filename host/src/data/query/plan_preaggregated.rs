@@ -102,5 +102,13 @@ pub(super) fn compile_preaggregated(
         raw.join(", "),
         keys.join(", ")
     );
-    finish(q, grouped, key_params, where_params, outs, columns)
+    finish(
+        q,
+        grouped,
+        key_params,
+        where_params,
+        outs,
+        columns,
+        c.postgres,
+    )
 }

@@ -129,5 +129,13 @@ pub(super) fn compile_warehouse_counts(
     );
     let mut outs = vec![Out::Text, Out::Text];
     outs.extend(q.aggregates.iter().map(|_| Out::Int));
-    finish(q, grouped, Vec::new(), params, outs, result_columns(q))
+    finish(
+        q,
+        grouped,
+        Vec::new(),
+        params,
+        outs,
+        result_columns(q),
+        c.postgres,
+    )
 }

@@ -3,8 +3,9 @@
 
 use super::*;
 
-/// Wraps a grouped statement: deterministic order (nulls last on both engines), the total
-/// number of groups, the limit.
+/// Wraps a grouped statement: deterministic order (nulls last on both engines; text by its
+/// bytes on both, as SQLite's `BINARY` and the host's fold order it), the total number of
+/// groups, the limit.
 pub(super) fn finish(
     q: &Query,
     grouped: String,
@@ -12,31 +13,41 @@ pub(super) fn finish(
     where_params: Vec<P>,
     outs: Vec<Out>,
     columns: Vec<String>,
+    postgres: bool,
 ) -> Result<Compiled, QueryError> {
-    let keys: Vec<String> = (0..q.group_by.len()).map(|i| format!("k{i}")).collect();
-    let names: Vec<String> = keys
-        .iter()
-        .cloned()
-        .chain((0..q.aggregates.len()).map(|i| format!("a{i}")))
-        .collect();
-    let mut order = Vec::new();
-    if q.order_by.is_empty() {
-        for k in &keys {
-            order.push(format!("({k} IS NULL), {k}"));
+    let name = |i: usize| {
+        if i < q.group_by.len() {
+            format!("k{i}")
+        } else {
+            format!("a{}", i - q.group_by.len())
         }
-    } else {
+    };
+    // PostgreSQL compares text by the database's collation: a locale's rules cost more than
+    // the grouping of a scoped caller's few hundred loans (strcoll on every tie of the
+    // counts), and order differently from SQLite and the fold. `NULLS LAST` (both engines;
+    // SQLite since 3.30) rather than a `(x IS NULL)` column before each key: the same order,
+    // a third of the sort's cost.
+    let column = |i: usize| {
+        let n = name(i);
+        let collate = if postgres && matches!(outs.get(i), Some(Out::Text)) {
+            " COLLATE \"C\""
+        } else {
+            ""
+        };
+        format!("{n}{collate}")
+    };
+    let mut order = Vec::new();
+    if !q.order_by.is_empty() {
         check_order(q)?;
         for (col, desc) in &q.order_by {
-            let name = &names[*col as usize];
             order.push(format!(
-                "({name} IS NULL), {name}{}",
+                "{}{} NULLS LAST",
+                column(*col as usize),
                 if *desc { " DESC" } else { "" }
             ));
         }
-        for k in &keys {
-            order.push(format!("({k} IS NULL), {k}"));
-        }
     }
+    order.extend((0..q.group_by.len()).map(|i| format!("{} NULLS LAST", column(i))));
     let limit = limit_of(q);
     let order_sql = if order.is_empty() {
         String::new()
