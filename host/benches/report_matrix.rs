@@ -16,7 +16,8 @@
 //! <N>.md` (the rows of `docs/benchmarks.md`).
 //!
 //! `MATRIX_CALLERS=admin,agent` keeps those callers; `MATRIX_ONLY=<text>` keeps the lines whose
-//! label holds the text (`a|b`: either); `MATRIX_ENGINES=postgres` keeps that engine.
+//! label holds the text (`a|b`: either); `MATRIX_ENGINES=postgres` keeps that engine;
+//! `MATRIX_REPS=<n>` raises the cap of 15 runs a line (for a profiler's samples).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -29,7 +30,7 @@ use loanhost::data::history_keys::{
 };
 use loanhost::data::Db;
 use serde_json::{json, Value};
-use sqlx::Row;
+use sqlx::{Row, TypeInfo, ValueRef};
 
 use common::full::{bench_dir, engines, loans, Served, TODAY};
 
@@ -74,14 +75,23 @@ async fn fetch(db: &Db, st: &Statement) -> Vec<Vec<Cell>> {
                 .map(|r| {
                     (0..r.len())
                         .map(|i| {
-                            if let Ok(v) = r.try_get::<Option<i64>, _>(i) {
-                                v.map_or(Cell::Null, Cell::Int)
-                            } else if let Ok(v) = r.try_get::<Option<i32>, _>(i) {
-                                v.map_or(Cell::Null, |v| Cell::Int(v.into()))
-                            } else {
-                                r.try_get::<Option<String>, _>(i)
-                                    .unwrap_or_else(|e| panic!("column {i}: {e}: {}", st.sql))
-                                    .map_or(Cell::Null, Cell::Text)
+                            // By the value's type, as hand-written code would (trying each
+                            // type in turn built an error per text cell).
+                            let raw = r.try_get_raw(i).unwrap();
+                            if raw.is_null() {
+                                return Cell::Null;
+                            }
+                            match raw.type_info().name() {
+                                "INT8" | "INTEGER" | "BIGINT" => {
+                                    Cell::Int(r.try_get_unchecked::<i64, _>(i).unwrap())
+                                }
+                                "INT4" => {
+                                    Cell::Int(r.try_get_unchecked::<i32, _>(i).unwrap().into())
+                                }
+                                _ => r
+                                    .try_get::<String, _>(i)
+                                    .map(Cell::Text)
+                                    .unwrap_or_else(|e| panic!("column {i}: {e}: {}", st.sql)),
                             }
                         })
                         .collect()
@@ -506,17 +516,22 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
                 where_sql.push_str(&format!(" AND {d} IS NOT NULL"));
             }
             // A caller who may read names is answered per (id, name), as the tool groups
-            // (an Agent per id); the check keys both by id.
+            // (an Agent per id), and the name is read as the answer shows it (the last
+            // column); the check keys both by id.
             let named = who != Who::Agent;
-            let (k, group) = match key {
-                None => ("NULL".to_string(), String::new()),
-                Some((k, _)) if named && k == "l.loan_officer_id" => {
-                    (k.clone(), " GROUP BY 1, l.loan_officer_name".into())
-                }
-                Some((k, _)) if named && k == "l.referring_agent_id" => {
-                    (k.clone(), " GROUP BY 1, l.referring_agent_name".into())
-                }
-                Some((k, _)) => (k.clone(), " GROUP BY 1".into()),
+            let (k, group, name) = match key {
+                None => ("NULL".to_string(), String::new(), String::new()),
+                Some((k, _)) if named && k == "l.loan_officer_id" => (
+                    k.clone(),
+                    " GROUP BY 1, l.loan_officer_name".into(),
+                    ", l.loan_officer_name".into(),
+                ),
+                Some((k, _)) if named && k == "l.referring_agent_id" => (
+                    k.clone(),
+                    " GROUP BY 1, l.referring_agent_name".into(),
+                    ", l.referring_agent_name".into(),
+                ),
+                Some((k, _)) => (k.clone(), " GROUP BY 1".into(), String::new()),
             };
             // Quarters and years: months first (in index order), then the few months merged.
             let per = match key {
@@ -537,7 +552,7 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
             }
             vec![Statement {
                 sql: format!(
-                    "SELECT {k} AS k, COUNT(*), COUNT({m}), CAST(SUM({m}) AS {bigint}), MIN({m}), MAX({m}) \
+                    "SELECT {k} AS k, COUNT(*), COUNT({m}), CAST(SUM({m}) AS {bigint}), MIN({m}), MAX({m}){name} \
                      FROM loans l WHERE {where_sql}{group}"
                 ),
                 params,
@@ -893,6 +908,10 @@ fn bench() {
         Err(_) => Who::ALL.to_vec(),
     };
     let only = std::env::var("MATRIX_ONLY").ok();
+    let reps: usize = std::env::var("MATRIX_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15);
     let only_engines = std::env::var("MATRIX_ENGINES").ok();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
@@ -980,7 +999,7 @@ fn bench() {
                 }
                 let (mut e2e, mut sql) = (Vec::new(), Vec::new());
                 let t = Instant::now();
-                while e2e.len() < 2 || (e2e.len() < 15 && t.elapsed().as_secs_f64() < seconds) {
+                while e2e.len() < 2 || (e2e.len() < reps && t.elapsed().as_secs_f64() < seconds) {
                     let a = Instant::now();
                     rt.block_on(call());
                     e2e.push(a.elapsed().as_secs_f64() * 1e3);
