@@ -91,6 +91,16 @@ pub fn week_start(index: i64) -> i64 {
     (index * 7 - 3) * DAY_MS
 }
 
+/// The ISO 8601 label of week `index` of [`week_index`] (`2026-W09`), as PostgreSQL's
+/// `IYYY-"W"IW` and SQLite's `%G-W%V` write it: the year and week of the week's Thursday
+/// (week 1 holds a year's first Thursday).
+pub fn week_label(index: i64) -> String {
+    let thursday = index * 7;
+    let year = month_index(thursday * DAY_MS).div_euclid(12);
+    let week = (thursday - month_start(year * 12) / DAY_MS) / 7 + 1;
+    format!("{year:04}-W{week:02}")
+}
+
 /// The first instant (epoch ms, UTC) of month `index` of [`month_index`].
 pub fn month_start(index: i64) -> i64 {
     // Civil date to days (H. Hinnant's algorithm), the inverse of `month_index`'s.
@@ -125,6 +135,32 @@ mod tests {
 
     fn ms(t: time::OffsetDateTime) -> i64 {
         (t.unix_timestamp_nanos() / 1_000_000) as i64
+    }
+
+    #[test]
+    fn week_labels_are_iso_weeks() {
+        // Every week of years 1-9999, against the calendar's own ISO week date.
+        let first = week_index(ms(datetime!(0001-01-04 0:00 UTC)));
+        let last = week_index(ms(datetime!(9999-12-27 0:00 UTC)));
+        for index in first..=last {
+            let monday = time::OffsetDateTime::from_unix_timestamp(week_start(index) / 1000)
+                .unwrap()
+                .date();
+            let (y, w, _) = monday.to_iso_week_date();
+            assert_eq!(week_label(index), format!("{y:04}-W{w:02}"), "week {index}");
+        }
+        assert_eq!(
+            week_label(week_index(ms(datetime!(2026-12-31 0:00 UTC)))),
+            "2026-W53"
+        );
+        assert_eq!(
+            week_label(week_index(ms(datetime!(2027-01-03 0:00 UTC)))),
+            "2026-W53"
+        );
+        assert_eq!(
+            week_label(week_index(ms(datetime!(2027-01-04 0:00 UTC)))),
+            "2027-W01"
+        );
     }
 
     #[test]

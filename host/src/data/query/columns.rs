@@ -1,6 +1,7 @@
 //! Bound parameters (never SQL text) and how each output column decodes.
 
 use super::*;
+use crate::data::history_keys::week_label;
 
 /// A bound parameter.
 #[derive(Debug, Clone)]
@@ -25,6 +26,10 @@ pub(super) enum Out {
     Int,
     Instant,
     Decimal,
+    /// A week index (`history_keys::week_index`), labelled `2026-W09` here
+    /// ([`week_label`]) rather than by the engine:
+    /// the engines' formatting of a few thousand groups cost more than their grouping.
+    Week,
 }
 
 impl Out {
@@ -33,6 +38,7 @@ impl Out {
         match self {
             Out::Instant => Value::Timestamp(format_instant(n)),
             Out::Decimal => Value::Decimal(format_decimal(i128::from(n))),
+            Out::Week => Value::Text(week_label(n)),
             Out::Int | Out::Text => Value::Integer(n),
         }
     }

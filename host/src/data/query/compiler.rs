@@ -191,17 +191,6 @@ impl Compiler {
         }
     }
 
-    /// The label of a week index ([`week_index`]) as [`Compiler::period`] formats the dates
-    /// of that week (`2026-W05`): the ISO week of its Monday.
-    pub(super) fn week_label(&self, week: &str) -> String {
-        let monday = format!("({week} * 7 - 3) * 86400");
-        if self.postgres {
-            format!("to_char(to_timestamp({monday}) AT TIME ZONE 'UTC', 'IYYY-\"W\"IW')")
-        } else {
-            format!("strftime('%G-W%V', {monday}, 'unixepoch')")
-        }
-    }
-
     /// The label of a month index (`year × 12 + month − 1`) as [`Compiler::period`] formats
     /// the date it stands for: `2026-02`, `2026-Q1`, `2026`. Import dates have years 0000 to
     /// 9999, so the index is not negative and the year has at most four digits.
@@ -271,11 +260,11 @@ impl Compiler {
                         "field `{name}` is not a date-time; it has no period"
                     )));
                 }
-                // Weeks: the integer week, labelled after grouping (`Compiler::week_label`,
-                // applied by the planner): formatting an ISO week per row cost 1.5-5x the
-                // grouping itself.
+                // Weeks: the integer week, labelled by the executor as it decodes the groups
+                // (`Out::Week`): formatting an ISO week per row cost 1.5-5x the grouping
+                // itself, and the engines' formatting per group more than the host's.
                 if *unit == PeriodUnit::Week {
-                    return Ok((week_index(f.column), Out::Text));
+                    return Ok((week_index(f.column), Out::Week));
                 }
                 let generic = self.period(f.column, *unit);
                 let bounded = self

@@ -77,7 +77,7 @@ pub(super) async fn execute_postgres_once(
                 Out::Text => row
                     .try_get::<Option<String>, _>(i)
                     .map(|v| v.map(Value::Text)),
-                Out::Int | Out::Instant | Out::Decimal => row
+                Out::Int | Out::Instant | Out::Decimal | Out::Week => row
                     .try_get::<Option<i64>, _>(i)
                     .map(|v| v.map(|n| o.of_integer(n))),
             }

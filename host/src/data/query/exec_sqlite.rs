@@ -14,7 +14,9 @@ pub(super) fn sqlite_value(
     Ok(match (out, v) {
         (_, ValueRef::Null) => Value::Null,
         (Out::Text, ValueRef::Text(t)) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-        (Out::Int | Out::Instant | Out::Decimal, ValueRef::Integer(n)) => out.of_integer(n),
+        (Out::Int | Out::Instant | Out::Decimal | Out::Week, ValueRef::Integer(n)) => {
+            out.of_integer(n)
+        }
         (out, v) => {
             return Err(undecodable(
                 i,

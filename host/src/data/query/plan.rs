@@ -272,25 +272,10 @@ pub(super) fn compile(
     };
     let mut select = keys.clone();
     select.extend(outer_aggs);
-    let mut grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
-
-    // Weeks were grouped as integers (`Compiler::key`): labelled now, once per group.
-    if q.group_by
-        .iter()
-        .any(|k| matches!(k, Key::Period(_, PeriodUnit::Week)))
-    {
-        let mut labelled: Vec<String> = Vec::new();
-        for (i, k) in q.group_by.iter().enumerate() {
-            labelled.push(match k {
-                Key::Period(_, PeriodUnit::Week) => {
-                    format!("{} AS k{i}", c.week_label(&format!("w.k{i}")))
-                }
-                _ => format!("w.k{i}"),
-            });
-        }
-        labelled.extend((0..q.aggregates.len()).map(|i| format!("w.a{i}")));
-        grouped = format!("SELECT {} FROM ({grouped}) w", labelled.join(", "));
-    }
+    // Weeks are grouped, ordered and returned as integers (`Compiler::key`), labelled by
+    // the executor as it decodes them (`Out::Week`): the same order, as an ISO week's label
+    // sorts as its number does (years 0000-9999).
+    let grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
 
     finish(
         q,

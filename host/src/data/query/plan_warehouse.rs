@@ -111,9 +111,11 @@ pub(super) fn compile_warehouse_counts(
         params.push(P::I(*from));
         params.push(P::I(*to));
     }
-    let label = match plan.unit {
-        PeriodUnit::Month => c.month_label("g.pi", PeriodUnit::Month),
-        _ => c.week_label("g.pi"),
+    // Weeks go out as their index (a 64-bit integer, as the executors read integers),
+    // labelled by the executor (`Out::Week`).
+    let (label, period_out) = match plan.unit {
+        PeriodUnit::Month => (c.month_label("g.pi", PeriodUnit::Month), Out::Text),
+        _ => ("CAST(g.pi AS BIGINT)".to_string(), Out::Week),
     };
     let mut keys = vec![String::new(), String::new()];
     keys[plan.period_key] = format!("{label} AS k{}", plan.period_key);
@@ -128,6 +130,7 @@ pub(super) fn compile_warehouse_counts(
         parts.join(" UNION ALL ")
     );
     let mut outs = vec![Out::Text, Out::Text];
+    outs[plan.period_key] = period_out;
     outs.extend(q.aggregates.iter().map(|_| Out::Int));
     finish(
         q,
