@@ -78,74 +78,87 @@ impl Tool for MloPipeline {
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
-        let args: Args = parse_arguments(arguments)?;
-        let from = date_arg("fromDate", args.from_date.as_deref())?;
-        let to = date_arg("toDate", args.to_date.as_deref())?.unwrap_or_else(dates::today);
-        if let Some(f) = from {
-            if to < f {
-                return Err(ToolError::bad_request(format!(
-                    "toDate {to} is before fromDate {f}"
-                )));
-            }
+        loanhost_guest::result(&answer(arguments)?)
+    }
+
+    fn call_text(arguments: Value) -> Result<String, ToolError> {
+        loanhost_guest::result_text(&answer(arguments)?)
+    }
+}
+
+/// The tool's answer as its record.
+fn answer(arguments: Value) -> Result<MloPipelineReportResponse, ToolError> {
+    let args: Args = parse_arguments(arguments)?;
+    let from = date_arg("fromDate", args.from_date.as_deref())?;
+    let to = date_arg("toDate", args.to_date.as_deref())?.unwrap_or_else(dates::today);
+    if let Some(f) = from {
+        if to < f {
+            return Err(ToolError::bad_request(format!(
+                "toDate {to} is before fromDate {f}"
+            )));
         }
-        let bucket = args.bucket.unwrap_or_default();
-        let mut predicates = vec![Predicate {
+    }
+    let bucket = args.bucket.unwrap_or_default();
+    let mut predicates = vec![Predicate {
+        field: "createdAt".into(),
+        condition: Condition::Lt(Cell::Timestamp(to.plus_days(1).midnight())),
+    }];
+    if let Some(f) = from {
+        predicates.push(Predicate {
             field: "createdAt".into(),
-            condition: Condition::Lt(Cell::Timestamp(to.plus_days(1).midnight())),
-        }];
-        if let Some(f) = from {
-            predicates.push(Predicate {
-                field: "createdAt".into(),
-                condition: Condition::Ge(Cell::Timestamp(f.midnight())),
-            });
-        }
-        let rows = data::run(&Query {
-            dataset: "dw-deals".into(),
-            filter: None,
-            predicates,
-            group_by: vec![
-                Key::Period(("createdAt".into(), bucket.unit())),
-                Key::Field("stage".into()),
-            ],
-            distinct_on: None,
-            aggregates: vec![Aggregate::CountDistinct("id".into())],
-            order_by: vec![],
-            limit: None,
-        })?;
-        let mut out: Vec<(String, u32, String, u64)> = rows
-            .rows
-            .iter()
-            .filter_map(|r| match (&r[0], &r[1], &r[2]) {
-                (Cell::Text(p), Cell::Text(s), Cell::Integer(n)) if *n > 0 => {
+            condition: Condition::Ge(Cell::Timestamp(f.midnight())),
+        });
+    }
+    let rows = data::run(&Query {
+        dataset: "dw-deals".into(),
+        filter: None,
+        predicates,
+        group_by: vec![
+            Key::Period(("createdAt".into(), bucket.unit())),
+            Key::Field("stage".into()),
+        ],
+        distinct_on: None,
+        aggregates: vec![Aggregate::CountDistinct("id".into())],
+        order_by: vec![],
+        limit: None,
+    })?;
+    // The rows' texts are moved, not copied: all history by week is thousands of rows.
+    let mut out: Vec<(String, u32, String, u64)> = rows
+        .rows
+        .into_iter()
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            match (r.next()?, r.next()?, r.next()?) {
+                (Cell::Text(p), Cell::Text(s), Cell::Integer(n)) if n > 0 => {
                     let order = STAGES
                         .iter()
-                        .find(|(x, _)| x == s)
+                        .find(|(x, _)| *x == s)
                         .map(|(_, o)| *o)
                         .unwrap_or(999);
-                    Some((p.clone(), order, s.clone(), *n as u64))
+                    Some((p, order, s, n as u64))
                 }
                 _ => None,
-            })
-            .collect();
-        out.sort();
-        let rows: Vec<MloPipelineRow> = out
-            .into_iter()
-            .map(
-                |(period, display_order, stage, entry_count)| MloPipelineRow {
-                    period,
-                    display_order,
-                    is_terminal: TERMINAL.contains(&stage.as_str()),
-                    stage,
-                    entry_count,
-                },
-            )
-            .collect();
-        loanhost_guest::result(&MloPipelineReportResponse {
-            bucket: format!("{bucket:?}"),
-            row_count: rows.len() as u64,
-            rows,
+            }
         })
-    }
+        .collect();
+    out.sort_unstable();
+    let rows: Vec<MloPipelineRow> = out
+        .into_iter()
+        .map(
+            |(period, display_order, stage, entry_count)| MloPipelineRow {
+                period,
+                display_order,
+                is_terminal: TERMINAL.contains(&stage.as_str()),
+                stage,
+                entry_count,
+            },
+        )
+        .collect();
+    Ok(MloPipelineReportResponse {
+        bucket: format!("{bucket:?}"),
+        row_count: rows.len() as u64,
+        rows,
+    })
 }
 
 loanhost_guest::export_tool!(MloPipeline);
