@@ -27,6 +27,7 @@ mod registry_entry;
 mod reload;
 mod report_loans;
 mod reports;
+mod row_order;
 mod sandbox;
 mod signing;
 mod upstream_idp;
