@@ -89,150 +89,160 @@ impl Tool for Milestones {
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
-        let args: Args = parse_arguments(arguments)?;
-        let filter = match args.filter {
-            None | Some(Value::Null) => None,
-            Some(f @ Value::Object(_)) => Some(f.to_string()),
-            Some(_) => return Err(ToolError::invalid_params("filter must be an object")),
-        };
-        let week = args.granularity.as_deref() == Some("Week");
-        let (max, unit) = if week {
-            (MAX_WEEKS, "weeks")
-        } else {
-            (MAX_MONTHS, "months")
-        };
-        let lookback = match args.lookback {
-            Some(n) if n > max => {
-                return Err(ToolError::invalid_params(format!(
-                    "lookback: at most {max} {unit} (ten years); got {n}"
-                )))
-            }
-            Some(n) if n > 0 => n,
-            _ => 4,
-        };
-        let northstar = args.group_by_northstar.unwrap_or(true);
-        let exclude = args.exclude_stages.unwrap_or_default();
-        if northstar {
-            let labels: Vec<&str> = NORTHSTAR
-                .iter()
-                .map(|(stage, _)| *stage)
-                .chain([OTHER])
-                .collect();
-            if let Some(unknown) = exclude.iter().find(|s| !labels.contains(&s.as_str())) {
-                return Err(ToolError::invalid_params(format!(
-                    "excludeStages: `{unknown}` is not a funnel stage; closest: {} (the stages: {})",
-                    loanhost_guest::vocab::closest(unknown, &labels, 2).join(", "),
-                    labels.join(", ")
-                )));
-            }
-        }
-
-        let today = dates::today();
-        let (start, end): (Date, Date) = if week {
-            let monday = today.week_start();
-            (monday.plus_days(-7 * (lookback - 1)), monday.plus_days(7))
-        } else {
-            let first = today.month_start();
-            (
-                first.plus_months(-(lookback as i32 - 1)),
-                first.plus_months(1),
-            )
-        };
-        let stage_key = if northstar {
-            let entries = NORTHSTAR
-                .iter()
-                .flat_map(|(stage, raws)| {
-                    raws.iter().map(move |r| (r.to_string(), stage.to_string()))
-                })
-                .collect();
-            Key::Mapped(LabelMap {
-                field: "milestone".into(),
-                entries,
-                otherwise: Some(OTHER.into()),
-            })
-        } else {
-            Key::Field("milestone".into())
-        };
-        let rows = data::run(&Query {
-            dataset: "los-status-history".into(),
-            filter,
-            predicates: vec![
-                Predicate {
-                    field: "occurredAt".into(),
-                    condition: Condition::Ge(Cell::Timestamp(start.midnight())),
-                },
-                Predicate {
-                    field: "occurredAt".into(),
-                    condition: Condition::Lt(Cell::Timestamp(end.midnight())),
-                },
-            ],
-            group_by: vec![
-                Key::Period((
-                    "occurredAt".into(),
-                    if week {
-                        PeriodUnit::Week
-                    } else {
-                        PeriodUnit::Month
-                    },
-                )),
-                stage_key,
-            ],
-            distinct_on: Some("loanId".into()),
-            aggregates: vec![Aggregate::Count, Aggregate::Sum("loan.loanAmount".into())],
-            order_by: vec![],
-            limit: None,
-        })?;
-        let mut buckets: Vec<(String, u32, String, u64, Decimal)> = rows
-            .rows
-            .iter()
-            .filter_map(|r| {
-                let period = match &r[0] {
-                    Cell::Text(s) => s.clone(),
-                    _ => return None,
-                };
-                let stage = match &r[1] {
-                    Cell::Text(s) => s.clone(),
-                    _ => return None,
-                };
-                let count = match &r[2] {
-                    Cell::Integer(i) => *i as u64,
-                    _ => 0,
-                };
-                let amount = match &r[3] {
-                    Cell::Decimal(s) => Decimal::parse(s).unwrap_or_default(),
-                    _ => Decimal::ZERO,
-                };
-                Some((period, stage_order(&stage, northstar), stage, count, amount))
-            })
-            .filter(|b| b.3 > 0 && !exclude.contains(&b.2))
-            .collect();
-        buckets.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
-        let truncated = rows.truncated || buckets.len() > MAX_ROWS;
-        buckets.truncate(MAX_ROWS);
-        let granularity = if week { "Week" } else { "Month" };
-        loanhost_guest::result(&LoanMilestoneReportResponse {
-            granularity: granularity.into(),
-            group_by: if northstar { "Northstar" } else { "Milestone" }.into(),
-            truncated,
-            note: format!(
-                "Distinct loans per {} and {} from persisted LOS status history, {} through {} (UTC); only loans synced to the LOS are covered. A loan that crosses a stage in two periods counts in both. The funnel stage mapping is provisional.",
-                granularity.to_lowercase(),
-                if northstar { "funnel stage" } else { "raw milestone" },
-                start,
-                end.plus_days(-1)
-            ),
-            buckets: buckets
-                .into_iter()
-                .map(|(period, stage_order, stage, loan_count, amount)| MilestoneBucket {
-                    period,
-                    stage,
-                    stage_order,
-                    loan_count,
-                    loan_amount: amount.into(),
-                })
-                .collect(),
-        })
+        loanhost_guest::result(&answer(arguments)?)
     }
+
+    fn call_text(arguments: Value) -> Result<String, ToolError> {
+        loanhost_guest::result_text(&answer(arguments)?)
+    }
+}
+
+/// The tool's answer as its record.
+fn answer(arguments: Value) -> Result<LoanMilestoneReportResponse, ToolError> {
+    let args: Args = parse_arguments(arguments)?;
+    let filter = match args.filter {
+        None | Some(Value::Null) => None,
+        Some(f @ Value::Object(_)) => Some(f.to_string()),
+        Some(_) => return Err(ToolError::invalid_params("filter must be an object")),
+    };
+    let week = args.granularity.as_deref() == Some("Week");
+    let (max, unit) = if week {
+        (MAX_WEEKS, "weeks")
+    } else {
+        (MAX_MONTHS, "months")
+    };
+    let lookback = match args.lookback {
+        Some(n) if n > max => {
+            return Err(ToolError::invalid_params(format!(
+                "lookback: at most {max} {unit} (ten years); got {n}"
+            )))
+        }
+        Some(n) if n > 0 => n,
+        _ => 4,
+    };
+    let northstar = args.group_by_northstar.unwrap_or(true);
+    let exclude = args.exclude_stages.unwrap_or_default();
+    if northstar {
+        let labels: Vec<&str> = NORTHSTAR
+            .iter()
+            .map(|(stage, _)| *stage)
+            .chain([OTHER])
+            .collect();
+        if let Some(unknown) = exclude.iter().find(|s| !labels.contains(&s.as_str())) {
+            return Err(ToolError::invalid_params(format!(
+                "excludeStages: `{unknown}` is not a funnel stage; closest: {} (the stages: {})",
+                loanhost_guest::vocab::closest(unknown, &labels, 2).join(", "),
+                labels.join(", ")
+            )));
+        }
+    }
+
+    let today = dates::today();
+    let (start, end): (Date, Date) = if week {
+        let monday = today.week_start();
+        (monday.plus_days(-7 * (lookback - 1)), monday.plus_days(7))
+    } else {
+        let first = today.month_start();
+        (
+            first.plus_months(-(lookback as i32 - 1)),
+            first.plus_months(1),
+        )
+    };
+    let stage_key = if northstar {
+        let entries = NORTHSTAR
+            .iter()
+            .flat_map(|(stage, raws)| raws.iter().map(move |r| (r.to_string(), stage.to_string())))
+            .collect();
+        Key::Mapped(LabelMap {
+            field: "milestone".into(),
+            entries,
+            otherwise: Some(OTHER.into()),
+        })
+    } else {
+        Key::Field("milestone".into())
+    };
+    let rows = data::run(&Query {
+        dataset: "los-status-history".into(),
+        filter,
+        predicates: vec![
+            Predicate {
+                field: "occurredAt".into(),
+                condition: Condition::Ge(Cell::Timestamp(start.midnight())),
+            },
+            Predicate {
+                field: "occurredAt".into(),
+                condition: Condition::Lt(Cell::Timestamp(end.midnight())),
+            },
+        ],
+        group_by: vec![
+            Key::Period((
+                "occurredAt".into(),
+                if week {
+                    PeriodUnit::Week
+                } else {
+                    PeriodUnit::Month
+                },
+            )),
+            stage_key,
+        ],
+        distinct_on: Some("loanId".into()),
+        aggregates: vec![Aggregate::Count, Aggregate::Sum("loan.loanAmount".into())],
+        order_by: vec![],
+        limit: None,
+    })?;
+    // The rows' texts are moved, not copied: 52 weeks of raw milestones are a thousand rows.
+    let truncated = rows.truncated;
+    let mut buckets: Vec<(String, u32, String, u64, Decimal)> = rows
+        .rows
+        .into_iter()
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            let period = match r.next()? {
+                Cell::Text(s) => s,
+                _ => return None,
+            };
+            let stage = match r.next()? {
+                Cell::Text(s) => s,
+                _ => return None,
+            };
+            let count = match r.next()? {
+                Cell::Integer(i) => i as u64,
+                _ => 0,
+            };
+            let amount = match r.next()? {
+                Cell::Decimal(s) => Decimal::parse(&s).unwrap_or_default(),
+                _ => Decimal::ZERO,
+            };
+            Some((period, stage_order(&stage, northstar), stage, count, amount))
+        })
+        .filter(|b| b.3 > 0 && !exclude.contains(&b.2))
+        .collect();
+    buckets.sort_unstable_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
+    let truncated = truncated || buckets.len() > MAX_ROWS;
+    buckets.truncate(MAX_ROWS);
+    let granularity = if week { "Week" } else { "Month" };
+    Ok(LoanMilestoneReportResponse {
+        granularity: granularity.into(),
+        group_by: if northstar { "Northstar" } else { "Milestone" }.into(),
+        truncated,
+        note: format!(
+            "Distinct loans per {} and {} from persisted LOS status history, {} through {} (UTC); only loans synced to the LOS are covered. A loan that crosses a stage in two periods counts in both. The funnel stage mapping is provisional.",
+            granularity.to_lowercase(),
+            if northstar { "funnel stage" } else { "raw milestone" },
+            start,
+            end.plus_days(-1)
+        ),
+        buckets: buckets
+            .into_iter()
+            .map(|(period, stage_order, stage, loan_count, amount)| MilestoneBucket {
+                period,
+                stage,
+                stage_order,
+                loan_count,
+                loan_amount: amount.into(),
+            })
+            .collect(),
+    })
 }
 
 loanhost_guest::export_tool!(Milestones);
