@@ -19,11 +19,12 @@ pub fn query_echo_manifest() -> String {
     )
 }
 
-struct World {
-    app: TestApp,
-    agents: HashMap<String, Value>,
-    loans: Vec<Value>,
-    history: Vec<Value>,
+/// A test app with the `query_echo` fixture and seeded data.
+pub struct World {
+    pub app: TestApp,
+    pub agents: HashMap<String, Value>,
+    pub loans: Vec<Value>,
+    pub history: Vec<Value>,
 }
 
 /// The engines every data test runs on (false: SQLite, true: PostgreSQL).
@@ -37,7 +38,8 @@ fn engine(postgres: bool) -> &'static str {
     }
 }
 
-async fn world(seed: u64, loans: u64, postgres: bool) -> World {
+/// A test app on one engine with `query_echo` and `loans` seeded loans.
+pub async fn world(seed: u64, loans: u64, postgres: bool) -> World {
     let mut options = AppOptions::default().plugin(
         "query_echo",
         fixture_wasm("query-echo"),

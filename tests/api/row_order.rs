@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::data::query_echo_manifest;
-use crate::helpers::{fixture_wasm, seed_app, spawn_app_with, AppOptions};
+use crate::data::{world, World};
 
 /// Keys ascending, text by its bytes, `None` (null) last.
 fn key_order(a: &Option<String>, b: &Option<String>) -> Ordering {
@@ -24,17 +23,10 @@ fn key_order(a: &Option<String>, b: &Option<String>) -> Ordering {
 async fn rows_come_in_key_order_with_nulls_last_and_a_limit_cuts_the_requested_order() {
     for postgres in [false, true] {
         // Arrange: seeded loans, some without a referring agent.
-        let mut options = AppOptions::default().plugin(
-            "query_echo",
-            fixture_wasm("query-echo"),
-            query_echo_manifest(),
-        );
-        options.postgres = postgres;
-        let app = spawn_app_with(options).await;
-        let data = seed_app(&app, 23, 300).await;
+        let World { app, loans, .. } = world(23, 300, postgres).await;
         let admin = app.token_for("admin@demo.loanhost.local");
         let mut counts: BTreeMap<Option<String>, i64> = BTreeMap::new();
-        for l in &data.loans {
+        for l in &loans {
             let referrer = l["referringAgentId"].as_str().map(str::to_string);
             *counts.entry(referrer).or_default() += 1;
         }
