@@ -506,9 +506,10 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
                 .unwrap()
                 .1;
             // Organisation-wide, the month index's own covering index holds the null check
-            // too; a scope's index serves a scoped caller, who checks the date it reads.
+            // too, and a company's status month index (schema v9) a Processor's status date;
+            // another scope's index serves a scoped caller, who checks the date it reads.
             if let Some(d) = date_not_null {
-                let d = if who == Who::Admin {
+                let d = if who == Who::Admin || (who == Who::Processor && *d == "l.status_date") {
                     stored_month(d)
                 } else {
                     d
@@ -568,10 +569,11 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
                     mi.rem_euclid(12) + 1
                 ))
             };
-            // Whole months: organisation-wide, a range of the month index's covering index;
-            // a scoped caller's few loans are read by the scope's index and their dates.
+            // Whole months: organisation-wide, a range of the month index's covering index,
+            // and for a Processor a range of the company's (schema v9); another scoped
+            // caller's few loans are read by the scope's index and their dates.
             let mut trend_params = params.clone();
-            let (column, range) = if who == Who::Admin {
+            let (column, range) = if matches!(who, Who::Admin | Who::Processor) {
                 ("l.status_month", [json!(first), json!(after)])
             } else {
                 ("l.status_date", [json!(bound(first)), json!(bound(after))])

@@ -55,12 +55,17 @@ impl Scope {
     /// a scope of a single company (`loans_company (company_id, status)`); `None` for any
     /// other scope (an organisation has no equality, an Agent's is an `OR` of three).
     pub fn ordered_by(&self) -> Option<&'static str> {
-        let only_company = !self.all
+        self.only_company().then_some("l.status")
+    }
+
+    /// Whether the scope is one company's loans and nothing else (a Processor's): one
+    /// equality on `company_id`, which `loans_company` and `loans_company_status_months` lead.
+    pub fn only_company(&self) -> bool {
+        !self.all
             && self.company.is_some()
             && self.managed_officers.is_empty()
             && self.originated_by.is_none()
-            && self.referred_by.is_none();
-        only_company.then_some("l.status")
+            && self.referred_by.is_none()
     }
 
     /// The predicate (SQL with `?` placeholders, over alias `l`) and its parameters. A scope

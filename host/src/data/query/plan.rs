@@ -119,6 +119,7 @@ pub(super) fn compile(
         params: vec![],
         history_only: false,
         covered_group: false,
+        company_months: false,
         scope_first: scope.is_some_and(|s| !s.all),
         scope_order: scope.and_then(|s| s.ordered_by()).filter(|_| !postgres),
         bounds: instant_bounds(q),
@@ -156,6 +157,14 @@ pub(super) fn compile(
         && filter_sql.is_empty()
         && scope.is_some_and(|s| s.all)
         && ((q.predicates.is_empty() && covered_group(q)) || covered_month(q));
+    // One company's months of the status date (a Processor's pipeline trend): the window's
+    // bounds on the month index, which `loans_company_status_months` holds after the company
+    // (schema v9), instead of each loan's date read through `loans_company`.
+    c.company_months = q.dataset == Dataset::Loans
+        && filter_sql.is_empty()
+        && scope.is_some_and(Scope::only_company)
+        && covered_month(q)
+        && matches!(q.group_by.as_slice(), [Key::Period(name, _)] if name == "statusDate");
     // A key the scope's index holds in order (a company's loans by status): grouped right
     // over the loans, SQLite reads that order; grouped over the row-by-row select, it sorted
     // the company's loans.

@@ -176,3 +176,53 @@ async fn sqlite_reads_a_month_group_by_from_its_covering_index_in_order() {
         );
     }
 }
+
+#[test]
+fn a_companys_months_of_the_status_date_are_read_as_bounds_on_its_month_index() {
+    // Arrange: a Processor's pipeline trend (whole months of the status date), and the same
+    // over another date, for a company's scope and an Agent's.
+    let company = Scope {
+        company: Some("c".into()),
+        ..Default::default()
+    };
+    let window = vec![
+        at("statusDate", Condition::Ge, "2026-09-01T00:00:00Z"),
+        at("statusDate", Condition::Lt, "2026-12-01T00:00:00Z"),
+    ];
+    let trend = by_month("statusDate", PeriodUnit::Month, window);
+    let updated = by_month(
+        "updated",
+        PeriodUnit::Month,
+        vec![at("updated", Condition::Ge, "2026-09-01T00:00:00Z")],
+    );
+
+    for postgres in [false, true] {
+        // Act
+        let c = compile(&trend, Some(&company), true, postgres).unwrap();
+        let other_date = compile(&updated, Some(&company), true, postgres).unwrap();
+        let agent = compile(&trend, Some(&agent()), true, postgres).unwrap();
+
+        // Assert: the window as month bounds, grouped by the month index as stored (SQLite
+        // reads `loans_company_status_months` in order), the dates themselves never read.
+        assert!(
+            c.sql.contains("l.status_month >= ? AND l.status_month < ?"),
+            "{}",
+            c.sql
+        );
+        assert!(c.sql.contains("SELECT l.status_month AS r0"), "{}", c.sql);
+        assert!(!c.sql.contains("status_date"), "{}", c.sql);
+        let bound = |m: i64| c.params.iter().any(|p| matches!(p, P::I(v) if *v == m));
+        assert!(
+            bound(2026 * 12 + 8) && bound(2026 * 12 + 11),
+            "{:?}",
+            c.params
+        );
+        // Only the status date has the company's month index; only a company's scope.
+        assert!(
+            !other_date.sql.contains("updated_month >="),
+            "{}",
+            other_date.sql
+        );
+        assert!(!agent.sql.contains("status_month >="), "{}", agent.sql);
+    }
+}
