@@ -26,9 +26,9 @@ pub(super) enum Out {
     Int,
     Instant,
     Decimal,
-    /// A week index (`history_keys::week_index`), labelled `2026-W09` here
-    /// ([`week_label`]) rather than by the engine:
-    /// the engines' formatting of a few thousand groups cost more than their grouping.
+    /// A week index (`history_keys::week_index`), labelled `2026-W09` here ([`week_label`])
+    /// rather than by the engine: the engines' formatting of a few thousand groups cost more
+    /// than their grouping.
     Week,
 }
 

@@ -11,12 +11,11 @@ pub(super) struct Compiler {
     pub(super) params: Vec<P>,
     /// History read on its own: `loan.*` fields the rows carry come from the rows.
     pub(super) history_only: bool,
-    /// A whole-snapshot group-by a covering index serves in key order: the key is read as
-    /// is (SQLite would otherwise be kept off indexes on group keys).
+    /// A group-by a covering index serves in key order (the whole snapshot's, or one
+    /// company's status months after the company, schema v9): the key is read as is (SQLite
+    /// would otherwise be kept off indexes on group keys), a date's whole-month bounds as
+    /// bounds on its month index.
     pub(super) covered_group: bool,
-    /// One company's whole months of a date with a stored month index: bounds on the month
-    /// index too, which the company's month index holds after the company (schema v9).
-    pub(super) company_months: bool,
     /// A caller with a scope: the scope's index leads. On SQLite the filter's lists and ranges
     /// are written `+col`: without statistics it took a status or date-range index instead
     /// (an Agent's wide filter: 160 ms over a million loans where the Agent's own few dozen
@@ -107,14 +106,12 @@ impl Compiler {
 
     pub(super) fn predicate(&mut self, name: &str, c: &Condition) -> Result<String, QueryError> {
         let f = self.field(name)?;
-        // A whole-snapshot month group-by over a covering index, or one company's: the
-        // field's bounds as the same bounds on its month index, which that index leads with
-        // (`covered_month`) or holds after the company (`company_months`).
-        if let (true, Some(month), Some((op, bound))) = (
-            self.covered_group || self.company_months,
-            f.month,
-            month_condition(c),
-        ) {
+        // A month group-by over a covering index (the whole snapshot's or one company's): the
+        // field's bounds as the same bounds on its month index, which that index holds in
+        // order (`covered_month`).
+        if let (true, Some(month), Some((op, bound))) =
+            (self.covered_group, f.month, month_condition(c))
+        {
             return Ok(match bound {
                 None => format!("{month} {op}"),
                 Some(m) => {
@@ -244,11 +241,7 @@ impl Compiler {
 
     /// [`Compiler::raw_key`] for a column of its own (a stored month index).
     pub(super) fn raw_column(&self, column: &str) -> String {
-        if self.postgres
-            || self.covered_group
-            || self.company_months
-            || self.scope_order == Some(column)
-        {
+        if self.postgres || self.covered_group || self.scope_order == Some(column) {
             column.to_string()
         } else {
             format!("+{column}")

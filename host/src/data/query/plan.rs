@@ -119,7 +119,6 @@ pub(super) fn compile(
         params: vec![],
         history_only: false,
         covered_group: false,
-        company_months: false,
         scope_first: scope.is_some_and(|s| !s.all),
         scope_order: scope.and_then(|s| s.ordered_by()).filter(|_| !postgres),
         bounds: instant_bounds(q),
@@ -153,18 +152,17 @@ pub(super) fn compile(
         && filter_sql.is_empty()
         && scope.is_some_and(|s| s.all)
         && reads_only_carried(q);
-    c.covered_group = q.dataset == Dataset::Loans
-        && filter_sql.is_empty()
-        && scope.is_some_and(|s| s.all)
-        && ((q.predicates.is_empty() && covered_group(q)) || covered_month(q));
-    // One company's months of the status date (a Processor's pipeline trend): the window's
-    // bounds on the month index, which `loans_company_status_months` holds after the company
+    // Organisation-wide, a key's covering index; for one company, its months of the status
+    // date (a Processor's pipeline trend) in `loans_company_status_months` after the company
     // (schema v9), instead of each loan's date read through `loans_company`.
-    c.company_months = q.dataset == Dataset::Loans
-        && filter_sql.is_empty()
-        && scope.is_some_and(Scope::only_company)
+    let company_months = scope.is_some_and(Scope::only_company)
         && covered_month(q)
         && matches!(q.group_by.as_slice(), [Key::Period(name, _)] if name == "statusDate");
+    c.covered_group = q.dataset == Dataset::Loans
+        && filter_sql.is_empty()
+        && (company_months
+            || (scope.is_some_and(|s| s.all)
+                && ((q.predicates.is_empty() && covered_group(q)) || covered_month(q))));
     // A key the scope's index holds in order (a company's loans by status): grouped right
     // over the loans, SQLite reads that order; grouped over the row-by-row select, it sorted
     // the company's loans.
@@ -201,12 +199,10 @@ pub(super) fn compile(
     // Inner select list: keys (k0…), the distinct field (dd), aggregate sources (s0…).
     let mut inner = Vec::new();
     let mut outs = Vec::new();
-    let mut columns = Vec::new();
     for (i, k) in q.group_by.iter().enumerate() {
         let (sql, out) = c.key(k, None)?;
         inner.push(format!("{sql} AS k{i}"));
         outs.push(out);
-        columns.push(format!("key{i}"));
     }
     let key_params = std::mem::take(&mut c.params);
     if let Some(d) = &q.distinct_on {
@@ -256,7 +252,6 @@ pub(super) fn compile(
             (_, None) => Out::Int,
         });
         outer_aggs.push(format!("{expr} AS a{i}"));
-        columns.push(format!("agg{i}"));
     }
 
     let (where_sql, where_params) = where_clause(&mut c, q, scope, filter_sql, filter_params)?;
@@ -286,13 +281,5 @@ pub(super) fn compile(
     // sorts as its number does (years 0000-9999).
     let grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
 
-    finish(
-        q,
-        grouped,
-        key_params,
-        where_params,
-        outs,
-        columns,
-        c.postgres,
-    )
+    finish(q, grouped, key_params, where_params, outs, c.postgres)
 }

@@ -20,7 +20,6 @@ pub(super) fn compile_preaggregated(
     let mut inner = Vec::new();
     let mut select = Vec::new();
     let mut outs = Vec::new();
-    let mut columns = Vec::new();
     for (i, k) in q.group_by.iter().enumerate() {
         let (raw, (sql, out)) = match k {
             Key::Field(name) | Key::Mapped(name, _, _) => {
@@ -40,7 +39,6 @@ pub(super) fn compile_preaggregated(
         inner.push(format!("{raw} AS r{i}"));
         select.push(format!("{sql} AS k{i}"));
         outs.push(out);
-        columns.push(format!("key{i}"));
     }
     let key_params = std::mem::take(&mut c.params);
     for (i, a) in q.aggregates.iter().enumerate() {
@@ -89,7 +87,6 @@ pub(super) fn compile_preaggregated(
         inner.push(format!("{partial} AS p{i}"));
         select.push(format!("{merged} AS a{i}"));
         outs.push(out);
-        columns.push(format!("agg{i}"));
     }
     let (where_sql, where_params) = where_clause(&mut c, q, scope, filter_sql, filter_params)?;
     let from = c.tables();
@@ -102,13 +99,5 @@ pub(super) fn compile_preaggregated(
         raw.join(", "),
         keys.join(", ")
     );
-    finish(
-        q,
-        grouped,
-        key_params,
-        where_params,
-        outs,
-        columns,
-        c.postgres,
-    )
+    finish(q, grouped, key_params, where_params, outs, c.postgres)
 }

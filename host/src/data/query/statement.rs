@@ -12,7 +12,6 @@ pub(super) fn finish(
     key_params: Vec<P>,
     where_params: Vec<P>,
     outs: Vec<Out>,
-    columns: Vec<String>,
     postgres: bool,
 ) -> Result<Compiled, QueryError> {
     let name = |i: usize| {
@@ -63,7 +62,7 @@ pub(super) fn finish(
         sql,
         params,
         outs,
-        columns,
+        columns: result_columns(q),
         limit,
         fold: None,
     })

@@ -51,7 +51,6 @@ async fn window_labels_equal_the_engines_own_formatting() {
             params: vec![],
             history_only: false,
             covered_group: false,
-            company_months: false,
             scope_first: false,
             scope_order: None,
             bounds: Default::default(),
