@@ -202,6 +202,9 @@ pub fn discard<T>(value: T) {
 /// A tool's result written as JSON text straight from its record type, with no tree between
 /// (what [`Tool::call_text`] returns; [`result`] builds the tree).
 pub fn result_text<T: serde::Serialize>(record: &T) -> Result<String, ToolError> {
+    // `to_string` writes through `io::Write` into one buffer; the `Display` impl
+    // (`Value::to_string`) goes through `fmt::Write` a piece at a time, which cost the
+    // cheapest tool most of its run time.
     serde_json::to_string(record)
         .map_err(|e| ToolError::internal(format!("the result could not be written: {e}")))
 }
@@ -224,11 +227,7 @@ pub trait Tool {
                 "the tool produced a result that is not a JSON object",
             ));
         }
-        // `to_string` writes through `io::Write` into one buffer; the `Display` impl
-        // (`Value::to_string`) goes through `fmt::Write` a piece at a time, which cost the
-        // cheapest tool most of its run time.
-        let text = serde_json::to_string(&result)
-            .map_err(|e| ToolError::internal(format!("the result could not be written: {e}")))?;
+        let text = result_text(&result)?;
         discard(result);
         Ok(text)
     }

@@ -98,31 +98,15 @@ impl DateField {
 
 /// One bucket before ordering: its keys moved out of the host's row (an organisation's
 /// officers or referrers are thousands of rows, of which at most [`MAX_BUCKETS`] are answered),
-/// its money left as the host's text until a merge or the answer reads it.
+/// its money left as decimal text until a merge or the answer reads it.
 struct Bucket {
     key: String,
     key_id: Option<String>,
     count: u64,
     with_value: u64,
-    sum: Option<Money>,
-    min: Option<Money>,
-    max: Option<Money>,
-}
-
-/// A money value as the host sent it, parsed at most once, when it is read.
-enum Money {
-    Text(String),
-    Parsed(Option<Decimal>),
-}
-
-impl Money {
-    /// The value (`None` when the host's text is not a decimal).
-    fn get(&self) -> Option<Decimal> {
-        match self {
-            Money::Text(s) => Decimal::parse(s),
-            Money::Parsed(d) => *d,
-        }
-    }
+    sum: Option<String>,
+    min: Option<String>,
+    max: Option<String>,
 }
 
 /// The cell's text, moved out of the row (the row keeps a null).
@@ -141,9 +125,9 @@ fn int(c: &Cell) -> u64 {
 }
 
 /// A decimal cell's text, moved out of the row, parsed when read.
-fn take_money(c: &mut Cell) -> Option<Money> {
+fn take_money(c: &mut Cell) -> Option<String> {
     match std::mem::replace(c, Cell::Null) {
-        Cell::Decimal(s) => Some(Money::Text(s)),
+        Cell::Decimal(s) => Some(s),
         _ => None,
     }
 }
@@ -158,9 +142,9 @@ struct Values {
 impl Bucket {
     fn values(&self) -> Values {
         Values {
-            sum: self.sum.as_ref().and_then(Money::get),
-            min: self.min.as_ref().and_then(Money::get),
-            max: self.max.as_ref().and_then(Money::get),
+            sum: self.sum.as_deref().and_then(Decimal::parse),
+            min: self.min.as_deref().and_then(Decimal::parse),
+            max: self.max.as_deref().and_then(Decimal::parse),
         }
     }
 }
@@ -412,12 +396,22 @@ fn merge(buckets: Vec<Bucket>) -> Vec<Bucket> {
         let (ov, bv) = (o.values(), b.values());
         o.count += b.count;
         o.with_value += b.with_value;
-        o.sum = Some(Money::Parsed(match (ov.sum, bv.sum) {
+        // Written back as text (`to_text` reads back exactly): twins are rare.
+        let sum = match (ov.sum, bv.sum) {
             (Some(x), Some(y)) => Some(x + y),
             (x, y) => x.or(y),
-        }));
-        o.min = Some(Money::Parsed([ov.min, bv.min].into_iter().flatten().min()));
-        o.max = Some(Money::Parsed([ov.max, bv.max].into_iter().flatten().max()));
+        };
+        o.sum = sum.map(Decimal::to_text);
+        o.min = [ov.min, bv.min]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(Decimal::to_text);
+        o.max = [ov.max, bv.max]
+            .into_iter()
+            .flatten()
+            .max()
+            .map(Decimal::to_text);
     }
     slots.into_iter().flatten().collect()
 }
