@@ -843,8 +843,17 @@ async fn period_sets_equal_the_history_read_row_by_row() {
             s
         };
 
+        let unlisted_loans: std::collections::HashSet<&str> = w
+            .history
+            .iter()
+            .filter(|h| {
+                loanhost::data::history_keys::listed_bit(h["status"].as_str().unwrap()).is_none()
+            })
+            .map(|h| h["loanId"].as_str().unwrap())
+            .collect();
         let mut non_empty = 0;
         let mut unlisted_seen = 0;
+        let mut joined_raw = [0; 2];
         for round in 0..16 {
             // A third of the rounds key on the raw status instead (each listed status from the
             // sets, the unlisted ones from their history rows): over whole periods that hold
@@ -898,16 +907,63 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 json!({"mapped": ["milestone", pairs, otherwise]})
             };
             // Half the rounds filter the loans: the sets are then joined to the loans kept.
-            let officers: Option<Vec<String>> = rng.gen_bool(0.5).then(|| {
+            // So does the raw round 11; the raw round 14 keeps the loans of one amount that
+            // have no unlisted status in the window (the sets alone answer; in the others, a
+            // set may ask for the unlisted rows).
+            let officers: Option<Vec<String>> =
+                (rng.gen_bool(0.5) || (raw && round == 11)).then(|| {
+                    w.loans
+                        .choose_multiple(&mut rng, 60)
+                        .filter_map(|l| l["loanOfficerId"].as_str().map(str::to_string))
+                        .collect()
+                });
+            let unlisted_here = |id: &str| {
+                unlisted_loans.contains(id)
+                    && w.history.iter().any(|h| {
+                        h["loanId"] == id
+                            && loanhost::data::history_keys::listed_bit(
+                                h["status"].as_str().unwrap(),
+                            )
+                            .is_none()
+                            && (lo..=hi).contains(&epoch_ms(h["occurredAt"].as_str().unwrap()))
+                    })
+            };
+            let one_amount: Option<Value> = (raw && round == 14).then(|| {
                 w.loans
-                    .choose_multiple(&mut rng, 60)
-                    .filter_map(|l| l["loanOfficerId"].as_str().map(str::to_string))
-                    .collect()
+                    .iter()
+                    .map(|l| &l["loanAmount"])
+                    .find(|a| {
+                        !a.is_null()
+                            && w.loans.iter().any(|l| {
+                                l["loanAmount"] == **a
+                                    && w.history.iter().any(|h| {
+                                        h["loanId"] == l["id"]
+                                            && (lo..=hi).contains(&epoch_ms(
+                                                h["occurredAt"].as_str().unwrap(),
+                                            ))
+                                    })
+                            })
+                            && w.loans
+                                .iter()
+                                .filter(|l| l["loanAmount"] == **a)
+                                .all(|l| !unlisted_here(l["id"].as_str().unwrap()))
+                    })
+                    .cloned()
+                    .expect("an amount without unlisted statuses in the window")
             });
-            let filter = officers
-                .as_ref()
-                .map_or(json!(null), |o| json!({"loanOfficerIds": o}));
+            let filter = match (&one_amount, &officers) {
+                (Some(a), _) => json!({"loanAmountMin": a, "loanAmountMax": a}),
+                (None, Some(o)) => json!({"loanOfficerIds": o}),
+                (None, None) => json!(null),
+            };
+            let joined = !filter.is_null();
             let kept = |id: &str| {
+                if let Some(a) = &one_amount {
+                    return w
+                        .loans
+                        .iter()
+                        .any(|l| l["id"] == id && l["loanAmount"] == *a);
+                }
                 officers.as_ref().is_none_or(|o| {
                     w.loans.iter().any(|l| {
                         l["id"] == id
@@ -1002,11 +1058,16 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 .collect();
             got.sort();
             non_empty += usize::from(!want.is_empty());
-            unlisted_seen += usize::from(
-                raw && want
+            let unlisted = raw
+                && want
                     .iter()
-                    .any(|r| loanhost::data::history_keys::listed_bit(&r.1).is_none()),
-            );
+                    .any(|r| loanhost::data::history_keys::listed_bit(&r.1).is_none());
+            unlisted_seen += usize::from(unlisted);
+            // Joined to the loans kept, the raw status first reads the sets alone; the
+            // unlisted rows' statement answers when a set holds one.
+            if raw && joined && !want.is_empty() {
+                joined_raw[usize::from(unlisted)] += 1;
+            }
             assert_eq!(
                 got,
                 want,
@@ -1017,6 +1078,11 @@ async fn period_sets_equal_the_history_read_row_by_row() {
         assert!(
             unlisted_seen >= 4,
             "{}: the raw status met unlisted statuses in only {unlisted_seen} rounds",
+            engine(postgres)
+        );
+        assert!(
+            joined_raw[0] >= 1 && joined_raw[1] >= 1,
+            "{}: joined raw rounds without and with unlisted statuses: {joined_raw:?}",
             engine(postgres)
         );
         assert!(

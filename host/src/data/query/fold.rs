@@ -5,8 +5,10 @@
 //! a join of every set with every label (225k sets x 47 labels for a year of months).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::*;
+use crate::data::history_keys::UNLISTED_BIT;
 
 /// How a partial merges across the sets of a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,9 +46,44 @@ pub(super) struct SetFold {
     pub(super) outs: Vec<Out>,
     pub(super) order_by: Vec<(u32, bool)>,
     pub(super) limit: u32,
-    groups: HashMap<(i64, u32), Vec<Acc>>,
+    /// The statement counts the sets alone (the raw status joined to a caller's loans) and
+    /// reads no unlisted status's rows: a set with the unlisted bit then cannot be labelled,
+    /// and the fold asks for the statement that reads them ([`SetFold::needs_full`]).
+    pub(super) sets_only: bool,
+    /// A set with the unlisted bit arrived while `sets_only`.
+    unlabelled: bool,
+    groups: HashMap<(i64, u32), Vec<Acc>, BuildHasherDefault<KeyHasher>>,
     seen: u64,
 }
+
+/// A group key's hash: a multiply-rotate of its integers (the keys are the host's own
+/// period indexes and label numbers, not a caller's input; SipHash cost the fold most of its
+/// time).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+}
+
+/// A group: its (period index, label number) and its running values.
+type Group = ((i64, u32), Vec<Acc>);
 
 /// A group's running value of one aggregate.
 #[derive(Debug, Clone)]
@@ -93,7 +130,9 @@ impl SetFold {
             outs,
             order_by: q.order_by.clone(),
             limit: limit_of(q),
-            groups: HashMap::new(),
+            sets_only: false,
+            unlabelled: false,
+            groups: HashMap::default(),
             seen: 0,
         }
     }
@@ -101,6 +140,12 @@ impl SetFold {
     /// Whether no row has been folded yet.
     pub(super) fn is_empty(&self) -> bool {
         self.seen == 0
+    }
+
+    /// Whether the groups are not the answer: a set held a status without a bit of its own,
+    /// which a statement of the sets alone cannot name (`Compiled::full` can).
+    pub(super) fn needs_full(&self) -> bool {
+        self.unlabelled
     }
 
     /// Folds one statement row into the groups of its labels.
@@ -124,6 +169,10 @@ impl SetFold {
                     }
                 };
                 targets.push(id as u32);
+            }
+            (_, Some(bits)) if self.sets_only && bits & UNLISTED_BIT != 0 => {
+                self.unlabelled = true;
+                return Ok(());
             }
             (_, Some(bits)) => {
                 let mut hit = 0_u64;
@@ -184,48 +233,91 @@ impl SetFold {
     /// `intake` with the number of groups.
     pub(super) fn finish(self, intake: &mut Intake) -> Result<(), QueryError> {
         let total = self.groups.len() as i64;
-        let mut rows = Vec::with_capacity(self.groups.len());
-        for ((period, label), accs) in self.groups {
-            let mut keys = vec![None, None];
-            keys[self.period_key] = self.periods.get(&period).cloned().map(Cell::Text);
-            keys[1 - self.period_key] = Some(Cell::Text(self.labels[label as usize].clone()));
-            let mut cells = keys;
-            for acc in accs {
-                cells.push(match acc {
-                    Acc::Int(n) => n.map(Cell::Int),
-                    Acc::Text(t) => t.map(Cell::Text),
-                });
-            }
-            rows.push(cells);
-        }
-        let keys = [0_usize, 1];
-        rows.sort_by(|a, b| {
-            let nulls_last = |i: usize, desc: bool| match (&a[i], &b[i]) {
-                (None, None) => std::cmp::Ordering::Equal,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (Some(x), Some(y)) if desc => y.cmp(x),
-                (Some(x), Some(y)) => x.cmp(y),
-            };
-            self.order_by
+        let mut groups: Vec<Group> = self.groups.into_iter().collect();
+        if self.order_by.is_empty() {
+            // Ordered by the keys alone: each key text's rank among the texts it can take
+            // (bytewise, as `Cell` orders them), so that the sort compares integers. A
+            // period outside the window has no label: NULL, last.
+            let mut period_texts: Vec<(&str, i64)> =
+                self.periods.iter().map(|(i, l)| (l.as_str(), *i)).collect();
+            period_texts.sort_unstable();
+            let period_rank: HashMap<i64, u32> = period_texts
                 .iter()
-                .map(|(col, desc)| (*col as usize, *desc))
-                .chain(keys.iter().map(|k| (*k, false)))
-                .map(|(i, desc)| nulls_last(i, desc))
-                .find(|o| o.is_ne())
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-        for cells in rows.into_iter().take(self.limit as usize) {
-            let mut values = Vec::with_capacity(cells.len());
-            for (i, cell) in cells.into_iter().enumerate() {
-                let out = if i < 2 { Out::Text } else { self.outs[i - 2] };
-                values.push(match cell {
-                    None => Value::Null,
-                    Some(Cell::Text(t)) => Value::Text(t),
+                .enumerate()
+                .map(|(r, (_, i))| (*i, r as u32))
+                .collect();
+            let mut label_texts: Vec<(&str, u32)> = self
+                .labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l.as_str(), i as u32))
+                .collect();
+            label_texts.sort_unstable();
+            let mut label_rank = vec![0_u32; self.labels.len()];
+            for (r, (_, i)) in label_texts.iter().enumerate() {
+                label_rank[*i as usize] = r as u32;
+            }
+            let rank = |(period, label): (i64, u32)| {
+                let p = period_rank.get(&period).copied().unwrap_or(u32::MAX);
+                let l = label_rank[label as usize];
+                if self.period_key == 0 {
+                    (p, l)
+                } else {
+                    (l, p)
+                }
+            };
+            let mut ranked: Vec<((u32, u32), Group)> =
+                groups.into_iter().map(|g| (rank(g.0), g)).collect();
+            ranked.sort_unstable_by_key(|(r, _)| *r);
+            groups = ranked.into_iter().map(|(_, g)| g).collect();
+        } else {
+            let cells = |(period, label): (i64, u32), accs: &[Acc]| {
+                let mut keys = vec![None, None];
+                keys[self.period_key] = self.periods.get(&period).cloned().map(Cell::Text);
+                keys[1 - self.period_key] = Some(Cell::Text(self.labels[label as usize].clone()));
+                keys.extend(accs.iter().map(|acc| match acc {
+                    Acc::Int(n) => n.map(Cell::Int),
+                    Acc::Text(t) => t.clone().map(Cell::Text),
+                }));
+                keys
+            };
+            let mut keyed: Vec<(Vec<Option<Cell>>, Group)> = groups
+                .into_iter()
+                .map(|(key, accs)| (cells(key, &accs), (key, accs)))
+                .collect();
+            keyed.sort_by(|(a, _), (b, _)| {
+                let nulls_last = |i: usize, desc: bool| match (&a[i], &b[i]) {
+                    (None, None) => std::cmp::Ordering::Equal,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (Some(x), Some(y)) if desc => y.cmp(x),
+                    (Some(x), Some(y)) => x.cmp(y),
+                };
+                self.order_by
+                    .iter()
+                    .map(|(col, desc)| (*col as usize, *desc))
+                    .chain([(0, false), (1, false)])
+                    .map(|(i, desc)| nulls_last(i, desc))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            groups = keyed.into_iter().map(|(_, g)| g).collect();
+        }
+        for ((period, label), accs) in groups.into_iter().take(self.limit as usize) {
+            let mut values = vec![Value::Null, Value::Null];
+            if let Some(p) = self.periods.get(&period) {
+                values[self.period_key] = Value::Text(p.clone());
+            }
+            values[1 - self.period_key] = Value::Text(self.labels[label as usize].clone());
+            for (i, acc) in accs.into_iter().enumerate() {
+                values.push(match acc {
+                    Acc::Int(None) | Acc::Text(None) => Value::Null,
+                    Acc::Text(Some(t)) => Value::Text(t),
                     // The engines' `CAST(SUM(…) AS BIGINT)` fails past 64 bits; so does this.
-                    Some(Cell::Int(n)) => out.of_integer(i64::try_from(n).map_err(|_| {
-                        unavailable(&format!("aggregate {} is out of range", i - 2))
-                    })?),
+                    Acc::Int(Some(n)) => self.outs[i].of_integer(
+                        i64::try_from(n)
+                            .map_err(|_| unavailable(&format!("aggregate {i} is out of range")))?,
+                    ),
                 });
             }
             intake.push(values, total)?;
@@ -371,6 +463,63 @@ mod tests {
         assert_eq!(total, 3);
         let keys: Vec<(Value, Value)> = out.iter().map(|r| (r[0].clone(), r[1].clone())).collect();
         assert_eq!(keys, vec![(t("P10"), t("Other")), (t("P11"), t("A"))]);
+    }
+
+    #[test]
+    fn groups_without_an_order_are_in_the_order_of_their_key_texts() {
+        // Arrange: the label key first; period indexes whose labels sort the other way
+        // round; labels out of their texts' order, and an unlisted status's label ("Apple")
+        // numbered after every other but first by its text.
+        let periods = [(10, "2026-02".to_string()), (11, "2026-01".to_string())];
+        let labels = [("B".to_string(), 0b01_i64), ("A".to_string(), 0b10)];
+        let mut f = SetFold::new(
+            &query(),
+            1,
+            &periods,
+            &labels,
+            vec![(Merge::Sum, None)],
+            vec![Out::Int],
+        );
+        let set = |pi: i64, bits: i64| {
+            vec![
+                Value::Integer(pi),
+                Value::Integer(bits),
+                Value::Null,
+                Value::Integer(1),
+            ]
+        };
+        for row in [
+            set(10, 0b11),
+            set(11, 0b01),
+            vec![
+                Value::Integer(11),
+                Value::Null,
+                t("Apple"),
+                Value::Integer(2),
+            ],
+        ] {
+            f.add(row).unwrap();
+        }
+
+        // Act
+        let mut intake = Intake::new(Allowance::standard());
+        f.finish(&mut intake).unwrap();
+
+        // Assert: by label text, then period text (the first key, then the second).
+        let keys: Vec<(Value, Value)> = intake
+            .rows
+            .iter()
+            .map(|r| (r[0].clone(), r[1].clone()))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (t("A"), t("2026-02")),
+                (t("Apple"), t("2026-01")),
+                (t("B"), t("2026-01")),
+                (t("B"), t("2026-02")),
+            ]
+        );
     }
 
     #[test]

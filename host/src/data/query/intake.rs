@@ -36,6 +36,8 @@ pub(super) struct Fetched {
     pub(super) rows: Vec<Vec<Value>>,
     pub(super) total: u64,
     pub(super) bytes: u64,
+    /// Nothing was delivered: the fold needs the statement's `full` one (`SetFold::needs_full`).
+    pub(super) needs_full: bool,
 }
 
 /// Decoded size of a value, as counted against the bytes allowance.
@@ -81,6 +83,7 @@ impl Intake {
             rows: self.rows,
             total: self.total,
             bytes: self.bytes,
+            needs_full: false,
         }
     }
 
@@ -138,6 +141,11 @@ impl Sink {
     /// What the statement delivered.
     pub(super) fn finish(mut self) -> Result<Fetched, QueryError> {
         if let Some(fold) = self.fold.take() {
+            if fold.needs_full() {
+                let mut fetched = Intake::new(self.intake.allowance).finish();
+                fetched.needs_full = true;
+                return Ok(fetched);
+            }
             fold.finish(&mut self.intake)?;
         }
         Ok(self.intake.finish())

@@ -113,8 +113,22 @@ pub async fn run(
 }
 
 /// Runs a statement on a thread or task of its own, so that it ends at its deadline (and
-/// gives its connection back) even when the caller's future is dropped first.
+/// gives its connection back) even when the caller's future is dropped first; then its `full`
+/// one instead, when its fold asks for it.
 async fn spawn_execute(
+    store: &ReportStore,
+    mut compiled: Compiled,
+    allowance: Allowance,
+) -> Result<Fetched, QueryError> {
+    let full = compiled.full.take();
+    let fetched = spawn_execute_one(store, compiled, allowance).await?;
+    match full {
+        Some(full) if fetched.needs_full => spawn_execute_one(store, *full, allowance).await,
+        _ => Ok(fetched),
+    }
+}
+
+async fn spawn_execute_one(
     store: &ReportStore,
     compiled: Compiled,
     allowance: Allowance,

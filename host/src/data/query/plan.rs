@@ -104,6 +104,9 @@ pub(super) struct Compiled {
     pub(super) limit: u32,
     /// The period-set plan's fold: the statement's rows are sets, folded by the host.
     pub(super) fold: Option<SetFold>,
+    /// The statement that answers when this one's fold meets what it cannot label (a set
+    /// with a status that has no bit of its own, `SetFold::sets_only`): run instead.
+    pub(super) full: Option<Box<Compiled>>,
 }
 
 pub(super) fn compile(

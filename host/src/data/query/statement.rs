@@ -65,6 +65,7 @@ pub(super) fn finish(
         columns: result_columns(q),
         limit,
         fold: None,
+        full: None,
     })
 }
 

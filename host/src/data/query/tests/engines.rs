@@ -101,6 +101,7 @@ fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
         columns: vec!["agg0".into()],
         limit: 1,
         fold: None,
+        full: None,
     };
     (c(endless), c("SELECT CAST(1 AS BIGINT), CAST(1 AS BIGINT)"))
 }

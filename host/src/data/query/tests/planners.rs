@@ -185,22 +185,47 @@ fn whole_periods_count_the_period_sets() {
         );
         raw_week.group_by[1] = Key::Field("milestone".into());
         let c = compile(&raw_week, Some(&agent()), false, postgres).unwrap();
+        // Joined to an Agent's loans: first the sets alone (no unlisted status's rows, no
+        // set kept per loan), folded so that a set with the unlisted bit asks for the full
+        // statement, which reads those rows.
+        let full = c
+            .full
+            .as_deref()
+            .expect("the statement that reads unlisted rows");
         assert!(
             c.sql.contains(
                 "FROM los_history_weeks r JOIN loans l ON l.key = r.loan_key WHERE ((l.loan_officer_id"
-            ) && c.sql.contains("h.week_index = x.pi"),
+            ) && c.sql.contains("GROUP BY r.period_index, r.status_bits)")
+                && !c.sql.contains("los_status_history")
+                && !c.sql.contains(" AS lk"),
             "{}",
             c.sql
         );
-        let scope_values = c
-            .params
-            .iter()
-            .filter(|p| matches!(p, P::T(t) if t == "me"))
-            .count();
-        assert_eq!(
-            scope_values, 3,
-            "the Agent's scope once: the sets are read once"
+        assert!(
+            full.sql.contains(
+                "FROM los_history_weeks r JOIN loans l ON l.key = r.loan_key WHERE ((l.loan_officer_id"
+            ) && full.sql.contains("h.week_index = x.pi")
+                && full.sql.contains("GROUP BY r.period_index, r.status_bits, lk"),
+            "{}",
+            full.sql
         );
+        assert!(c.fold.as_ref().is_some_and(|f| f.sets_only));
+        assert!(full.fold.as_ref().is_some_and(|f| !f.sets_only) && full.full.is_none());
+        assert_eq!(
+            format!("{:?} {:?}", c.params, c.outs),
+            format!("{:?} {:?}", full.params, full.outs)
+        );
+        for statement in [&c, full] {
+            let scope_values = statement
+                .params
+                .iter()
+                .filter(|p| matches!(p, P::T(t) if t == "me"))
+                .count();
+            assert_eq!(
+                scope_values, 3,
+                "the Agent's scope once: the sets are read once"
+            );
+        }
         // Another history field as the key is not the status: row by row.
         let mut by_day = whole();
         by_day.group_by[1] = Key::Field("loanId".into());
