@@ -853,7 +853,7 @@ async fn period_sets_equal_the_history_read_row_by_row() {
             .collect();
         let mut non_empty = 0;
         let mut unlisted_seen = 0;
-        let mut joined_raw = [0; 2];
+        let mut agent_raw = [0; 2];
         for round in 0..16 {
             // A third of the rounds key on the raw status instead (each listed status from the
             // sets, the unlisted ones from their history rows): over whole periods that hold
@@ -870,6 +870,11 @@ async fn period_sets_equal_the_history_read_row_by_row() {
             if raw {
                 from = epoch_ms("2026-03-15T00:00:00Z") - rng.gen_range(200..420) * day;
                 to = epoch_ms("2026-03-16T00:00:00Z") + rng.gen_range(0..60) * day;
+            }
+            // The raw round 14 (an Agent's without unlisted statuses, below) is one month.
+            if round == 14 {
+                from = epoch_ms("2026-02-01T00:00:00Z");
+                to = epoch_ms("2026-03-01T00:00:00Z");
             }
             if whole || rng.gen_bool(0.5) {
                 (from, to) = (period_start(from, week), period_start(to, week));
@@ -907,16 +912,15 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                 json!({"mapped": ["milestone", pairs, otherwise]})
             };
             // Half the rounds filter the loans: the sets are then joined to the loans kept.
-            // So does the raw round 11; the raw round 14 keeps the loans of one amount that
-            // have no unlisted status in the window (the sets alone answer; in the others, a
-            // set may ask for the unlisted rows).
-            let officers: Option<Vec<String>> =
-                (rng.gen_bool(0.5) || (raw && round == 11)).then(|| {
-                    w.loans
-                        .choose_multiple(&mut rng, 60)
-                        .filter_map(|l| l["loanOfficerId"].as_str().map(str::to_string))
-                        .collect()
-                });
+            let officers: Option<Vec<String>> = rng.gen_bool(0.5).then(|| {
+                w.loans
+                    .choose_multiple(&mut rng, 60)
+                    .filter_map(|l| l["loanOfficerId"].as_str().map(str::to_string))
+                    .collect()
+            });
+            // The raw rounds 11 and 14 are an Agent's, unfiltered: the sets of the Agent's
+            // loans are counted alone first; in round 11 some hold an unlisted status in the
+            // window (its rows' statement answers), in round 14 none does (the sets do).
             let unlisted_here = |id: &str| {
                 unlisted_loans.contains(id)
                     && w.history.iter().any(|h| {
@@ -928,41 +932,47 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                             && (lo..=hi).contains(&epoch_ms(h["occurredAt"].as_str().unwrap()))
                     })
             };
-            let one_amount: Option<Value> = (raw && round == 14).then(|| {
-                w.loans
-                    .iter()
-                    .map(|l| &l["loanAmount"])
-                    .find(|a| {
-                        !a.is_null()
-                            && w.loans.iter().any(|l| {
-                                l["loanAmount"] == **a
-                                    && w.history.iter().any(|h| {
-                                        h["loanId"] == l["id"]
-                                            && (lo..=hi).contains(&epoch_ms(
-                                                h["occurredAt"].as_str().unwrap(),
-                                            ))
-                                    })
-                            })
-                            && w.loans
-                                .iter()
-                                .filter(|l| l["loanAmount"] == **a)
-                                .all(|l| !unlisted_here(l["id"].as_str().unwrap()))
-                    })
-                    .cloned()
-                    .expect("an amount without unlisted statuses in the window")
-            });
-            let filter = match (&one_amount, &officers) {
-                (Some(a), _) => json!({"loanAmountMin": a, "loanAmountMax": a}),
-                (None, Some(o)) => json!({"loanOfficerIds": o}),
-                (None, None) => json!(null),
+            let in_window = |id: &str| {
+                w.history.iter().any(|h| {
+                    h["loanId"] == id
+                        && (lo..=hi).contains(&epoch_ms(h["occurredAt"].as_str().unwrap()))
+                })
             };
-            let joined = !filter.is_null();
+            let agent_caller: Option<&Value> = (raw && (round == 11 || round == 14)).then(|| {
+                let mut agents: Vec<&Value> = w
+                    .agents
+                    .values()
+                    .filter(|a| {
+                        let roles = a["roles"].as_array().unwrap();
+                        let has = |r: &str| roles.iter().any(|x| x == r);
+                        has("Agent") && !has("Admin") && !has("Processor")
+                    })
+                    .collect();
+                agents.sort_by_key(|a| a["id"].as_str().unwrap().to_string());
+                *agents
+                    .iter()
+                    .find(|a| {
+                        let mine: Vec<&str> = w
+                            .loans
+                            .iter()
+                            .filter(|l| visible(a, &w.agents, l))
+                            .map(|l| l["id"].as_str().unwrap())
+                            .collect();
+                        let with_unlisted = mine.iter().any(|id| unlisted_here(id));
+                        mine.iter().any(|id| in_window(id)) && with_unlisted == (round == 11)
+                    })
+                    .expect("an Agent with (round 11) or without (14) unlisted statuses")
+            });
+            let officers = officers.filter(|_| agent_caller.is_none());
+            let filter = officers
+                .as_ref()
+                .map_or(json!(null), |o| json!({"loanOfficerIds": o}));
             let kept = |id: &str| {
-                if let Some(a) = &one_amount {
+                if let Some(a) = agent_caller {
                     return w
                         .loans
                         .iter()
-                        .any(|l| l["id"] == id && l["loanAmount"] == *a);
+                        .any(|l| l["id"] == id && visible(a, &w.agents, l));
                 }
                 officers.as_ref().is_none_or(|o| {
                     w.loans.iter().any(|l| {
@@ -975,10 +985,13 @@ async fn period_sets_equal_the_history_read_row_by_row() {
             };
 
             // Act
+            let token = agent_caller.map_or(admin.clone(), |a| {
+                w.app.token_for(a["email"].as_str().unwrap())
+            });
             let r = w
                 .app
                 .call_ok(
-                    &admin,
+                    &token,
                     "query_echo",
                     json!({
                         "dataset": "los-status-history",
@@ -1063,10 +1076,10 @@ async fn period_sets_equal_the_history_read_row_by_row() {
                     .iter()
                     .any(|r| loanhost::data::history_keys::listed_bit(&r.1).is_none());
             unlisted_seen += usize::from(unlisted);
-            // Joined to the loans kept, the raw status first reads the sets alone; the
+            // An Agent's raw status first reads the sets of the Agent's loans alone; the
             // unlisted rows' statement answers when a set holds one.
-            if raw && joined && !want.is_empty() {
-                joined_raw[usize::from(unlisted)] += 1;
+            if agent_caller.is_some() && !want.is_empty() {
+                agent_raw[usize::from(unlisted)] += 1;
             }
             assert_eq!(
                 got,
@@ -1081,8 +1094,8 @@ async fn period_sets_equal_the_history_read_row_by_row() {
             engine(postgres)
         );
         assert!(
-            joined_raw[0] >= 1 && joined_raw[1] >= 1,
-            "{}: joined raw rounds without and with unlisted statuses: {joined_raw:?}",
+            agent_raw == [1, 1],
+            "{}: an Agent's raw rounds without and with unlisted statuses: {agent_raw:?}",
             engine(postgres)
         );
         assert!(

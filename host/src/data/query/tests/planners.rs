@@ -215,6 +215,23 @@ fn whole_periods_count_the_period_sets() {
             format!("{:?} {:?}", c.params, c.outs),
             format!("{:?} {:?}", full.params, full.outs)
         );
+        // A company's loans, or an organisation's filtered, nearly always hold a status
+        // without a bit: the full statement alone.
+        let company = Scope {
+            company: Some("company".into()),
+            ..Default::default()
+        };
+        for scope in [company, admin()] {
+            let mut filtered = raw_week.clone();
+            filtered.filter =
+                Some(r#"{"loanOfficerIds":["00000000-0000-4000-8000-000000000001"]}"#.into());
+            let c = compile(&filtered, Some(&scope), false, postgres).unwrap();
+            assert!(
+                c.full.is_none() && c.sql.contains("h.week_index = x.pi"),
+                "{}",
+                c.sql
+            );
+        }
         for statement in [&c, full] {
             let scope_values = statement
                 .params
