@@ -106,12 +106,18 @@ pub fn format_decimal(scaled: i128) -> String {
     if scaled < 0 {
         out.push('-');
     }
-    let frac = (abs % scale) as u32;
-    match u64::try_from(abs / scale) {
-        Ok(whole) => write!(out, "{whole}"),
-        Err(_) => write!(out, "{}", abs / scale),
-    }
-    .expect("writing to a String cannot fail");
+    // 64-bit arithmetic when the value fits (every amount does); 128-bit division is slow.
+    let frac = match u64::try_from(abs) {
+        Ok(small) => {
+            let scale = DECIMAL_SCALE as u64;
+            write!(out, "{}", small / scale).expect("writing to a String cannot fail");
+            (small % scale) as u32
+        }
+        Err(_) => {
+            write!(out, "{}", abs / scale).expect("writing to a String cannot fail");
+            (abs % scale) as u32
+        }
+    };
     if frac != 0 {
         out.push('.');
         let mut digits = [b'0'; 4];

@@ -46,9 +46,9 @@ pub(super) struct SetFold {
     pub(super) outs: Vec<Out>,
     pub(super) order_by: Vec<(u32, bool)>,
     pub(super) limit: u32,
-    /// The statement counts the sets alone (the raw status joined to a caller's loans) and
-    /// reads no unlisted status's rows: a set with the unlisted bit then cannot be labelled,
-    /// and the fold asks for the statement that reads them ([`SetFold::needs_full`]).
+    /// The statement counts the sets alone (the raw status over a person's loans) and reads
+    /// no unlisted status's rows: a set with the unlisted bit then cannot be labelled, and
+    /// the fold asks for the statement that reads them ([`SetFold::needs_full`]).
     pub(super) sets_only: bool,
     /// A set with the unlisted bit arrived while `sets_only`.
     unlabelled: bool,
