@@ -68,6 +68,12 @@ impl Scope {
             && self.referred_by.is_none()
     }
 
+    /// Whether the scope is a person's loans (an Agent's, a referrer's, a ConciergeKey's
+    /// officers'): neither the organisation nor a company, a few hundred loans at most.
+    pub fn is_personal(&self) -> bool {
+        !self.all && self.company.is_none()
+    }
+
     /// The predicate (SQL with `?` placeholders, over alias `l`) and its parameters. A scope
     /// that grants nothing is `1 = 0`.
     pub fn predicate(&self) -> (String, Vec<String>) {

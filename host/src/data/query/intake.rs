@@ -142,7 +142,8 @@ impl Sink {
     pub(super) fn finish(mut self) -> Result<Fetched, QueryError> {
         if let Some(fold) = self.fold.take() {
             if fold.needs_full() {
-                let mut fetched = Intake::new(self.intake.allowance).finish();
+                // Nothing reached the intake: the fold's groups are not the answer.
+                let mut fetched = self.intake.finish();
                 fetched.needs_full = true;
                 return Ok(fetched);
             }

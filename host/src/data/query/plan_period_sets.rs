@@ -301,9 +301,9 @@ pub(super) fn compile_period_sets(
     // first statement would be spent for nothing (an Admin's filtered month, 187 → 249 ms on
     // SQLite), so they run the full one alone. Organisation-wide, the counts read those sets
     // by their own index.
-    let personal = scope.is_some_and(|s| !s.all && s.company.is_none());
-    let sets_only = (plan.raw.is_some() && from_counts.is_none() && personal)
-        .then(|| format!("WITH x AS ({}) {sets_rows}", counted_by(false)));
+    let sets_only =
+        (plan.raw.is_some() && from_counts.is_none() && scope.is_some_and(Scope::is_personal))
+            .then(|| format!("WITH x AS ({}) {sets_rows}", counted_by(false)));
     let sql = match plan.raw {
         None if from_counts.is_some() => sets_rows,
         None => format!("WITH x AS ({counted}) {sets_rows}"),

@@ -5,9 +5,11 @@ use crate::data::Db;
 
 mod engines;
 mod filter;
+mod fold;
 mod fuzz;
 mod months;
 mod planners;
+mod raw_status;
 mod scope;
 mod warehouse;
 
