@@ -53,9 +53,23 @@ pub(super) fn finish(
     } else {
         format!(" ORDER BY {}", order.join(", "))
     };
-    let sql = format!(
-        "SELECT g.*, COUNT(*) OVER () AS total_groups FROM ({grouped}) g{order_sql} LIMIT {limit}"
-    );
+    // On PostgreSQL the grouping is a materialised CTE: seen through the order, the planner
+    // sorted every input row to group them in the answer's order whenever it guessed as many
+    // groups as rows (a computed period, which has no statistics), where hashing them and
+    // sorting the groups alone is cheaper (the deals' 25k rows into 1,636 week groups: 16.7
+    // -> 8.5 ms). Where sorted input is cheaper for the grouping itself (an index in key
+    // order), the CTE's own plan still takes it; the answer needs every group for its
+    // `total_groups`, so the fence costs no early stop.
+    let sql = if postgres {
+        format!(
+            "WITH g AS MATERIALIZED ({grouped}) \
+             SELECT g.*, COUNT(*) OVER () AS total_groups FROM g{order_sql} LIMIT {limit}"
+        )
+    } else {
+        format!(
+            "SELECT g.*, COUNT(*) OVER () AS total_groups FROM ({grouped}) g{order_sql} LIMIT {limit}"
+        )
+    };
     let mut params = key_params;
     params.extend(where_params);
     Ok(Compiled {

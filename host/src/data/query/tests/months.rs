@@ -1,6 +1,7 @@
 //! Months, quarters and years over the snapshot's stored month indexes (schema v6): which
 //! statements group by the index, when its covering index serves the whole query, and that
-//! SQLite reads that index in key order; weeks grouped as integers and labelled after.
+//! SQLite reads that index in key order; weeks grouped as integers and labelled after, and on
+//! PostgreSQL grouped behind a fence before the groups are ordered.
 
 use super::*;
 
@@ -225,4 +226,39 @@ fn a_companys_months_of_the_status_date_are_read_as_bounds_on_its_month_index() 
         );
         assert!(!agent.sql.contains("status_month >="), "{}", agent.sql);
     }
+}
+
+#[test]
+fn postgres_groups_behind_a_fence_before_it_orders_the_groups() {
+    // Arrange: the deals by ISO week (a computed key the planner has no statistics for).
+    let weeks = Query {
+        group_by: vec![
+            Key::Period("createdAt".into(), PeriodUnit::Week),
+            Key::Field("stage".into()),
+        ],
+        aggregates: vec![Aggregate::CountDistinct("id".into())],
+        ..q(Dataset::DwDeals)
+    };
+
+    // Act
+    let pg = compile(&weeks, Some(&admin()), true, true).unwrap();
+    let lite = compile(&weeks, Some(&admin()), true, false).unwrap();
+
+    // Assert: PostgreSQL groups in a materialised CTE (so the order cannot make it sort every
+    // row), then orders and counts the groups; SQLite keeps the subquery.
+    assert!(
+        pg.sql.starts_with("WITH g AS MATERIALIZED (SELECT k0, k1"),
+        "{}",
+        pg.sql
+    );
+    assert!(
+        pg.sql.contains("FROM g ORDER BY k0 NULLS LAST"),
+        "{}",
+        pg.sql
+    );
+    assert!(
+        lite.sql.starts_with("SELECT g.*, COUNT(*) OVER ()"),
+        "{}",
+        lite.sql
+    );
 }
