@@ -76,6 +76,54 @@ impl StageOrder {
     }
 }
 
+/// One answer row before ordering; `rank` is its period's place among the periods seen.
+struct Bucket {
+    rank: u32,
+    period: String,
+    order: u32,
+    stage: String,
+    count: u64,
+    amount: Money,
+}
+
+/// Ranks of the period labels in the order the host sends them. The host answers a query
+/// without an order in its keys' text order, so a period's rows come together and the ranks
+/// follow the labels' order: the answer's order is then (rank, stage order, stage), compared
+/// as numbers first (a year of raw milestones compared period texts a dozen times a row).
+/// Rows that come otherwise are ordered by the labels themselves.
+#[derive(Default)]
+struct PeriodRanks {
+    last: Option<String>,
+    next: u32,
+    in_order: bool,
+}
+
+impl PeriodRanks {
+    fn rank(&mut self, period: &str) -> u32 {
+        match &self.last {
+            Some(last) if last == period => return self.next - 1,
+            Some(last) => self.in_order &= last.as_str() < period,
+            None => self.in_order = true,
+        }
+        self.last = Some(period.to_string());
+        self.next += 1;
+        self.next - 1
+    }
+
+    /// Orders the buckets by period, stage order and stage.
+    fn order(&self, buckets: &mut [Bucket]) {
+        if self.in_order {
+            buckets.sort_unstable_by(|a, b| {
+                (a.rank, a.order, &a.stage).cmp(&(b.rank, b.order, &b.stage))
+            });
+        } else {
+            buckets.sort_unstable_by(|a, b| {
+                (&a.period, a.order, &a.stage).cmp(&(&b.period, b.order, &b.stage))
+            });
+        }
+    }
+}
+
 struct Milestones;
 
 impl Tool for Milestones {
@@ -210,36 +258,43 @@ fn answer(arguments: Value) -> Result<LoanMilestoneReportResponse, ToolError> {
         limit: None,
     })?;
     // The rows' texts are moved, not copied: 52 weeks of raw milestones are a thousand rows.
+    // Their emptied vectors are let go unfreed (the instance ends with the call).
     let truncated = rows.truncated;
     let order = StageOrder::new(northstar);
-    let mut buckets: Vec<(String, u32, String, u64, Money)> = rows
-        .rows
-        .into_iter()
-        .filter_map(|r| {
-            let mut r = r.into_iter();
-            let period = match r.next()? {
-                Cell::Text(s) => s,
-                _ => return None,
-            };
-            let stage = match r.next()? {
-                Cell::Text(s) => s,
-                _ => return None,
-            };
-            let count = match r.next()? {
-                Cell::Integer(i) => i as u64,
-                _ => 0,
-            };
-            // The host's decimal text is already the answer's number (exact, no trailing
-            // zeros): checked as a JSON number, not parsed to a value and written back.
-            let amount = match r.next()? {
-                Cell::Decimal(s) => Money::parse(&s).unwrap_or_else(|_| Money::from(0)),
-                _ => Money::from(0),
-            };
-            Some((period, order.of(&stage), stage, count, amount))
-        })
-        .filter(|b| b.3 > 0 && !exclude.contains(&b.2))
-        .collect();
-    buckets.sort_unstable_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
+    let mut rows = rows.rows;
+    let mut buckets: Vec<Bucket> = Vec::with_capacity(rows.len());
+    let mut periods = PeriodRanks::default();
+    for r in rows.iter_mut() {
+        let mut cells = r.iter_mut().map(|c| std::mem::replace(c, Cell::Null));
+        let (Some(Cell::Text(period)), Some(Cell::Text(stage)), Some(count), Some(amount)) =
+            (cells.next(), cells.next(), cells.next(), cells.next())
+        else {
+            continue;
+        };
+        let count = match count {
+            Cell::Integer(i) => i as u64,
+            _ => 0,
+        };
+        if count == 0 || exclude.contains(&stage) {
+            continue;
+        }
+        // The host's decimal text is already the answer's number (exact, no trailing
+        // zeros): checked as a JSON number, not parsed to a value and written back.
+        let amount = match amount {
+            Cell::Decimal(s) => Money::parse(&s).unwrap_or_else(|_| Money::from(0)),
+            _ => Money::from(0),
+        };
+        buckets.push(Bucket {
+            rank: periods.rank(&period),
+            period,
+            order: order.of(&stage),
+            stage,
+            count,
+            amount,
+        });
+    }
+    loanhost_guest::discard(rows);
+    periods.order(&mut buckets);
     let truncated = truncated || buckets.len() > MAX_ROWS;
     buckets.truncate(MAX_ROWS);
     let granularity = if week { "Week" } else { "Month" };
@@ -256,12 +311,12 @@ fn answer(arguments: Value) -> Result<LoanMilestoneReportResponse, ToolError> {
         ),
         buckets: buckets
             .into_iter()
-            .map(|(period, stage_order, stage, loan_count, amount)| MilestoneBucket {
-                period,
-                stage,
-                stage_order,
-                loan_count,
-                loan_amount: amount,
+            .map(|b| MilestoneBucket {
+                period: b.period,
+                stage: b.stage,
+                stage_order: b.order,
+                loan_count: b.count,
+                loan_amount: b.amount,
             })
             .collect(),
     })
@@ -285,6 +340,59 @@ mod tests {
                 .iter()
                 .position(|s| *s == stage)
                 .map_or(999, |p| p as u32 + 1)
+        }
+    }
+
+    fn bucket(periods: &mut PeriodRanks, period: &str, order: u32, stage: &str) -> Bucket {
+        Bucket {
+            rank: periods.rank(period),
+            period: period.into(),
+            order,
+            stage: stage.into(),
+            count: 1,
+            amount: Money::from(0),
+        }
+    }
+
+    #[test]
+    fn buckets_are_ordered_by_period_then_stage_however_the_rows_came() {
+        // Arrange: the host's order (periods together, ascending), and two other orders.
+        let rows = [
+            ("2026-01", 9, "Loan Closed"),
+            ("2026-01", 1, "Loan Open"),
+            ("2026-02", 999, "Custom"),
+            ("2026-02", 999, "Another"),
+            ("2026-02", 1, "Loan Open"),
+            ("2026-W09", 2, "Loan Preapproval"),
+        ];
+        let expected = [
+            ("2026-01", "Loan Open"),
+            ("2026-01", "Loan Closed"),
+            ("2026-02", "Loan Open"),
+            ("2026-02", "Another"),
+            ("2026-02", "Custom"),
+            ("2026-W09", "Loan Preapproval"),
+        ];
+        let mut reversed = rows;
+        reversed.reverse();
+        let mut interleaved = rows;
+        interleaved.swap(1, 3);
+        for (input, in_order) in [(rows, true), (reversed, false), (interleaved, false)] {
+            // Act
+            let mut periods = PeriodRanks::default();
+            let mut buckets: Vec<Bucket> = input
+                .iter()
+                .map(|(p, o, s)| bucket(&mut periods, p, *o, s))
+                .collect();
+            periods.order(&mut buckets);
+
+            // Assert
+            assert_eq!(periods.in_order, in_order, "{input:?}");
+            let got: Vec<(&str, &str)> = buckets
+                .iter()
+                .map(|b| (b.period.as_str(), b.stage.as_str()))
+                .collect();
+            assert_eq!(got, expected, "{input:?}");
         }
     }
 
