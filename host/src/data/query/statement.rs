@@ -56,10 +56,11 @@ pub(super) fn finish(
     // On PostgreSQL the grouping is a materialised CTE: seen through the order, the planner
     // sorted every input row to group them in the answer's order whenever it guessed as many
     // groups as rows (a computed period, which has no statistics), where hashing them and
-    // sorting the groups alone is cheaper (the deals' 25k rows into 1,636 week groups: 16.7
-    // -> 8.5 ms). Where sorted input is cheaper for the grouping itself (an index in key
-    // order), the CTE's own plan still takes it; the answer needs every group for its
-    // `total_groups`, so the fence costs no early stop.
+    // sorting the groups alone is less work (the deals' 25k rows into 1,636 week groups: the
+    // statement 9.7 -> 7.9 ms; end to end the same, as the sorted plan streamed its groups
+    // while the host decoded them). Where sorted input is cheaper for the grouping itself (an
+    // index in key order), the CTE's own plan still takes it; the answer needs every group
+    // for its `total_groups`, so the fence costs no early stop.
     let sql = if postgres {
         format!(
             "WITH g AS MATERIALIZED ({grouped}) \
