@@ -159,11 +159,9 @@ pub(super) fn compile_period_sets(
     // loan (`lk`; every other set's `lk` is NULL, so they are still counted per set of bits),
     // and the (period, unlisted status) rows are merged from their partials: the values each
     // reads (`x.p…`), then their merges, named as the sets' (`c`, `p…`).
-    if plan.raw.is_some() {
-        per_set.push(format!(
-            "CASE WHEN (r.status_bits & {UNLISTED_BIT}) <> 0 THEN r.loan_key END AS lk"
-        ));
-    }
+    let lk_column = plan.raw.is_some().then(|| {
+        format!("CASE WHEN (r.status_bits & {UNLISTED_BIT}) <> 0 THEN r.loan_key END AS lk")
+    });
     let mut per_row = vec!["COUNT(*) AS c".to_string()];
     let mut carried = vec!["c".to_string()];
     let mut merges = Vec::new();
@@ -269,20 +267,16 @@ pub(super) fn compile_period_sets(
         wheres.push(format!("(r.status_bits & {UNLISTED_BIT}) <> 0"));
     }
     // The sets counted, kept one per loan when they hold the unlisted bit (`lk`) or not.
-    let counted_by = |by_loan: bool| {
+    let counted_by = |lk: Option<&String>| {
         format!(
-            "SELECT {per_set} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits{by}",
-            by = if by_loan { ", lk" } else { "" },
-            per_set = per_set
-                .iter()
-                .filter(|col| by_loan || !col.ends_with(" AS lk"))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", "),
+            "SELECT {per_set}{lk_col} FROM {from} WHERE {wheres} GROUP BY r.period_index, r.status_bits{by}",
+            per_set = per_set.join(", "),
+            lk_col = lk.map(|col| format!(", {col}")).unwrap_or_default(),
+            by = if lk.is_some() { ", lk" } else { "" },
             wheres = wheres.join(" AND "),
         )
     };
-    let counted = counted_by(plan.raw.is_some());
+    let counted = counted_by(lk_column.as_ref());
     let sets_rows = match &from_counts {
         Some(cols) => format!(
             "SELECT CAST(r.period_index AS {bigint}), r.status_bits, CAST(NULL AS TEXT), r.loans{cols} \
@@ -303,7 +297,7 @@ pub(super) fn compile_period_sets(
     // by their own index.
     let sets_only =
         (plan.raw.is_some() && from_counts.is_none() && scope.is_some_and(Scope::is_personal))
-            .then(|| format!("WITH x AS ({}) {sets_rows}", counted_by(false)));
+            .then(|| format!("WITH x AS ({}) {sets_rows}", counted_by(None)));
     let sql = match plan.raw {
         None if from_counts.is_some() => sets_rows,
         None => format!("WITH x AS ({counted}) {sets_rows}"),

@@ -31,19 +31,6 @@ fn set(pi: i64, bits: i64, c: i64, sum: Option<i64>, min: &str, max: i64) -> Vec
     ]
 }
 
-fn query() -> Query {
-    Query {
-        dataset: Dataset::LosStatusHistory,
-        filter: None,
-        predicates: vec![],
-        group_by: vec![],
-        distinct_on: None,
-        aggregates: vec![],
-        order_by: vec![],
-        limit: None,
-    }
-}
-
 fn run(f: SetFold, rows: Vec<Vec<Value>>) -> (Vec<Vec<Value>>, u64) {
     let mut f = f;
     for r in rows {
@@ -79,7 +66,7 @@ fn a_set_counts_once_per_label_it_holds_a_bit_of() {
     ];
 
     // Act
-    let (out, total) = run(fold(&query()), rows);
+    let (out, total) = run(fold(&q(Dataset::LosStatusHistory)), rows);
 
     // Assert: A has both sets once each (3 + 2 loans), their sum skips the NULL, the min
     // is bytewise, the max numeric; B only the first; the unlisted row its own label.
@@ -118,9 +105,9 @@ fn a_set_counts_once_per_label_it_holds_a_bit_of() {
 #[test]
 fn groups_order_by_the_requested_columns_then_the_keys_nulls_last_and_limit() {
     // Arrange: counts 1, 4, 4 and a NULL sum; ordered by the sum descending, limited to 2.
-    let mut q = query();
-    q.order_by = vec![(3, true)];
-    q.limit = Some(2);
+    let mut by_sum = q(Dataset::LosStatusHistory);
+    by_sum.order_by = vec![(3, true)];
+    by_sum.limit = Some(2);
     let rows = vec![
         set(11, 0b0001, 1, Some(5), "a", 1),
         set(10, 0b0100, 4, None, "a", 1),
@@ -128,7 +115,7 @@ fn groups_order_by_the_requested_columns_then_the_keys_nulls_last_and_limit() {
     ];
 
     // Act
-    let (out, total) = run(fold(&q), rows);
+    let (out, total) = run(fold(&by_sum), rows);
 
     // Assert: the largest sum first, then the smaller; the NULL sum (last) is cut; the
     // total counts every group.
@@ -144,8 +131,8 @@ fn groups_without_an_order_are_in_the_order_of_their_key_texts() {
     // numbered after every other but first by its text.
     let periods = [(10, "2026-02".to_string()), (11, "2026-01".to_string())];
     let labels = [("B".to_string(), 0b01_i64), ("A".to_string(), 0b10)];
-    let mut f = SetFold::new(
-        &query(),
+    let f = SetFold::new(
+        &q(Dataset::LosStatusHistory),
         1,
         &periods,
         &labels,
@@ -160,7 +147,7 @@ fn groups_without_an_order_are_in_the_order_of_their_key_texts() {
             Value::Integer(1),
         ]
     };
-    for row in [
+    let rows = vec![
         set(10, 0b11),
         set(11, 0b01),
         vec![
@@ -169,20 +156,13 @@ fn groups_without_an_order_are_in_the_order_of_their_key_texts() {
             t("Apple"),
             Value::Integer(2),
         ],
-    ] {
-        f.add(row).unwrap();
-    }
+    ];
 
     // Act
-    let mut intake = Intake::new(Allowance::standard());
-    f.finish(&mut intake).unwrap();
+    let (out, _) = run(f, rows);
 
     // Assert: by label text, then period text (the first key, then the second).
-    let keys: Vec<(Value, Value)> = intake
-        .rows
-        .iter()
-        .map(|r| (r[0].clone(), r[1].clone()))
-        .collect();
+    let keys: Vec<(Value, Value)> = out.iter().map(|r| (r[0].clone(), r[1].clone())).collect();
     assert_eq!(
         keys,
         vec![
@@ -200,7 +180,7 @@ fn a_sum_past_64_bits_fails_like_the_engines_cast() {
         set(10, 0b0001, 1, Some(i64::MAX), "a", 1),
         set(10, 0b0010, 1, Some(1), "a", 1),
     ];
-    let mut f = fold(&query());
+    let mut f = fold(&q(Dataset::LosStatusHistory));
     for r in rows {
         f.add(r).unwrap();
     }
