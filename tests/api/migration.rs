@@ -1,4 +1,4 @@
-//! Schemas v3 and v4 convert an existing v2 database in place (nothing re-imported): a
+//! Every schema from v3 on converts an existing v2 database in place (nothing re-imported): a
 //! database built at v2 holding a seeded data set, opened by this version, holds the same data
 //! as a fresh import of the same files (v4's period keys, status bits and period sets included) and gives
 //! the same answers to the reports' queries, on SQLite and PostgreSQL.
@@ -226,6 +226,9 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
         // Schema v8: the warehouse's distinct loans per (period, milestone).
         "SELECT CAST(period_index AS TEXT) || '|' || milestone || '|' || CAST(loans AS TEXT) FROM dw_milestone_counts_months ORDER BY 1".to_string(),
         "SELECT CAST(period_index AS TEXT) || '|' || milestone || '|' || CAST(loans AS TEXT) FROM dw_milestone_counts_weeks ORDER BY 1".to_string(),
+        // Schema v10: the deals per (period, stage).
+        "SELECT CAST(period_index AS TEXT) || '|' || stage || '|' || CAST(deals AS TEXT) FROM dw_deal_counts_months ORDER BY 1".to_string(),
+        "SELECT CAST(period_index AS TEXT) || '|' || stage || '|' || CAST(deals AS TEXT) FROM dw_deal_counts_weeks ORDER BY 1".to_string(),
         "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
         "SELECT id FROM loan_keys ORDER BY 1".to_string(),
     ];
@@ -316,6 +319,20 @@ fn queries() -> Vec<(Query, Scope)> {
         aggregates: vec![Aggregate::CountDistinct("loanId".into())],
         ..base.clone()
     };
+    // The pipeline's deals per (week, stage) over all history: schema v10's counts.
+    let deals = Query {
+        dataset: Dataset::DwDeals,
+        predicates: vec![(
+            "createdAt".into(),
+            Condition::Lt(Value::Timestamp("2026-03-16T00:00:00Z".into())),
+        )],
+        group_by: vec![
+            Key::Period("createdAt".into(), PeriodUnit::Week),
+            Key::Field("stage".into()),
+        ],
+        aggregates: vec![Aggregate::CountDistinct("id".into())],
+        ..base.clone()
+    };
     // Bounded windows, organisation-wide: whole periods read v4's period sets, part of one does not.
     let months = Query {
         predicates: vec![
@@ -353,7 +370,8 @@ fn queries() -> Vec<(Query, Scope)> {
         (by_status, admin.clone()),
         (by_month, admin.clone()),
         (by_quarter, admin.clone()),
-        (warehouse, admin),
+        (warehouse, admin.clone()),
+        (deals, admin),
     ]
 }
 

@@ -235,19 +235,40 @@ impl Dataset {
     /// months when the predicates bound the field at month starts.
     pub const MONTH_HELD: &'static [&'static str] = &COVERED_AMOUNTS;
 
-    /// The warehouse's distinct loans counted per (whole month or week, milestone) by the
-    /// import (schema v8), and the rows a window's partial periods are read from.
-    pub const WAREHOUSE_COUNTS: WarehouseCounts = WarehouseCounts {
-        instant: "occurredAt",
-        key: "milestone",
-        loan: "loanId",
-        months: "dw_milestone_counts_months c",
-        weeks: "dw_milestone_counts_weeks c",
-        rows: "dw_loan_milestones m",
-        row_instant: "m.occurred_at",
-        row_key: "m.milestone",
-        row_loan: "m.loan_key",
-    };
+    /// The counts the import keeps of a warehouse dataset, per whole month or week and key
+    /// (the milestones' distinct loans, schema v8; the deals per stage, schema v10), and the
+    /// rows a window's partial periods are read from. `None` for the other datasets.
+    pub fn warehouse_counts(self) -> Option<WarehouseCounts> {
+        match self {
+            Dataset::DwLoanMilestones => Some(WarehouseCounts {
+                instant: "occurredAt",
+                key: "milestone",
+                counted: "loanId",
+                months: "dw_milestone_counts_months c",
+                weeks: "dw_milestone_counts_weeks c",
+                count_key: "c.milestone",
+                count: "c.loans",
+                rows: "dw_loan_milestones m",
+                row_instant: "m.occurred_at",
+                row_key: "m.milestone",
+                row_counted: "m.loan_key",
+            }),
+            Dataset::DwDeals => Some(WarehouseCounts {
+                instant: "createdAt",
+                key: "stage",
+                counted: "id",
+                months: "dw_deal_counts_months c",
+                weeks: "dw_deal_counts_weeks c",
+                count_key: "c.stage",
+                count: "c.deals",
+                rows: "dw_deals m",
+                row_instant: "m.created_at",
+                row_key: "m.stage",
+                row_counted: "m.id",
+            }),
+            Dataset::Loans | Dataset::LosStatusHistory => None,
+        }
+    }
 
     /// The period sets that answer counts of distinct loans per (whole month or week, set of
     /// statuses) organisation-wide (schema v4, `history_keys.rs`; the compiler's period sets
@@ -311,8 +332,8 @@ impl Dataset {
     }
 }
 
-/// Names of the warehouse's counts (migration 0009): per period, each milestone's distinct
-/// loans (`period_index`, `milestone`, `loans`, alias `c`).
+/// Names of a warehouse dataset's counts (migrations 0009 and 0011): per period (`period_index`,
+/// alias `c`), each key's distinct counted values.
 #[derive(Debug, Clone, Copy)]
 pub struct WarehouseCounts {
     /// The date-time field whose periods are counted.
@@ -320,17 +341,20 @@ pub struct WarehouseCounts {
     /// The field counted per period.
     pub key: &'static str,
     /// The field whose distinct values are counted.
-    pub loan: &'static str,
+    pub counted: &'static str,
     /// Calendar months (`year × 12 + month − 1`).
     pub months: &'static str,
     /// ISO weeks, numbered from Monday 1969-12-29.
     pub weeks: &'static str,
+    /// The counts' key and count columns.
+    pub count_key: &'static str,
+    pub count: &'static str,
     /// The rows themselves (alias `m`), for the partial periods at a window's ends.
     pub rows: &'static str,
-    /// A row's instant, milestone and loan.
+    /// A row's instant, key and counted value.
     pub row_instant: &'static str,
     pub row_key: &'static str,
-    pub row_loan: &'static str,
+    pub row_counted: &'static str,
 }
 
 /// The tables that summarise history per (period, loan) (migration 0005), each aliased `r`

@@ -169,31 +169,68 @@ const HISTORY_SETS: [(&str, &str, &str); 2] = [
 ];
 
 /// The periods whose counted sets (migration 0008) no longer match their sets, per table of
-/// [`HISTORY_SETS`], and the warehouse periods an import added rows to, per table of
-/// [`WAREHOUSE_COUNTS`] (migration 0009): counted again once, before the import commits.
+/// [`HISTORY_SETS`], and the warehouse periods an import wrote rows to, per table of
+/// [`WAREHOUSE`] and unit of [`PERIODS`] (migrations 0009 and 0011): counted again once,
+/// before the import commits.
 #[derive(Debug, Default)]
 struct Stale {
     /// Every period (the sets were built anew).
     all: bool,
     periods: [BTreeSet<i64>; 2],
-    warehouse: [BTreeSet<i64>; 2],
+    warehouse: [[BTreeSet<i64>; 2]; 2],
 }
 
-/// The warehouse's distinct loans per (period, milestone) (migration 0009): each table with
-/// the period numbering it uses and the first instant of a period.
+/// A period numbering (months, ISO weeks) and the first instant of a period.
 type PeriodOf = fn(i64) -> i64;
-const WAREHOUSE_COUNTS: [(&str, PeriodOf, PeriodOf); 2] = [
-    (
-        "dw_milestone_counts_months",
-        history_keys::month_index,
-        history_keys::month_start,
-    ),
-    (
-        "dw_milestone_counts_weeks",
-        history_keys::week_index,
-        history_keys::week_start,
-    ),
+const PERIODS: [(PeriodOf, PeriodOf); 2] = [
+    (history_keys::month_index, history_keys::month_start),
+    (history_keys::week_index, history_keys::week_start),
 ];
+
+/// A warehouse table whose rows the import counts per (period, key): what it counts, and
+/// its counts per unit of [`PERIODS`] (`period_index`, the key, the count).
+struct Counted {
+    rows: &'static str,
+    at: &'static str,
+    key: &'static str,
+    /// The aggregate over a period's rows of one key.
+    counted: &'static str,
+    tables: [&'static str; 2],
+    count: &'static str,
+}
+
+/// The warehouse's distinct loans per (period, milestone) (migration 0009) and its deals per
+/// (period, stage) (migration 0011), in the order of [`Stale::warehouse`].
+const WAREHOUSE: [Counted; 2] = [
+    Counted {
+        rows: "dw_loan_milestones",
+        at: "occurred_at",
+        key: "milestone",
+        counted: "COUNT(DISTINCT loan_key)",
+        tables: ["dw_milestone_counts_months", "dw_milestone_counts_weeks"],
+        count: "loans",
+    },
+    Counted {
+        rows: "dw_deals",
+        at: "created_at",
+        key: "stage",
+        counted: "COUNT(*)",
+        tables: ["dw_deal_counts_months", "dw_deal_counts_weeks"],
+        count: "deals",
+    },
+];
+/// The places of the milestones and the deals in [`WAREHOUSE`].
+const MILESTONES: usize = 0;
+const DEALS: usize = 1;
+
+impl Stale {
+    /// Marks the periods of `at` stale in the counts of `WAREHOUSE[table]`.
+    fn warehouse_at(&mut self, table: usize, at: i64) {
+        for (periods, (index, _)) in self.warehouse[table].iter_mut().zip(PERIODS) {
+            periods.insert(index(at));
+        }
+    }
+}
 
 /// What a history row adds to its period sets.
 struct SetRow {

@@ -272,29 +272,53 @@ impl Tx {
         Ok(())
     }
 
-    /// Counts the distinct loans per milestone of each warehouse period `stale` holds
-    /// (migration 0009), from the period's rows (by their instant's index).
+    /// Counts again the rows per key of each warehouse period `stale` holds (migrations 0009
+    /// and 0011), from the period's rows (by their instant's index).
     pub(super) async fn count_warehouse(&mut self, stale: &Stale) -> Result<(), sqlx::Error> {
-        for ((counts, _, start), periods) in WAREHOUSE_COUNTS.iter().zip(&stale.warehouse) {
-            for period in periods {
-                let (from, to) = (start(*period), start(*period + 1));
-                self.exec(
-                    &format!("DELETE FROM {counts} WHERE period_index = ?"),
-                    &[V::I(Some(*period))],
-                )
-                .await?;
-                self.exec(
-                    &format!(
-                        "INSERT INTO {counts} (period_index, milestone, loans) \
-                         SELECT CAST(? AS INTEGER), milestone, COUNT(DISTINCT loan_key) FROM dw_loan_milestones \
-                         WHERE occurred_at >= ? AND occurred_at < ? GROUP BY milestone"
-                    ),
-                    &[V::I(Some(*period)), V::I(Some(from)), V::I(Some(to))],
-                )
-                .await?;
+        for (w, stale) in WAREHOUSE.iter().zip(&stale.warehouse) {
+            for ((counts, (_, start)), periods) in w.tables.iter().zip(PERIODS).zip(stale) {
+                for period in periods {
+                    let (from, to) = (start(*period), start(*period + 1));
+                    self.exec(
+                        &format!("DELETE FROM {counts} WHERE period_index = ?"),
+                        &[V::I(Some(*period))],
+                    )
+                    .await?;
+                    self.exec(
+                        &format!(
+                            "INSERT INTO {counts} (period_index, {key}, {count}) \
+                             SELECT CAST(? AS INTEGER), {key}, {counted} FROM {rows} \
+                             WHERE {at} >= ? AND {at} < ? GROUP BY {key}",
+                            key = w.key,
+                            count = w.count,
+                            counted = w.counted,
+                            rows = w.rows,
+                            at = w.at,
+                        ),
+                        &[V::I(Some(*period)), V::I(Some(from)), V::I(Some(to))],
+                    )
+                    .await?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// The creation instants of the deals among `ids` the warehouse holds (before they are
+    /// written again).
+    pub(super) async fn deal_instants(&mut self, ids: &[V]) -> Result<Vec<i64>, sqlx::Error> {
+        let mut out = Vec::new();
+        for chunk in ids.chunks(BATCH_PARAMS) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let sql = format!("SELECT created_at FROM dw_deals WHERE id IN ({marks})");
+            out.extend(
+                self.fetch::<(i64,)>(&sql, chunk)
+                    .await?
+                    .into_iter()
+                    .map(|(at,)| at),
+            );
+        }
+        Ok(out)
     }
 
     /// Whether `table` has no row (in this transaction).

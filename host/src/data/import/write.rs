@@ -279,11 +279,7 @@ pub(super) async fn write(
                             r.remove(1);
                             // (key, milestone, at): the periods of `at` are counted again.
                             if let V::I(Some(at)) = r[2] {
-                                for (periods, (_, index, _)) in
-                                    stale.warehouse.iter_mut().zip(WAREHOUSE_COUNTS)
-                                {
-                                    periods.insert(index(at));
-                                }
+                                stale.warehouse_at(MILESTONES, at);
                             }
                             r
                         })
@@ -298,7 +294,19 @@ pub(super) async fn write(
                 }
                 "dw_deals.jsonl" => {
                     let cols = ["id", "created_at", "stage"];
-                    tx.insert_rows("dw_deals", &cols, &upsert_tail(&cols), &last_per_id(rows))
+                    let rows = last_per_id(rows);
+                    // A deal is counted in the periods it comes in (migration 0011) and, when
+                    // it was there before, taken out of the ones it was in.
+                    let ids: Vec<V> = rows.iter().map(|r| r[0].clone()).collect();
+                    for at in tx.deal_instants(&ids).await? {
+                        stale.warehouse_at(DEALS, at);
+                    }
+                    for r in &rows {
+                        if let V::I(Some(at)) = r[1] {
+                            stale.warehouse_at(DEALS, at);
+                        }
+                    }
+                    tx.insert_rows("dw_deals", &cols, &upsert_tail(&cols), &rows)
                         .await?
                 }
                 _ => {}

@@ -196,7 +196,7 @@ pub(super) fn compile(
     if let Some(plan) = period_sets(&c, q) {
         return compile_period_sets(c, q, plan, scope, filter_sql, filter_params);
     }
-    if let Some(plan) = warehouse_counts(&c, q) {
+    if let Some(plan) = warehouse_counts(q) {
         return compile_warehouse_counts(c, q, plan);
     }
     // Inner select list: keys (k0…), the distinct field (dd), aggregate sources (s0…).

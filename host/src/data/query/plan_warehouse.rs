@@ -1,12 +1,15 @@
-//! The warehouse-counts planner (schema v8), chosen for distinct loans of the warehouse per
-//! (month or ISO week, milestone) over a bounded window: the window's whole periods are read
-//! from the import's counts, and its partial first and last periods, if any, from the rows.
+//! The warehouse-counts planner (schemas v8 and v10), chosen for the distinct values a
+//! warehouse dataset counts per (month or ISO week, key) over a window — the milestones'
+//! loans, the deals per stage: the window's whole periods are read from the import's counts,
+//! and its partial first and last periods, if any, from the rows.
 
 use super::*;
+use crate::data::catalog::WarehouseCounts;
 use crate::data::history_keys::{month_index, month_start, week_index, week_start};
 
 /// A query [`compile_warehouse_counts`] answers.
 pub(super) struct WarehousePlan {
+    counts: WarehouseCounts,
     period_key: usize,
     unit: PeriodUnit,
     /// The counts of the unit.
@@ -17,18 +20,46 @@ pub(super) struct WarehousePlan {
     edges: Vec<(i64, i64, i64)>,
 }
 
-/// Whether `q` counts the warehouse's distinct loans per (whole months or weeks, milestone),
-/// with no other condition than bounds on the instant that hold at least one whole period.
-pub(super) fn warehouse_counts(c: &Compiler, q: &Query) -> Option<WarehousePlan> {
-    let w = Dataset::WAREHOUSE_COUNTS;
-    if q.dataset != Dataset::DwLoanMilestones
-        || q.distinct_on.is_some()
+/// Instants of years 0000 to 9999, the only ones an import takes (RFC 3339's four-digit years).
+const FIRST: i64 = -62_167_219_200_000;
+const LAST: i64 = 253_402_300_799_999;
+
+/// The window the predicates bound `field` to (both ends inclusive), when they are only
+/// bounds on it and each is an instant (as text too, as the compiler binds them); an open end is the first or last instant an import
+/// takes, so that "everything before the end of this week" reads the counts too.
+fn window(q: &Query, field: &str) -> Option<(i64, i64)> {
+    let (mut lo, mut hi) = (FIRST, LAST);
+    for (f, condition) in &q.predicates {
+        let (Condition::Ge(v) | Condition::Gt(v) | Condition::Le(v) | Condition::Lt(v)) = condition
+        else {
+            return None;
+        };
+        let at = match v {
+            Value::Timestamp(s) | Value::Text(s) if f == field => parse_instant(s)?,
+            _ => return None,
+        };
+        match condition {
+            Condition::Ge(_) => lo = lo.max(at),
+            Condition::Gt(_) => lo = lo.max(at.checked_add(1)?),
+            Condition::Le(_) => hi = hi.min(at),
+            _ => hi = hi.min(at.checked_sub(1)?),
+        }
+    }
+    Some((lo, hi))
+}
+
+/// Whether `q` counts a warehouse dataset's distinct values per (whole months or weeks, key),
+/// with no other condition than bounds on the instant (an open end included) that hold at
+/// least one whole period.
+pub(super) fn warehouse_counts(q: &Query) -> Option<WarehousePlan> {
+    let w = q.dataset.warehouse_counts()?;
+    if q.distinct_on.is_some()
         || q.filter.is_some()
         || q.group_by.len() != 2
         || !q
             .aggregates
             .iter()
-            .all(|a| matches!(a, Aggregate::CountDistinct(f) if f == w.loan))
+            .all(|a| matches!(a, Aggregate::CountDistinct(f) if f == w.counted))
     {
         return None;
     }
@@ -41,12 +72,8 @@ pub(super) fn warehouse_counts(c: &Compiler, q: &Query) -> Option<WarehousePlan>
     if !matches!(&q.group_by[1 - period_key], Key::Field(f) if f == w.key) {
         return None;
     }
-    let only_bounds = bounds_only(q, w.instant);
-    let (lo, hi) = *c.bounds.get(w.instant)?;
-    // Years 0000 to 9999, as import dates are.
-    const FIRST: i64 = -62_167_219_200_000;
-    const LAST: i64 = 253_402_300_799_999;
-    if !only_bounds || lo > hi || lo < FIRST || hi > LAST {
+    let (lo, hi) = window(q, w.instant)?;
+    if lo > hi {
         return None;
     }
     type Numbering = fn(i64) -> i64;
@@ -75,6 +102,7 @@ pub(super) fn warehouse_counts(c: &Compiler, q: &Query) -> Option<WarehousePlan>
         edges.push((index(hi), start(last + 1), hi));
     }
     Some(WarehousePlan {
+        counts: w,
         period_key,
         unit: *unit,
         table,
@@ -84,19 +112,19 @@ pub(super) fn warehouse_counts(c: &Compiler, q: &Query) -> Option<WarehousePlan>
 }
 
 /// [`compile`] for the queries [`warehouse_counts`] accepts: the counts of the whole periods,
-/// beside each partial period's distinct loans per milestone read from its rows (by the
+/// beside each partial period's distinct counted values per key read from its rows (by the
 /// instant's index), labelled from the period index as the row-by-row plan labels instants.
 pub(super) fn compile_warehouse_counts(
     c: Compiler,
     q: &Query,
     plan: WarehousePlan,
 ) -> Result<Compiled, QueryError> {
-    let w = Dataset::WAREHOUSE_COUNTS;
+    let w = plan.counts;
     let (first, last) = plan.whole;
     let mut parts = vec![format!(
-        "SELECT c.period_index AS pi, c.milestone AS ms, c.loans AS n FROM {} \
+        "SELECT c.period_index AS pi, {} AS ms, {} AS n FROM {} \
          WHERE c.period_index >= {first} AND c.period_index <= {last}",
-        plan.table
+        w.count_key, w.count, plan.table
     )];
     let mut params = Vec::new();
     for (index, from, to) in &plan.edges {
@@ -104,7 +132,7 @@ pub(super) fn compile_warehouse_counts(
             "SELECT {index} AS pi, {key} AS ms, COUNT(DISTINCT {loan}) AS n FROM {rows} \
              WHERE {at} >= ? AND {at} <= ? GROUP BY {key}",
             key = w.row_key,
-            loan = w.row_loan,
+            loan = w.row_counted,
             rows = w.rows,
             at = w.row_instant,
         ));
