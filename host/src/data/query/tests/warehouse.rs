@@ -168,27 +168,10 @@ fn deals_per_stage_read_their_counts_and_an_open_start_is_the_first_instant() {
     for postgres in [false, true] {
         // Arrange / Act: all history by month up to the end of 2026-03-18 (a Wednesday);
         // one quarter by week; all history by week.
-        let months = compile(
-            &deals(PeriodUnit::Month, None, "2026-03-19T00:00:00Z"),
-            None,
-            true,
-            postgres,
-        )
-        .unwrap();
-        let quarter = compile(
-            &deals(PeriodUnit::Week, Some("2026-07-01"), "2026-10-01"),
-            None,
-            true,
-            postgres,
-        )
-        .unwrap();
-        let weeks = compile(
-            &deals(PeriodUnit::Week, None, "2026-03-19T00:00:00Z"),
-            None,
-            true,
-            postgres,
-        )
-        .unwrap();
+        let plan = |q: &Query| compile(q, None, true, postgres).unwrap();
+        let months = plan(&deals(PeriodUnit::Month, None, "2026-03-19T00:00:00Z"));
+        let quarter = plan(&deals(PeriodUnit::Week, Some("2026-07-01"), "2026-10-01"));
+        let weeks = plan(&deals(PeriodUnit::Week, None, "2026-03-19T00:00:00Z"));
 
         // Assert: every whole month from the year 0000's first to February's counts, then
         // March's rows up to the bound; the quarter's whole weeks (Monday 6 July to Sunday
@@ -243,9 +226,6 @@ fn deals_per_stage_read_their_counts_and_an_open_start_is_the_first_instant() {
         // Rows counted instead of deals, or a stage of its own making: the rows.
         let mut rows = deals(PeriodUnit::Month, None, "2026-03-01");
         rows.aggregates = vec![Aggregate::Count];
-        assert!(!compile(&rows, None, true, postgres)
-            .unwrap()
-            .sql
-            .contains("dw_deal_counts"));
+        assert!(!plan(&rows).sql.contains("dw_deal_counts"));
     }
 }
