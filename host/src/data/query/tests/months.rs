@@ -230,8 +230,10 @@ fn a_companys_months_of_the_status_date_are_read_as_bounds_on_its_month_index() 
 
 #[test]
 fn postgres_groups_behind_a_fence_before_it_orders_the_groups() {
-    // Arrange: the deals by ISO week (a computed key the planner has no statistics for).
+    // Arrange: the deals by ISO week (a computed key the planner has no statistics for), read
+    // from the rows: a condition on the stage keeps them off schema v10's counts.
     let weeks = Query {
+        predicates: vec![("stage".into(), Condition::IsNotNull)],
         group_by: vec![
             Key::Period("createdAt".into(), PeriodUnit::Week),
             Key::Field("stage".into()),
