@@ -219,9 +219,13 @@ impl Compiler {
 
     /// A column as a filter's list or range compares it: `+col` when the scope goes first
     /// (on PostgreSQL only a `numeric` one: text has no unary `+` there, and a list of text
-    /// values is estimated as such in a generic plan too).
+    /// values is estimated as such in a generic plan too), except the column the scope's own
+    /// index holds right after its equality (`loans_company (company_id, status)`): a
+    /// company's list of statuses narrows that index to the statuses' ranges instead of
+    /// reading every loan of the company (a Processor's wide filter by status on SQLite:
+    /// 11.0-11.2 ms where its SQL, which lets SQLite seek the statuses, took 8.2-8.3).
     pub(super) fn filter_column(&self, col: &str, numeric: bool) -> String {
-        if self.scope_first && (numeric || !self.postgres) {
+        if self.scope_first && (numeric || !self.postgres) && self.scope_order != Some(col) {
             format!("+{col}")
         } else {
             col.to_string()

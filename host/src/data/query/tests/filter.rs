@@ -135,6 +135,24 @@ fn a_scoped_callers_filter_lists_and_ranges_yield_to_the_scopes_index() {
             c.sql
         );
     }
+
+    // A company's scope on SQLite: the statuses keep the scope's index, which holds them
+    // right after the company; the other lists and ranges yield to it.
+    let company = Scope {
+        company: Some("c".into()),
+        ..Default::default()
+    };
+    let c = compile(&wide, Some(&company), true, false).unwrap();
+    assert!(
+        c.sql.contains(" l.status IN (") && !c.sql.contains("+l.status IN ("),
+        "{}",
+        c.sql
+    );
+    assert!(
+        c.sql.contains("+l.loan_type IN (") && c.sql.contains("+l.status_date >= "),
+        "{}",
+        c.sql
+    );
 }
 
 #[tokio::test]
