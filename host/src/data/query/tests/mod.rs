@@ -33,6 +33,14 @@ pub(super) fn admin() -> Scope {
     }
 }
 
+/// A Processor's scope: one company's loans.
+pub(super) fn company() -> Scope {
+    Scope {
+        company: Some("c".into()),
+        ..Default::default()
+    }
+}
+
 pub(super) fn agent() -> Scope {
     Scope {
         originated_by: Some("me".into()),

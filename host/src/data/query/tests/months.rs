@@ -182,10 +182,7 @@ async fn sqlite_reads_a_month_group_by_from_its_covering_index_in_order() {
 fn a_companys_months_of_the_status_date_are_read_as_bounds_on_its_month_index() {
     // Arrange: a Processor's pipeline trend (whole months of the status date), and the same
     // over another date, for a company's scope and an Agent's.
-    let company = Scope {
-        company: Some("c".into()),
-        ..Default::default()
-    };
+    let company = company();
     let window = vec![
         at("statusDate", Condition::Ge, "2026-09-01T00:00:00Z"),
         at("statusDate", Condition::Lt, "2026-12-01T00:00:00Z"),
