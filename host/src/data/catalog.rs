@@ -237,38 +237,40 @@ impl Dataset {
 
     /// The counts the import keeps of a warehouse dataset, per whole month or week and key
     /// (the milestones' distinct loans, schema v8; the deals per stage, schema v10), and the
-    /// rows a window's partial periods are read from. `None` for the other datasets.
+    /// rows a window's partial periods are read from: what the planner reads and the import
+    /// writes. `None` for the other datasets.
     pub fn warehouse_counts(self) -> Option<WarehouseCounts> {
         match self {
             Dataset::DwLoanMilestones => Some(WarehouseCounts {
                 instant: "occurredAt",
                 key: "milestone",
                 counted: "loanId",
-                months: "dw_milestone_counts_months c",
-                weeks: "dw_milestone_counts_weeks c",
-                count_key: "c.milestone",
-                count: "c.loans",
-                rows: "dw_loan_milestones m",
-                row_instant: "m.occurred_at",
-                row_key: "m.milestone",
-                row_counted: "m.loan_key",
+                months: "dw_milestone_counts_months",
+                weeks: "dw_milestone_counts_weeks",
+                count: "loans",
+                rows: "dw_loan_milestones",
+                row_instant: "occurred_at",
+                row_key: "milestone",
+                row_counted: "loan_key",
             }),
             Dataset::DwDeals => Some(WarehouseCounts {
                 instant: "createdAt",
                 key: "stage",
                 counted: "id",
-                months: "dw_deal_counts_months c",
-                weeks: "dw_deal_counts_weeks c",
-                count_key: "c.stage",
-                count: "c.deals",
-                rows: "dw_deals m",
-                row_instant: "m.created_at",
-                row_key: "m.stage",
-                row_counted: "m.id",
+                months: "dw_deal_counts_months",
+                weeks: "dw_deal_counts_weeks",
+                count: "deals",
+                rows: "dw_deals",
+                row_instant: "created_at",
+                row_key: "stage",
+                row_counted: "id",
             }),
             Dataset::Loans | Dataset::LosStatusHistory => None,
         }
     }
+
+    /// The datasets with [`Dataset::warehouse_counts`].
+    pub const WAREHOUSE_COUNTED: [Dataset; 2] = [Dataset::DwLoanMilestones, Dataset::DwDeals];
 
     /// The period sets that answer counts of distinct loans per (whole month or week, set of
     /// statuses) organisation-wide (schema v4, `history_keys.rs`; the compiler's period sets
@@ -332,8 +334,9 @@ impl Dataset {
     }
 }
 
-/// Names of a warehouse dataset's counts (migrations 0009 and 0011): per period (`period_index`,
-/// alias `c`), each key's distinct counted values.
+/// Names of a warehouse dataset's counts (migrations 0009 and 0011): per period
+/// (`period_index`), each key's distinct counted values. Tables and columns as named in the
+/// schema, without aliases.
 #[derive(Debug, Clone, Copy)]
 pub struct WarehouseCounts {
     /// The date-time field whose periods are counted.
@@ -342,14 +345,13 @@ pub struct WarehouseCounts {
     pub key: &'static str,
     /// The field whose distinct values are counted.
     pub counted: &'static str,
-    /// Calendar months (`year × 12 + month − 1`).
+    /// The counts per calendar month (`year × 12 + month − 1`).
     pub months: &'static str,
-    /// ISO weeks, numbered from Monday 1969-12-29.
+    /// The counts per ISO week, numbered from Monday 1969-12-29.
     pub weeks: &'static str,
-    /// The counts' key and count columns.
-    pub count_key: &'static str,
+    /// The counts' column of the count (their key column is named as the rows' `row_key`).
     pub count: &'static str,
-    /// The rows themselves (alias `m`), for the partial periods at a window's ends.
+    /// The rows themselves, for the partial periods at a window's ends and the import's counts.
     pub rows: &'static str,
     /// A row's instant, key and counted value.
     pub row_instant: &'static str,

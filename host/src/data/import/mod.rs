@@ -11,6 +11,7 @@ use sqlx::{Postgres, Sqlite, Transaction};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::agents::email_key;
+use super::catalog::Dataset;
 use super::history_keys;
 use super::store::{number_placeholders, Db, DbError};
 use super::values::{
@@ -187,38 +188,9 @@ const PERIODS: [(PeriodOf, PeriodOf); 2] = [
     (history_keys::week_index, history_keys::week_start),
 ];
 
-/// A warehouse table whose rows the import counts per (period, key): what it counts, and
-/// its counts per unit of [`PERIODS`] (`period_index`, the key, the count).
-struct Counted {
-    rows: &'static str,
-    at: &'static str,
-    key: &'static str,
-    /// The aggregate over a period's rows of one key.
-    counted: &'static str,
-    tables: [&'static str; 2],
-    count: &'static str,
-}
-
-/// The warehouse's distinct loans per (period, milestone) (migration 0009) and its deals per
-/// (period, stage) (migration 0011), in the order of [`Stale::warehouse`].
-const WAREHOUSE: [Counted; 2] = [
-    Counted {
-        rows: "dw_loan_milestones",
-        at: "occurred_at",
-        key: "milestone",
-        counted: "COUNT(DISTINCT loan_key)",
-        tables: ["dw_milestone_counts_months", "dw_milestone_counts_weeks"],
-        count: "loans",
-    },
-    Counted {
-        rows: "dw_deals",
-        at: "created_at",
-        key: "stage",
-        counted: "COUNT(*)",
-        tables: ["dw_deal_counts_months", "dw_deal_counts_weeks"],
-        count: "deals",
-    },
-];
+/// The warehouse datasets the import counts per (period, key) (`Dataset::warehouse_counts`:
+/// migrations 0009 and 0011), in the order of [`Stale::warehouse`].
+const WAREHOUSE: [Dataset; 2] = Dataset::WAREHOUSE_COUNTED;
 /// The places of the milestones and the deals in [`WAREHOUSE`].
 const MILESTONES: usize = 0;
 const DEALS: usize = 1;

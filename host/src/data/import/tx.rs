@@ -275,8 +275,19 @@ impl Tx {
     /// Counts again the rows per key of each warehouse period `stale` holds (migrations 0009
     /// and 0011), from the period's rows (by their instant's index).
     pub(super) async fn count_warehouse(&mut self, stale: &Stale) -> Result<(), sqlx::Error> {
-        for (w, stale) in WAREHOUSE.iter().zip(&stale.warehouse) {
-            for ((counts, (_, start)), periods) in w.tables.iter().zip(PERIODS).zip(stale) {
+        for (dataset, stale) in WAREHOUSE.iter().zip(&stale.warehouse) {
+            let w = dataset
+                .warehouse_counts()
+                .expect("the warehouse datasets have counts");
+            // A row per counted value (a deal is its id) is counted as rows.
+            let counted = if dataset.is_unique(w.counted) {
+                "COUNT(*)".to_string()
+            } else {
+                format!("COUNT(DISTINCT {})", w.row_counted)
+            };
+            for ((counts, (_, start)), periods) in
+                [w.months, w.weeks].iter().zip(PERIODS).zip(stale)
+            {
                 for period in periods {
                     let (from, to) = (start(*period), start(*period + 1));
                     self.exec(
@@ -289,11 +300,10 @@ impl Tx {
                             "INSERT INTO {counts} (period_index, {key}, {count}) \
                              SELECT CAST(? AS INTEGER), {key}, {counted} FROM {rows} \
                              WHERE {at} >= ? AND {at} < ? GROUP BY {key}",
-                            key = w.key,
+                            key = w.row_key,
                             count = w.count,
-                            counted = w.counted,
                             rows = w.rows,
-                            at = w.at,
+                            at = w.row_instant,
                         ),
                         &[V::I(Some(*period)), V::I(Some(from)), V::I(Some(to))],
                     )

@@ -96,6 +96,24 @@ pub(super) fn bounds_only(q: &Query, field: &str) -> bool {
     })
 }
 
+/// The bounds a predicate puts on a date-time field (both ends inclusive, `None` for an open
+/// end), when it compares the field with an instant (a timestamp, or text, as the compiler
+/// binds both).
+pub(super) fn instant_bound(condition: &Condition) -> Option<(Option<i64>, Option<i64>)> {
+    let ms = |v: &Value| match v {
+        Value::Timestamp(s) | Value::Text(s) => parse_instant(s),
+        _ => None,
+    };
+    Some(match condition {
+        Condition::Ge(v) => (Some(ms(v)?), None),
+        Condition::Gt(v) => (Some(ms(v)?.saturating_add(1)), None),
+        Condition::Le(v) => (None, Some(ms(v)?)),
+        Condition::Lt(v) => (None, Some(ms(v)?.saturating_sub(1))),
+        Condition::Eq(v) => (Some(ms(v)?), Some(ms(v)?)),
+        _ => return None,
+    })
+}
+
 /// The bounds the query's predicates put on each date-time field (both ends inclusive), for
 /// fields bounded on both sides.
 pub(super) fn instant_bounds(q: &Query) -> std::collections::HashMap<String, (i64, i64)> {
@@ -105,21 +123,9 @@ pub(super) fn instant_bounds(q: &Query) -> std::collections::HashMap<String, (i6
             .dataset
             .field(field)
             .is_some_and(|f| f.ty == FieldType::Instant);
-        let ms = |v: &Value| match v {
-            Value::Timestamp(s) | Value::Text(s) => parse_instant(s),
-            _ => None,
-        };
-        let (lo, hi) = match condition {
-            Condition::Ge(v) => (ms(v), None),
-            Condition::Gt(v) => (ms(v).map(|m| m.saturating_add(1)), None),
-            Condition::Le(v) => (None, ms(v)),
-            Condition::Lt(v) => (None, ms(v).map(|m| m.saturating_sub(1))),
-            Condition::Eq(v) => (ms(v), ms(v)),
-            _ => (None, None),
-        };
-        if !is_instant || (lo.is_none() && hi.is_none()) {
+        let Some((lo, hi)) = instant_bound(condition).filter(|_| is_instant) else {
             continue;
-        }
+        };
         let entry = bounds.entry(field.clone()).or_insert((i64::MIN, i64::MAX));
         if let Some(lo) = lo {
             entry.0 = entry.0.max(lo);

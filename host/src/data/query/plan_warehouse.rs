@@ -25,25 +25,18 @@ const FIRST: i64 = -62_167_219_200_000;
 const LAST: i64 = 253_402_300_799_999;
 
 /// The window the predicates bound `field` to (both ends inclusive), when they are only
-/// bounds on it and each is an instant (as text too, as the compiler binds them); an open end is the first or last instant an import
-/// takes, so that "everything before the end of this week" reads the counts too.
+/// bounds on it and each is an instant ([`instant_bound`]); an open end is the first or last
+/// instant an import takes, so that "everything before the end of this week" reads the
+/// counts too.
 fn window(q: &Query, field: &str) -> Option<(i64, i64)> {
+    if !bounds_only(q, field) {
+        return None;
+    }
     let (mut lo, mut hi) = (FIRST, LAST);
-    for (f, condition) in &q.predicates {
-        let (Condition::Ge(v) | Condition::Gt(v) | Condition::Le(v) | Condition::Lt(v)) = condition
-        else {
-            return None;
-        };
-        let at = match v {
-            Value::Timestamp(s) | Value::Text(s) if f == field => parse_instant(s)?,
-            _ => return None,
-        };
-        match condition {
-            Condition::Ge(_) => lo = lo.max(at),
-            Condition::Gt(_) => lo = lo.max(at.checked_add(1)?),
-            Condition::Le(_) => hi = hi.min(at),
-            _ => hi = hi.min(at.checked_sub(1)?),
-        }
+    for (_, condition) in &q.predicates {
+        let (from, to) = instant_bound(condition)?;
+        lo = from.map_or(lo, |from| lo.max(from));
+        hi = to.map_or(hi, |to| hi.min(to));
     }
     Some((lo, hi))
 }
@@ -122,15 +115,15 @@ pub(super) fn compile_warehouse_counts(
     let w = plan.counts;
     let (first, last) = plan.whole;
     let mut parts = vec![format!(
-        "SELECT c.period_index AS pi, {} AS ms, {} AS n FROM {} \
+        "SELECT c.period_index AS pi, c.{} AS ms, c.{} AS n FROM {} c \
          WHERE c.period_index >= {first} AND c.period_index <= {last}",
-        w.count_key, w.count, plan.table
+        w.row_key, w.count, plan.table
     )];
     let mut params = Vec::new();
     for (index, from, to) in &plan.edges {
         parts.push(format!(
-            "SELECT {index} AS pi, {key} AS ms, COUNT(DISTINCT {loan}) AS n FROM {rows} \
-             WHERE {at} >= ? AND {at} <= ? GROUP BY {key}",
+            "SELECT {index} AS pi, m.{key} AS ms, COUNT(DISTINCT m.{loan}) AS n FROM {rows} m \
+             WHERE m.{at} >= ? AND m.{at} <= ? GROUP BY m.{key}",
             key = w.row_key,
             loan = w.row_counted,
             rows = w.rows,
