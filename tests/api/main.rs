@@ -6,6 +6,7 @@ mod helpers;
 mod import;
 mod isolation;
 mod loan_months;
+mod loan_totals;
 
 mod audit;
 mod auth;

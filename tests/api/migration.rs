@@ -206,9 +206,26 @@ fn counted(table: &str) -> String {
     )
 }
 
+/// The rows of a table of the snapshot's totals (schema v11), key and partials as text.
+fn totals(t: &loanhost::data::totals::Totals) -> String {
+    let text = |c: &str| format!("COALESCE(CAST({c} AS TEXT), '-')");
+    let (counted, _) = loanhost::data::totals::counted_columns();
+    let columns: Vec<String> = t
+        .keys
+        .iter()
+        .map(|(_, c)| text(c))
+        .chain(counted.iter().map(|c| text(c)))
+        .collect();
+    format!(
+        "SELECT {} FROM {} ORDER BY 1",
+        columns.join(" || '|' || "),
+        t.table
+    )
+}
+
 /// The stored data, keys replaced by the ids they stand for (each database numbers its own).
 async fn contents(db: &Db) -> Vec<Vec<String>> {
-    let queries = [
+    let mut queries = vec![
         format!("SELECT {} FROM loans ORDER BY id", LOAN_COLUMNS.iter().map(|(n, _)| format!("COALESCE(CAST({n} AS TEXT), '-')")).collect::<Vec<_>>().join(" || '|' || ")),
         // Schema v6: each date's month index beside it.
         "SELECT id || '|' || COALESCE(CAST(status_month AS TEXT), '-') || '|' || COALESCE(CAST(estimated_closing_month AS TEXT), '-') \
@@ -232,6 +249,8 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
         "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
         "SELECT id FROM loan_keys ORDER BY 1".to_string(),
     ];
+    // Schema v11: the snapshot's totals per key value, as 0012 counts them and the import.
+    queries.extend(loanhost::data::totals::TOTALS.iter().map(totals));
     let mut out = Vec::new();
     for sql in queries {
         let rows: Vec<String> = match db {

@@ -13,6 +13,7 @@ pub mod report_store;
 pub mod scope;
 pub mod seed;
 pub mod store;
+pub mod totals;
 pub mod values;
 
 pub use admission::Reports;

@@ -19,9 +19,11 @@ use super::values::{
 };
 
 mod parse;
+mod totals;
 mod tx;
 mod write;
 use parse::*;
+use totals::*;
 use tx::*;
 use write::*;
 
@@ -117,10 +119,18 @@ pub async fn import_dir(
         // Into an empty table, the secondary indexes are built once at the end of the file
         // (sorted, in one pass) instead of row by row: a first import of a million loans
         // spends most of its time inserting into indexes otherwise. Still one transaction.
+        let empty = match table_of(file) {
+            Some(table) => tx.is_empty(table).await?,
+            None => false,
+        };
         let deferred = match table_of(file) {
-            Some(table) if tx.is_empty(table).await? => tx.drop_indexes(table).await?,
+            Some(table) if empty => tx.drop_indexes(table).await?,
             _ => Vec::new(),
         };
+        // Loans into an empty snapshot: every total is counted once at the end.
+        if empty && file == "loans.jsonl" {
+            stale.totals_all = true;
+        }
         // Loans are written before the history (FILES' order): an empty history now is empty
         // while they are written, and they have no history rows to bring in step. History
         // written into an empty table gets its period sets built once at the end, like the
@@ -147,6 +157,7 @@ pub async fn import_dir(
     }
     tx.count_sets(&stale).await?;
     tx.count_warehouse(&stale).await?;
+    tx.count_totals(&stale).await?;
     tx.commit().await?;
     Ok(report)
 }
@@ -171,14 +182,18 @@ const HISTORY_SETS: [(&str, &str, &str); 2] = [
 
 /// The periods whose counted sets (migration 0008) no longer match their sets, per table of
 /// [`HISTORY_SETS`], and the warehouse periods an import wrote rows to, per table of
-/// [`WAREHOUSE`] and unit of [`PERIODS`] (migrations 0009 and 0011): counted again once,
-/// before the import commits.
+/// [`WAREHOUSE`] and unit of [`PERIODS`] (migrations 0009 and 0011), and the key values of
+/// the snapshot's totals that loans left or took, per table of `totals::TOTALS` (migration
+/// 0012): counted again once, before the import commits.
 #[derive(Debug, Default)]
 struct Stale {
     /// Every period (the sets were built anew).
     all: bool,
     periods: [BTreeSet<i64>; 2],
     warehouse: [[BTreeSet<i64>; 2]; 2],
+    /// Every total (loans were written into an empty snapshot).
+    totals_all: bool,
+    totals: [BTreeSet<KeyValue>; crate::data::totals::TOTALS.len()],
 }
 
 /// A period numbering (months, ISO weeks) and the first instant of a period.

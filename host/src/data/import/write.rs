@@ -202,8 +202,15 @@ pub(super) async fn write(
                     let (rows, batch_keys) = with_keys(rows, &keys);
                     let mut cols = vec!["key"];
                     cols.extend(LOAN_COLUMNS);
+                    // The totals' key values the loans leave, and then those they take.
+                    if !stale.totals_all {
+                        tx.note_totals(&batch_keys, stale).await?;
+                    }
                     tx.insert_rows("loans", &cols, &upsert_tail(&cols), &rows)
                         .await?;
+                    if !stale.totals_all {
+                        tx.note_totals(&batch_keys, stale).await?;
+                    }
                     if !history_empty {
                         tx.sync_history(&batch_keys, stale).await?;
                     }

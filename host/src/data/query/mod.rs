@@ -6,8 +6,9 @@
 //!
 //! The stages, one file each, in the order a query meets them:
 //! - `ir`: what a plugin may ask (the WIT's `data` types map onto it), what comes back;
-//! - `plan`: `compile` checks the query and picks a planner: `plan_period_sets`,
-//!   `plan_preaggregated`, `plan_warehouse`, or the row-by-row statement of `plan` itself;
+//! - `plan`: `compile` checks the query and picks a planner: `plan_totals`,
+//!   `plan_period_sets`, `plan_preaggregated`, `plan_warehouse`, or the row-by-row statement
+//!   of `plan` itself;
 //! - `compiler` (fields, predicates, keys; the name-reading right), `filter` (the spec's
 //!   filter object), `periods` (window arithmetic), `columns` (bound parameters, decoders);
 //! - `scoped`: the one `WHERE` builder every planner calls, where the caller's scope enters;
@@ -63,6 +64,7 @@ mod periods;
 mod plan;
 mod plan_period_sets;
 mod plan_preaggregated;
+mod plan_totals;
 mod plan_warehouse;
 mod scoped;
 mod statement;
@@ -82,6 +84,7 @@ use periods::*;
 use plan::*;
 use plan_period_sets::*;
 use plan_preaggregated::*;
+use plan_totals::*;
 use plan_warehouse::*;
 use scoped::*;
 use statement::*;

@@ -1,8 +1,10 @@
 //! Planning: `compile` checks the query, compiles the filter, decides whether history is read
 //! alone or a covering index serves the group-by, and hands the query to one planner: the
-//! period sets (`plan_period_sets`), pre-aggregated partials (`plan_preaggregated`), or the
-//! row-by-row statement written here. Every planner takes its `WHERE` clause from
-//! `scoped::where_clause`, the one place the caller's scope is AND-ed in.
+//! snapshot's totals (`plan_totals`), the period sets (`plan_period_sets`), pre-aggregated
+//! partials (`plan_preaggregated`), the warehouse's counts (`plan_warehouse`), or the
+//! row-by-row statement written here. Every planner over the loans takes its `WHERE` clause
+//! from `scoped::where_clause`, the one place the caller's scope is AND-ed in, except the
+//! totals, which only a scope of every loan reads (`scoped::organisation_wide`).
 
 use super::*;
 
@@ -151,6 +153,10 @@ pub(super) fn compile(
             (sql, std::mem::take(&mut c.params))
         }
     };
+    // Organisation-wide without a filter, over keys the import totals: its totals (schema v11).
+    if let Some(t) = loan_totals(q, scope, !filter_sql.is_empty()) {
+        return compile_totals(c, q, t);
+    }
     c.history_only = q.dataset == Dataset::LosStatusHistory
         && filter_sql.is_empty()
         && scope.is_some_and(|s| s.all)

@@ -1,6 +1,8 @@
 //! Where the caller's scope enters: every statement's `WHERE` clause is built here, by every
 //! planner, and on a caller-scoped dataset it always begins with the scope condition (no scope:
-//! no statement); a plugin's filter and predicates can only narrow it.
+//! no statement); a plugin's filter and predicates can only narrow it. The one plan without a
+//! `WHERE` over the loans, the snapshot's totals, is only for a scope of every loan
+//! (`organisation_wide`).
 
 use super::*;
 
@@ -11,6 +13,13 @@ pub(super) fn scope_condition(scope: Option<&Scope>) -> Result<(String, Vec<P>),
     })?;
     let (sql, params) = scope.predicate();
     Ok((sql, params.into_iter().map(P::T).collect()))
+}
+
+/// Whether the caller's scope is every loan: the only scope a plan may answer from what the
+/// import counted over the whole snapshot (the totals, schema v11) instead of the rows this
+/// module's `WHERE` keeps.
+pub(super) fn organisation_wide(scope: Option<&Scope>) -> bool {
+    scope.is_some_and(|s| s.all)
 }
 
 /// The `WHERE` clause (scope, filter, predicates) and its parameters, in that order.

@@ -11,6 +11,7 @@ mod months;
 mod planners;
 mod raw_status;
 mod scope;
+mod totals;
 mod warehouse;
 
 pub(super) fn q(dataset: Dataset) -> Query {

@@ -25,10 +25,17 @@ fn at(field: &str, c: fn(Value) -> Condition, when: &str) -> (String, Condition)
 
 #[test]
 fn months_quarters_and_years_group_by_the_stored_month_index() {
-    // Organisation-wide, the whole snapshot: the index as is, labelled after grouping.
+    // Organisation-wide, the whole snapshot: the totals per month index (schema v11),
+    // labelled after grouping.
     let q0 = by_month("updated", PeriodUnit::Quarter, vec![]);
     let c = compile(&q0, Some(&admin()), true, false).unwrap();
-    assert!(c.sql.contains("SELECT l.updated_month AS r0"), "{}", c.sql);
+    assert!(
+        c.sql.contains("SELECT updated_month AS r0, loans AS p0")
+            && c.sql
+                .contains("FROM loan_totals_updated_months) i GROUP BY k0"),
+        "{}",
+        c.sql
+    );
     assert!(c.sql.contains("printf('%04d-Q%d', r0 / 12"), "{}", c.sql);
     assert!(!c.sql.contains("strftime"), "{}", c.sql);
     let c = compile(&q0, Some(&admin()), true, true).unwrap();
@@ -39,7 +46,8 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
     );
 
     // The null check and whole months: the same bounds on the month index (2026-02 is
-    // 2026 × 12 + 1), so the covering index serves a range of itself.
+    // 2026 × 12 + 1), on the totals organisation-wide and on the loans' index for a company
+    // (the status months after the company, schema v9).
     let window = by_month(
         "statusDate",
         PeriodUnit::Month,
@@ -50,23 +58,31 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
         ],
     );
     let c = compile(&window, Some(&admin()), true, false).unwrap();
-    assert!(c.sql.contains("SELECT l.status_month AS r0"), "{}", c.sql);
     assert!(
-        c.sql
-            .contains("l.status_month IS NOT NULL AND l.status_month >= ? AND l.status_month < ?"),
+        c.sql.contains(
+            "FROM loan_totals_status_months WHERE status_month IS NOT NULL AND status_month >= ? AND status_month < ?"
+        ),
         "{}",
         c.sql
     );
-    assert!(!c.sql.contains("l.status_date"), "{}", c.sql);
-    let ints: Vec<i64> = c
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            P::I(i) => Some(*i),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(ints, [2026 * 12 + 1, 2026 * 12 + 4]);
+    let company_window = compile(&window, Some(&company()), true, false).unwrap();
+    for (c, column) in [(&c, "status_month"), (&company_window, "l.status_month")] {
+        assert!(!c.sql.contains("l.status_date"), "{}", c.sql);
+        assert!(
+            c.sql.contains(&format!("SELECT {column} AS r0")),
+            "{}",
+            c.sql
+        );
+        let ints: Vec<i64> = c
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                P::I(i) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ints, [2026 * 12 + 1, 2026 * 12 + 4]);
+    }
 
     // Not whole months (a bound inside a month, or `>` / `<=`): the dates' own predicates,
     // and the index kept off on SQLite (`+`) as for any uncovered key.
@@ -96,6 +112,7 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
         .push(Aggregate::Max("propertyState".into()));
     let c = compile(&state, Some(&admin()), true, false).unwrap();
     assert!(c.sql.contains("SELECT +l.updated_month AS r0"), "{}", c.sql);
+    assert!(!c.sql.contains("loan_totals"), "{}", c.sql);
 
     // Weeks have no stored index on loans: the integer week of each row (a floor division),
     // grouped and ordered as that integer, and labelled by the executor as it decodes each
@@ -125,16 +142,18 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
 }
 
 #[tokio::test]
-async fn sqlite_reads_a_month_group_by_from_its_covering_index_in_order() {
-    // Arrange: the migrated schema (no rows needed for the plan).
+async fn sqlite_reads_a_companys_month_group_by_from_its_covering_index_in_order() {
+    // Arrange: the migrated schema (no rows needed for the plan). Organisation-wide, the
+    // totals answer these (schema v11); a company's months of the status date are read from
+    // the index that holds them after the company (schema v9).
     let (_dir, db) = scratch_sqlite().await;
     let Db::Sqlite(pool) = &db else {
         unreachable!()
     };
     let cases = [
         (
-            by_month("estimatedClosingDate", PeriodUnit::Year, vec![]),
-            "loans_closing_months",
+            by_month("statusDate", PeriodUnit::Year, vec![]),
+            "loans_company_status_months",
         ),
         (
             by_month(
@@ -146,11 +165,11 @@ async fn sqlite_reads_a_month_group_by_from_its_covering_index_in_order() {
                     at("statusDate", Condition::Lt, "2026-11-01T00:00:00Z"),
                 ],
             ),
-            "loans_status_months",
+            "loans_company_status_months",
         ),
     ];
     for (query, index) in cases {
-        let c = compile(&query, Some(&admin()), true, false).unwrap();
+        let c = compile(&query, Some(&company()), true, false).unwrap();
         let sql = c.sql.replace("?", "NULL");
 
         // Act

@@ -275,11 +275,19 @@ fn a_loan_id_reads_back_as_its_uuid_and_counts_distinct_on_its_key() {
 
 #[test]
 fn a_whole_snapshot_group_by_on_a_covered_key_reads_the_index_in_order() {
-    let by_status = Query {
+    // Counts, sums, minimums and maximums of the whole snapshot come from its totals (schema
+    // v11); a distinct count, which they do not hold, reads the loans.
+    let totalled = Query {
         group_by: vec![Key::Field("status".into())],
         aggregates: vec![Aggregate::Count, Aggregate::Sum("loanAmount".into())],
         ..q(Dataset::Loans)
     };
+    let c = compile(&totalled, Some(&admin()), true, false).unwrap();
+    assert!(c.sql.contains("FROM loan_totals_status"), "{}", c.sql);
+    let mut by_status = totalled.clone();
+    by_status
+        .aggregates
+        .push(Aggregate::CountDistinct("loanAmount".into()));
     // SQLite, Admin: the key as is (the covering index serves it in order).
     let c = compile(&by_status, Some(&admin()), true, false).unwrap();
     assert!(c.sql.contains("SELECT l.status AS k0"), "{}", c.sql);
@@ -299,6 +307,7 @@ fn a_whole_snapshot_group_by_on_a_covered_key_reads_the_index_in_order() {
         aggregates: vec![
             Aggregate::Count,
             Aggregate::Sum("lockedCompensation".into()),
+            Aggregate::CountDistinct("loanAmount".into()),
         ],
         ..q(Dataset::Loans)
     };
@@ -358,14 +367,22 @@ fn a_mapped_key_aggregates_raw_values_first_and_merges_the_partials() {
         ],
         ..q(Dataset::Loans)
     };
-    let c = compile(&stages, Some(&admin()), true, true).unwrap();
+    // A company's loans (organisation-wide, the totals hold these partials: schema v11).
+    let c = compile(&stages, Some(&company()), true, true).unwrap();
     assert!(
-        c.sql.contains("SELECT CASE r0 WHEN ? THEN ? WHEN ? THEN ? ELSE ? END AS k0, CAST(SUM(p0) AS BIGINT) AS a0, CAST(SUM(p1) AS BIGINT) AS a1, CAST(SUM(p2) AS BIGINT) AS a2, MIN(p3) AS a3, MAX(p4) AS a4 FROM (SELECT l.status AS r0, COUNT(*) AS p0, COUNT(l.loan_amount) AS p1, SUM(l.loan_amount) AS p2, MIN(l.loan_amount) AS p3, MAX(l.loan_amount) AS p4 FROM loans l WHERE 1 = 1 GROUP BY r0) i GROUP BY k0"),
+        c.sql.contains("SELECT CASE r0 WHEN ? THEN ? WHEN ? THEN ? ELSE ? END AS k0, CAST(SUM(p0) AS BIGINT) AS a0, CAST(SUM(p1) AS BIGINT) AS a1, CAST(SUM(p2) AS BIGINT) AS a2, MIN(p3) AS a3, MAX(p4) AS a4 FROM (SELECT l.status AS r0, COUNT(*) AS p0, COUNT(l.loan_amount) AS p1, SUM(l.loan_amount) AS p2, MIN(l.loan_amount) AS p3, MAX(l.loan_amount) AS p4 FROM loans l WHERE (l.company_id = ?) GROUP BY r0) i GROUP BY k0"),
         "{}",
         c.sql
     );
     // The labels' parameters come first, as the statement's text has them.
     assert!(matches!(&c.params[0], P::T(v) if v == "Loan Open"));
+    assert!(matches!(c.params.last(), Some(P::T(v)) if v == "c"));
+    let c = compile(&stages, Some(&admin()), true, true).unwrap();
+    assert!(
+        c.sql.contains("SELECT CASE r0 WHEN ? THEN ? WHEN ? THEN ? ELSE ? END AS k0, CAST(COALESCE(SUM(p0), 0) AS BIGINT) AS a0, CAST(COALESCE(SUM(p1), 0) AS BIGINT) AS a1, CAST(SUM(p2) AS BIGINT) AS a2, MIN(p3) AS a3, MAX(p4) AS a4 FROM (SELECT status AS r0, loans AS p0, loan_amount_count AS p1, loan_amount_sum AS p2, loan_amount_min AS p3, loan_amount_max AS p4 FROM loan_totals_status) i GROUP BY k0"),
+        "{}",
+        c.sql
+    );
     // A distinct count cannot be merged from partials: mapped row by row.
     let mut distinct = stages.clone();
     distinct
@@ -377,7 +394,7 @@ fn a_mapped_key_aggregates_raw_values_first_and_merges_the_partials() {
 
 #[tokio::test]
 async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
-    // Arrange: a few loans, two statuses to one label, nulls among the amounts.
+    // Arrange: a few loans of a company, two statuses to one label, nulls among the amounts.
     let (_dir, db) = scratch_sqlite().await;
     let Db::Sqlite(pool) = &db else {
         unreachable!()
@@ -395,7 +412,7 @@ async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
             .execute(pool)
             .await
             .unwrap();
-        sqlx::query("INSERT INTO loans (key, id, search_key, status, loan_amount) VALUES (?1, ?2, '', ?3, ?4)")
+        sqlx::query("INSERT INTO loans (key, id, search_key, status, loan_amount, company_id) VALUES (?1, ?2, '', ?3, ?4, 'c')")
             .bind(n)
             .bind(format!("id-{n}"))
             .bind(status)
@@ -433,13 +450,19 @@ async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
 
     // Act
     let store = ReportStore::of(&db);
-    let a = run(&store, &merged, Some(&admin()), true, Allowance::standard())
-        .await
-        .unwrap();
+    let a = run(
+        &store,
+        &merged,
+        Some(&company()),
+        true,
+        Allowance::standard(),
+    )
+    .await
+    .unwrap();
     let b = run(
         &store,
         &row_by_row,
-        Some(&admin()),
+        Some(&company()),
         true,
         Allowance::standard(),
     )

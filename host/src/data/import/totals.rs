@@ -1,0 +1,130 @@
+//! The snapshot's totals kept in step (schema v11, `data::totals`): the key values the loans an
+//! import writes had before and take after are noted, and each table's rows for those values
+//! are counted again from the loans before the import commits (every row, after a first import
+//! into an empty snapshot).
+
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::SqliteRow;
+
+use super::*;
+use crate::data::totals::{counted_columns, TOTALS};
+
+/// A value of a table of totals' first key column: text, or a month index.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum KeyValue {
+    T(Option<String>),
+    I(Option<i64>),
+}
+
+impl KeyValue {
+    fn is_null(&self) -> bool {
+        matches!(self, KeyValue::T(None) | KeyValue::I(None))
+    }
+
+    fn bound(&self) -> V {
+        match self {
+            KeyValue::T(t) => V::T(t.clone()),
+            KeyValue::I(i) => V::I(*i),
+        }
+    }
+}
+
+/// A loan's value of each table's first key column, in the order of [`TOTALS`].
+struct KeyRow(Vec<KeyValue>);
+
+macro_rules! key_row {
+    ($row:ty) => {
+        impl<'r> sqlx::FromRow<'r, $row> for KeyRow {
+            fn from_row(row: &'r $row) -> Result<Self, sqlx::Error> {
+                use sqlx::Row;
+                let mut values = Vec::with_capacity(TOTALS.len());
+                for (i, t) in TOTALS.iter().enumerate() {
+                    values.push(if t.is_month() {
+                        KeyValue::I(row.try_get(i)?)
+                    } else {
+                        KeyValue::T(row.try_get(i)?)
+                    });
+                }
+                Ok(KeyRow(values))
+            }
+        }
+    };
+}
+key_row!(SqliteRow);
+key_row!(PgRow);
+
+impl Tx {
+    /// Notes the key values the snapshot's loans among `keys` hold now: called before a batch
+    /// is written (the values they leave) and after (the values they take).
+    pub(super) async fn note_totals(
+        &mut self,
+        keys: &[i64],
+        stale: &mut Stale,
+    ) -> Result<(), sqlx::Error> {
+        let columns: Vec<String> = TOTALS
+            .iter()
+            .map(|t| match t.is_month() {
+                true => format!("CAST({} AS BIGINT)", t.first()),
+                false => t.first().to_string(),
+            })
+            .collect();
+        for chunk in keys.chunks(BATCH_PARAMS) {
+            let sql = format!(
+                "SELECT DISTINCT {} FROM loans WHERE key IN ({})",
+                columns.join(", "),
+                vec!["?"; chunk.len()].join(", ")
+            );
+            let values: Vec<V> = chunk.iter().map(|k| V::I(Some(*k))).collect();
+            for KeyRow(row) in self.fetch::<KeyRow>(&sql, &values).await? {
+                for (noted, value) in stale.totals.iter_mut().zip(row) {
+                    noted.insert(value);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts again each table's rows for the key values `stale` notes (all of them after a
+    /// first import).
+    pub(super) async fn count_totals(&mut self, stale: &Stale) -> Result<(), sqlx::Error> {
+        let (columns, aggregates) = counted_columns();
+        for (t, noted) in TOTALS.iter().zip(&stale.totals) {
+            let keys: Vec<&str> = t.keys.iter().map(|(_, c)| *c).collect();
+            let keys = keys.join(", ");
+            let count = |condition: &str| {
+                format!(
+                    "INSERT INTO {table} ({keys}, {columns}) SELECT {keys}, {aggregates} \
+                     FROM loans{condition} GROUP BY {keys}",
+                    table = t.table,
+                    columns = columns.join(", "),
+                    aggregates = aggregates.join(", "),
+                )
+            };
+            if stale.totals_all {
+                self.exec(&format!("DELETE FROM {}", t.table), &[]).await?;
+                self.exec(&count(""), &[]).await?;
+                continue;
+            }
+            let first = t.first();
+            if noted.iter().any(KeyValue::is_null) {
+                let condition = format!(" WHERE {first} IS NULL");
+                self.exec(&format!("DELETE FROM {}{condition}", t.table), &[])
+                    .await?;
+                self.exec(&count(&condition), &[]).await?;
+            }
+            let values: Vec<V> = noted
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(KeyValue::bound)
+                .collect();
+            for chunk in values.chunks(BATCH_PARAMS) {
+                let condition =
+                    format!(" WHERE {first} IN ({})", vec!["?"; chunk.len()].join(", "));
+                self.exec(&format!("DELETE FROM {}{condition}", t.table), chunk)
+                    .await?;
+                self.exec(&count(&condition), chunk).await?;
+            }
+        }
+        Ok(())
+    }
+}
