@@ -53,24 +53,21 @@ pub(super) fn finish(
     } else {
         format!(" ORDER BY {}", order.join(", "))
     };
-    // On PostgreSQL the grouping is a materialised CTE: seen through the order, the planner
+    // The grouping is a materialised CTE. On PostgreSQL, seen through the order, the planner
     // sorted every input row to group them in the answer's order whenever it guessed as many
     // groups as rows (a computed period, which has no statistics), where hashing them and
     // sorting the groups alone is less work (the deals' 25k rows into 1,636 week groups: the
     // statement 9.7 -> 7.9 ms; end to end the same, as the sorted plan streamed its groups
     // while the host decoded them). Where sorted input is cheaper for the grouping itself (an
-    // index in key order), the CTE's own plan still takes it; the answer needs every group
-    // for its `total_groups`, so the fence costs no early stop.
-    let sql = if postgres {
-        format!(
-            "WITH g AS MATERIALIZED ({grouped}) \
-             SELECT g.*, COUNT(*) OVER () AS total_groups FROM g{order_sql} LIMIT {limit}"
-        )
-    } else {
-        format!(
-            "SELECT g.*, COUNT(*) OVER () AS total_groups FROM ({grouped}) g{order_sql} LIMIT {limit}"
-        )
-    };
+    // index in key order), the CTE's own plan still takes it. The number of groups is a
+    // count over the CTE, not `COUNT(*) OVER ()`: the window buffered every group again
+    // before the order's top rows were picked (an Admin's 6,650 officers, schema v11: 11-13
+    // ms against 4.7-6 ms on PostgreSQL, 10 against 5 ms on SQLite). The answer needs every
+    // group for its `total_groups`, so the CTE costs no early stop.
+    let sql = format!(
+        "WITH g AS MATERIALIZED ({grouped}) \
+         SELECT g.*, (SELECT COUNT(*) FROM g) AS total_groups FROM g{order_sql} LIMIT {limit}"
+    );
     let mut params = key_params;
     params.extend(where_params);
     Ok(Compiled {

@@ -185,6 +185,13 @@ fn the_totals_merge_counts_sums_minimums_and_maximums() {
             postgres,
         )
         .unwrap();
+        let officer_ids = compile(
+            &totalled(vec![field("loanOfficerId")], vec![]),
+            Some(&admin()),
+            true,
+            postgres,
+        )
+        .unwrap();
 
         // Assert: counts summed (0 over no rows, as `COUNT`), sums summed, minimums and
         // maximums taken again; no group without a key; the partials by name.
@@ -203,10 +210,20 @@ fn the_totals_merge_counts_sums_minimums_and_maximums() {
             none.sql
         );
         assert!(
-            officers.sql.contains(&format!(
-                "SELECT r0 AS k0, r1 AS k1, {merged} FROM (SELECT loan_officer_id AS r0, \
-                 loan_officer_name AS r1, {partials} FROM loan_totals_officer) i GROUP BY k0, k1"
+            officer_ids.sql.contains(&format!(
+                "SELECT r0 AS k0, {merged} FROM (SELECT loan_officer_id AS r0, {partials} \
+                 FROM loan_totals_officer) i GROUP BY k0"
             )),
+            "{}",
+            officer_ids.sql
+        );
+        // The table's whole key (an officer's id and name): its rows as they are.
+        assert!(
+            officers.sql.contains(&format!(
+                "SELECT r0 AS k0, r1 AS k1, p0 AS a0, p1 AS a1, p2 AS a2, p3 AS a3, p4 AS a4 \
+                 FROM (SELECT loan_officer_id AS r0, loan_officer_name AS r1, {partials} \
+                 FROM loan_totals_officer) i"
+            )) && !officers.sql.contains("GROUP BY"),
             "{}",
             officers.sql
         );
