@@ -56,6 +56,21 @@ pub async fn world(seed: u64, loans: u64, postgres: bool) -> World {
     }
 }
 
+/// The oracle's count, count of known values, sum, minimum and maximum of a group's scaled
+/// amounts (`None`: the loan has none), as a statement's five aggregates answer them.
+pub fn aggregates_of(
+    amounts: &[Option<i128>],
+) -> (i64, i64, Option<i128>, Option<i128>, Option<i128>) {
+    let known: Vec<i128> = amounts.iter().flatten().copied().collect();
+    (
+        amounts.len() as i64,
+        known.len() as i64,
+        known.iter().copied().reduce(|a, b| a + b),
+        known.iter().copied().min(),
+        known.iter().copied().max(),
+    )
+}
+
 /// A filter's meaning, as the oracle applies it to one loan.
 type LoanPredicate = Box<dyn Fn(&Value) -> bool>;
 

@@ -11,7 +11,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use time::OffsetDateTime;
 
-use crate::data::{epoch_ms as ms, iso, label, query_echo_manifest, scaled};
+use crate::data::{aggregates_of, epoch_ms as ms, iso, label, query_echo_manifest, scaled};
 use crate::helpers::{fixture_wasm, import_lines, seed_app, spawn_app_with, AppOptions};
 
 const FIELDS: [&str; 3] = ["statusDate", "estimatedClosingDate", "updated"];
@@ -199,15 +199,8 @@ async fn stored_months_equal_the_dates_read_row_by_row() {
                 let want: Vec<Row> = want
                     .into_iter()
                     .map(|(k, v)| {
-                        let known: Vec<i128> = v.iter().flatten().copied().collect();
-                        (
-                            k,
-                            v.len() as i64,
-                            known.len() as i64,
-                            known.iter().copied().reduce(|a, b| a + b),
-                            known.iter().copied().min(),
-                            known.iter().copied().max(),
-                        )
+                        let (n, known, sum, min, max) = aggregates_of(&v);
+                        (k, n, known, sum, min, max)
                     })
                     .collect();
                 assert_eq!(rows_of(&stored), want, "{what}");

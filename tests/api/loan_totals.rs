@@ -12,8 +12,8 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use crate::data::{iso, query_echo_manifest, scaled};
-use crate::helpers::{fixture_wasm, import_lines, seed_app, spawn_app_with, AppOptions, TestApp};
+use crate::data::{aggregates_of, iso, scaled, world, World};
+use crate::helpers::{import_lines, TestApp};
 
 const AMOUNTS: [&str; 3] = ["loanAmount", "lockedCompensation", "estimatedCompensation"];
 const DATES: [&str; 3] = ["statusDate", "estimatedClosingDate", "updated"];
@@ -230,15 +230,8 @@ async fn totals_equal_the_rows(
             let want: Vec<Row> = groups
                 .into_iter()
                 .map(|(k, v)| {
-                    let known: Vec<i128> = v.iter().flatten().copied().collect();
-                    (
-                        k,
-                        v.len() as i64,
-                        known.len() as i64,
-                        known.iter().copied().reduce(|a, b| a + b),
-                        known.iter().copied().min(),
-                        known.iter().copied().max(),
-                    )
+                    let (n, known, sum, min, max) = aggregates_of(&v);
+                    (k, n, known, sum, min, max)
                 })
                 .collect();
             assert_eq!(got, want, "{shape} (oracle)");
@@ -248,17 +241,11 @@ async fn totals_equal_the_rows(
 
 async fn totals_follow_the_loans(postgres: bool, seed: u64) {
     // Arrange: a seeded world (its totals counted by a first import).
-    let mut options = AppOptions::default().plugin(
-        "query_echo",
-        fixture_wasm("query-echo"),
-        query_echo_manifest(),
-    );
-    options.postgres = postgres;
-    let app = spawn_app_with(options).await;
-    let data = seed_app(&app, seed, 200).await;
+    let World {
+        app, loans: seeded, ..
+    } = world(seed, 200, postgres).await;
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut loans: BTreeMap<String, Value> = data
-        .loans
+    let mut loans: BTreeMap<String, Value> = seeded
         .iter()
         .map(|l| (l["id"].as_str().unwrap().to_string(), l.clone()))
         .collect();
@@ -271,21 +258,21 @@ async fn totals_follow_the_loans(postgres: bool, seed: u64) {
         let mut lines = Vec::new();
         for (n, id) in ids.choose_multiple(&mut rng, 60).enumerate() {
             let mut loan = loans[id].clone();
-            move_loan(&mut loan, &data.loans, &mut rng, n);
+            move_loan(&mut loan, &seeded, &mut rng, n);
             lines.push(loan.to_string());
             loans.insert(id.clone(), loan);
         }
         for n in 0..15 {
-            let mut loan = data.loans.choose(&mut rng).unwrap().clone();
+            let mut loan = seeded.choose(&mut rng).unwrap().clone();
             let id = format!("70a1e000-0000-4000-8000-{round:04}{n:08}");
             loan["id"] = json!(id);
-            move_loan(&mut loan, &data.loans, &mut rng, 100 + n);
+            move_loan(&mut loan, &seeded, &mut rng, 100 + n);
             lines.push(loan.to_string());
             loans.insert(id, loan);
         }
         let twice = ids.choose(&mut rng).unwrap();
         let mut first = loans[twice].clone();
-        move_loan(&mut first, &data.loans, &mut rng, 200);
+        move_loan(&mut first, &seeded, &mut rng, 200);
         let mut last = loans[twice].clone();
         last["status"] = json!("Loan Funded");
         last["loanOfficerName"] = json!(format!("Twice {round}"));

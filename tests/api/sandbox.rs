@@ -272,10 +272,14 @@ async fn datasets_outside_the_manifest_are_denied() {
     );
 }
 
-/// Takes `table` exclusively until the returned transaction ends.
-async fn lock(pool: &sqlx::PgPool, table: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
+/// What an Admin's count of the loans reads: the loans, or the snapshot's totals (schema v11)
+/// when no filter narrows it (the `query` action's).
+const ADMIN_COUNT_READS: &str = "loans, loan_totals_status";
+
+/// Takes `tables` exclusively until the returned transaction ends.
+async fn lock(pool: &sqlx::PgPool, tables: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
     let mut tx = pool.begin().await.unwrap();
-    sqlx::query(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+    sqlx::query(&format!("LOCK TABLE {tables} IN ACCESS EXCLUSIVE MODE"))
         .execute(&mut *tx)
         .await
         .unwrap();
@@ -307,7 +311,7 @@ async fn a_statement_is_stopped_inside_the_engine_at_its_deadline() {
     .await;
     seed_app(&sqlite, 11, 2000).await;
     let postgres = spawn_app_with(misbehave_with("db_time_ms = 300", 5000, &["loans"], true)).await;
-    let held = lock(&postgres.pg_pool(), "loans").await;
+    let held = lock(&postgres.pg_pool(), ADMIN_COUNT_READS).await;
 
     // Act
     let on_sqlite = sqlite
@@ -381,7 +385,7 @@ async fn a_query_returns_at_most_10000_rows_on_both_engines() {
 
 #[tokio::test]
 async fn a_call_finds_no_instance_slot_when_all_are_taken() {
-    // Arrange: 64 calls held in the database (the loans table is locked) take every slot; a
+    // Arrange: 64 calls held in the database (the tables they read are locked) take every slot; a
     // second plugin with a 500 ms deadline then waits for one.
     let options = AppOptions {
         postgres: true,
@@ -395,7 +399,7 @@ async fn a_call_finds_no_instance_slot_when_all_are_taken() {
     };
     let app = std::sync::Arc::new(spawn_app_with(options).await);
     assert!(tool_manifest("get_loan_reporting_metadata").contains("timeout_ms = 1000"));
-    let held = lock(&app.pg_pool(), "loans").await;
+    let held = lock(&app.pg_pool(), ADMIN_COUNT_READS).await;
     let me = loanhost::auth::Identity::new(
         "00000000-0000-0000-0000-0000000000a1",
         [loanhost::auth::RoleCode::Admin],

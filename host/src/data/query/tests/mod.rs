@@ -97,6 +97,17 @@ pub(super) async fn scratch_sqlite() -> (tempfile::TempDir, Db) {
     (dir, db)
 }
 
+/// The integer parameters of a compiled statement, in order.
+pub(super) fn int_params(c: &Compiled) -> Vec<i64> {
+    c.params
+        .iter()
+        .filter_map(|p| match p {
+            P::I(i) => Some(*i),
+            P::T(_) => None,
+        })
+        .collect()
+}
+
 pub(super) fn json_filter(key: &str, value: &str) -> String {
     serde_json::json!({ key: value }).to_string()
 }

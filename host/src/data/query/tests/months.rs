@@ -73,15 +73,7 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
             "{}",
             c.sql
         );
-        let ints: Vec<i64> = c
-            .params
-            .iter()
-            .filter_map(|p| match p {
-                P::I(i) => Some(*i),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ints, [2026 * 12 + 1, 2026 * 12 + 4]);
+        assert_eq!(int_params(c), [2026 * 12 + 1, 2026 * 12 + 4]);
     }
 
     // Not whole months (a bound inside a month, or `>` / `<=`): the dates' own predicates,

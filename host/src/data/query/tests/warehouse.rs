@@ -67,14 +67,7 @@ fn whole_periods_read_the_counts_and_partial_ends_the_rows() {
             "{}",
             partial.sql
         );
-        let bounds: Vec<i64> = partial
-            .params
-            .iter()
-            .filter_map(|p| match p {
-                P::I(i) => Some(*i),
-                P::T(_) => None,
-            })
-            .collect();
+        let bounds = int_params(&partial);
         assert_eq!(
             bounds,
             [
