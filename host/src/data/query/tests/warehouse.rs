@@ -149,15 +149,6 @@ fn deals(unit: PeriodUnit, from: Option<&str>, to: &str) -> Query {
 #[test]
 fn deals_per_stage_read_their_counts_and_an_open_start_is_the_first_instant() {
     let ms = |s: &str| parse_instant(s).unwrap();
-    let instants = |c: &Compiled| -> Vec<i64> {
-        c.params
-            .iter()
-            .filter_map(|p| match p {
-                P::I(i) => Some(*i),
-                P::T(_) => None,
-            })
-            .collect()
-    };
     for postgres in [false, true] {
         // Arrange / Act: all history by month up to the end of 2026-03-18 (a Wednesday);
         // one quarter by week; all history by week.
@@ -183,7 +174,7 @@ fn deals_per_stage_read_their_counts_and_an_open_start_is_the_first_instant() {
             months.sql
         );
         assert_eq!(
-            instants(&months),
+            int_params(&months),
             [ms("2026-03-01T00:00:00Z"), ms("2026-03-19T00:00:00Z") - 1]
         );
         assert!(
@@ -196,7 +187,7 @@ fn deals_per_stage_read_their_counts_and_an_open_start_is_the_first_instant() {
             quarter.sql
         );
         assert_eq!(
-            instants(&quarter),
+            int_params(&quarter),
             [
                 ms("2026-07-01T00:00:00Z"),
                 ms("2026-07-06T00:00:00Z") - 1,
@@ -207,7 +198,7 @@ fn deals_per_stage_read_their_counts_and_an_open_start_is_the_first_instant() {
         let monday = ms("0000-01-03T00:00:00Z");
         assert_eq!(week_index(monday), week_index(first) + 1);
         assert_eq!(
-            instants(&weeks),
+            int_params(&weeks),
             [
                 first,
                 monday - 1,
