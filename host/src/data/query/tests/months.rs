@@ -133,6 +133,41 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
     assert!(!c.sql.contains("updated_month"), "{}", c.sql);
 }
 
+#[test]
+fn a_distinct_count_by_month_the_totals_do_not_hold_still_bounds_the_month_index() {
+    // Arrange: organisation-wide, whole months, and a distinct count of an amount, which the
+    // totals (schema v11) do not hold: the loans are read, through the covering index that
+    // leads with the month index (`covered_month`).
+    let mut query = by_month(
+        "statusDate",
+        PeriodUnit::Month,
+        vec![
+            ("statusDate".into(), Condition::IsNotNull),
+            at("statusDate", Condition::Ge, "2026-02-01T00:00:00Z"),
+            at("statusDate", Condition::Lt, "2026-05-01T00:00:00Z"),
+        ],
+    );
+    query
+        .aggregates
+        .push(Aggregate::CountDistinct("loanAmount".into()));
+
+    // Act
+    let c = compile(&query, Some(&admin()), true, false).unwrap();
+
+    // Assert: the dates' bounds as bounds on the month index (the rows' labels still read
+    // the date), no totals.
+    let where_sql = &c.sql[c.sql.find(" WHERE ").unwrap()..];
+    assert!(
+        where_sql.starts_with(
+            " WHERE 1 = 1 AND l.status_month IS NOT NULL AND l.status_month >= ? AND l.status_month < ?)"
+        ),
+        "{}",
+        c.sql
+    );
+    assert!(!c.sql.contains("loan_totals"), "{}", c.sql);
+    assert!(int_params(&c).ends_with(&[2026 * 12 + 1, 2026 * 12 + 4]));
+}
+
 #[tokio::test]
 async fn sqlite_reads_a_companys_month_group_by_from_its_covering_index_in_order() {
     // Arrange: the migrated schema (no rows needed for the plan). Organisation-wide, the
