@@ -119,11 +119,12 @@ pub async fn import_dir(
         // Into an empty table, the secondary indexes are built once at the end of the file
         // (sorted, in one pass) instead of row by row: a first import of a million loans
         // spends most of its time inserting into indexes otherwise. Still one transaction.
-        let empty = match table_of(file) {
+        let table = table_of(file);
+        let empty = match table {
             Some(table) => tx.is_empty(table).await?,
             None => false,
         };
-        let deferred = match table_of(file) {
+        let deferred = match table {
             Some(table) if empty => tx.drop_indexes(table).await?,
             _ => Vec::new(),
         };

@@ -109,16 +109,10 @@ impl Compiler {
         // A month group-by over a covering index (the whole snapshot's or one company's): the
         // field's bounds as the same bounds on its month index, which that index holds in
         // order (`covered_month`).
-        if let (true, Some(month), Some((op, bound))) =
-            (self.covered_group, f.month, month_condition(c))
-        {
-            return Ok(match bound {
-                None => format!("{month} {op}"),
-                Some(m) => {
-                    self.params.push(P::I(m));
-                    format!("{month} {op} ?")
-                }
-            });
+        if let (true, Some(month)) = (self.covered_group, f.month) {
+            if let Some(sql) = month_predicate(month, c, &mut self.params) {
+                return Ok(sql);
+            }
         }
         // PostgreSQL, a scoped caller: a range of a number yields to the scope's index, as
         // the filter's ranges do (`scope_first`).

@@ -64,6 +64,19 @@ pub(super) fn month_condition(c: &Condition) -> Option<(&'static str, Option<i64
     }
 }
 
+/// A predicate on a date-time field as the same condition on its month index `column`, when
+/// [`month_condition`] finds one, its bound pushed to `params`.
+pub(super) fn month_predicate(column: &str, c: &Condition, params: &mut Vec<P>) -> Option<String> {
+    let (op, bound) = month_condition(c)?;
+    Some(match bound {
+        None => format!("{column} {op}"),
+        Some(m) => {
+            params.push(P::I(m));
+            format!("{column} {op} ?")
+        }
+    })
+}
+
 /// Whether a month, quarter or year over a stored month index (which leads a covering index)
 /// is the only key, and the query reads nothing else but what that index holds
 /// (`Dataset::MONTH_HELD`), with predicates only on that field that its month index states

@@ -128,18 +128,15 @@ pub(super) fn compile_totals(
         outs.push(out);
     }
     // The predicates, each exactly a condition on the month index.
-    let mut wheres = Vec::new();
     let mut where_params = Vec::new();
-    for (_, condition) in &q.predicates {
-        let (op, month) = month_condition(condition).expect("the planner checked the bounds");
-        match month {
-            Some(m) => {
-                wheres.push(format!("{} {op} ?", t.first()));
-                where_params.push(P::I(m));
-            }
-            None => wheres.push(format!("{} {op}", t.first())),
-        }
-    }
+    let wheres: Vec<String> = q
+        .predicates
+        .iter()
+        .map(|(_, condition)| {
+            month_predicate(t.first(), condition, &mut where_params)
+                .expect("the planner checked the bounds")
+        })
+        .collect();
     let where_sql = if wheres.is_empty() {
         String::new()
     } else {

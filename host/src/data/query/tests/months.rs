@@ -23,6 +23,20 @@ fn at(field: &str, c: fn(Value) -> Condition, when: &str) -> (String, Condition)
     (field.into(), c(Value::Timestamp(when.into())))
 }
 
+/// Months of the status date from 2026-02 to 2026-04, as whole months (the null check
+/// `report_loans` adds, and bounds at month starts).
+fn february_to_april() -> Query {
+    by_month(
+        "statusDate",
+        PeriodUnit::Month,
+        vec![
+            ("statusDate".into(), Condition::IsNotNull),
+            at("statusDate", Condition::Ge, "2026-02-01T00:00:00Z"),
+            at("statusDate", Condition::Lt, "2026-05-01T00:00:00Z"),
+        ],
+    )
+}
+
 #[test]
 fn months_quarters_and_years_group_by_the_stored_month_index() {
     // Organisation-wide, the whole snapshot: the totals per month index (schema v11),
@@ -48,15 +62,7 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
     // The null check and whole months: the same bounds on the month index (2026-02 is
     // 2026 × 12 + 1), on the totals organisation-wide and on the loans' index for a company
     // (the status months after the company, schema v9).
-    let window = by_month(
-        "statusDate",
-        PeriodUnit::Month,
-        vec![
-            ("statusDate".into(), Condition::IsNotNull),
-            at("statusDate", Condition::Ge, "2026-02-01T00:00:00Z"),
-            at("statusDate", Condition::Lt, "2026-05-01T00:00:00Z"),
-        ],
-    );
+    let window = february_to_april();
     let c = compile(&window, Some(&admin()), true, false).unwrap();
     assert!(
         c.sql.contains(
@@ -138,15 +144,7 @@ fn a_distinct_count_by_month_the_totals_do_not_hold_still_bounds_the_month_index
     // Arrange: organisation-wide, whole months, and a distinct count of an amount, which the
     // totals (schema v11) do not hold: the loans are read, through the covering index that
     // leads with the month index (`covered_month`).
-    let mut query = by_month(
-        "statusDate",
-        PeriodUnit::Month,
-        vec![
-            ("statusDate".into(), Condition::IsNotNull),
-            at("statusDate", Condition::Ge, "2026-02-01T00:00:00Z"),
-            at("statusDate", Condition::Lt, "2026-05-01T00:00:00Z"),
-        ],
-    );
+    let mut query = february_to_april();
     query
         .aggregates
         .push(Aggregate::CountDistinct("loanAmount".into()));
