@@ -1,9 +1,10 @@
-//! The snapshot's totals per value of a group key (schema v11), read for an organisation-wide
-//! report without a filter: they must equal the loans read row by row (the statement a
-//! distinct-on forces) and an oracle over the imported lines, on both engines, for every
-//! table's key, after imports that move loans between key values (status, type, purpose, an
-//! officer or referrer and their names, a date's month), set and clear amounts and keys, add
-//! loans, and write one loan twice in a file.
+//! The snapshot's totals per value of a group key (schema v11; per company, schema v12), read
+//! for an organisation-wide report and a Processor's (one company's loans) without a filter:
+//! they must equal the loans read row by row (the statement a distinct-on forces) and an
+//! oracle over the imported lines, on both engines, for every table's key, after imports that
+//! move loans between key values (status, type, purpose, company, an officer or referrer and
+//! their names, a date's month), set and clear amounts and keys, add loans, and write one loan
+//! twice in a file.
 
 use std::collections::BTreeMap;
 
@@ -64,11 +65,11 @@ fn seen(loans: &[Value], field: &str) -> Vec<Value> {
     values
 }
 
-/// Moves a loan to other key values, each with a chance: another status, type or purpose (or
-/// none), another officer or referrer with their name, the same one renamed, none; amounts
+/// Moves a loan to other key values, each with a chance: another status, type, purpose or
+/// company (or none), another officer or referrer with their name, the same one renamed, none; amounts
 /// set or cleared; dates moved or cleared.
 fn move_loan(loan: &mut Value, seeded: &[Value], rng: &mut StdRng, n: usize) {
-    for field in ["status", "loanType", "purpose"] {
+    for field in ["status", "loanType", "purpose", "companyId"] {
         if rng.gen_bool(0.4) {
             let values = seen(seeded, field);
             loan[field] = match field {
@@ -186,15 +187,48 @@ fn shapes() -> Vec<(Value, Value, Option<Vec<&'static str>>)> {
     shapes
 }
 
-/// Every shape, over a random amount: the totals' answer equals the rows' and, where it
-/// models the key, the oracle's over `loans`.
+/// The callers whose scopes the totals count: the Admin (every loan) and the Processor (the
+/// loans of their company), each with the loans they see.
+fn callers(w: &World) -> Vec<(&'static str, Option<String>)> {
+    let processor = w
+        .agents
+        .values()
+        .find(|a| a["email"] == "processor@demo.loanhost.local")
+        .expect("the demo processor");
+    assert_eq!(processor["roles"], json!(["Processor"]));
+    let company = processor["companyId"].as_str().expect("their company");
+    vec![
+        ("admin@demo.loanhost.local", None),
+        ("processor@demo.loanhost.local", Some(company.to_string())),
+    ]
+}
+
+/// Every shape, over a random amount, for each caller: the totals' answer equals the rows'
+/// and, where it models the key, the oracle's over the `loans` the caller sees.
 async fn totals_equal_the_rows(
     app: &TestApp,
+    callers: &[(&str, Option<String>)],
     loans: &BTreeMap<String, Value>,
     what: &str,
     rng: &mut StdRng,
 ) {
-    let admin = app.token_for("admin@demo.loanhost.local");
+    for (email, company) in callers {
+        let seen: Vec<&Value> = loans
+            .values()
+            .filter(|l| company.is_none() || l["companyId"].as_str() == company.as_deref())
+            .collect();
+        let what = format!("{what}, {email} ({} loans)", seen.len());
+        shapes_equal_the_rows(app, &app.token_for(email), &seen, &what, rng).await;
+    }
+}
+
+async fn shapes_equal_the_rows(
+    app: &TestApp,
+    token: &str,
+    loans: &[&Value],
+    what: &str,
+    rng: &mut StdRng,
+) {
     for (group_by, predicates, oracle_keys) in shapes() {
         let amount = *AMOUNTS.choose(rng).unwrap();
         let keys = group_by.as_array().unwrap().len();
@@ -210,8 +244,8 @@ async fn totals_equal_the_rows(
         };
 
         // Act
-        let totals = app.call_ok(&admin, "query_echo", query(false)).await;
-        let row_by_row = app.call_ok(&admin, "query_echo", query(true)).await;
+        let totals = app.call_ok(token, "query_echo", query(false)).await;
+        let row_by_row = app.call_ok(token, "query_echo", query(true)).await;
 
         // Assert
         let shape = format!("{what}: {group_by} {predicates} {amount}");
@@ -220,7 +254,7 @@ async fn totals_equal_the_rows(
         assert_eq!(got, rows_of(&row_by_row, keys), "{shape}");
         if let Some(fields) = oracle_keys {
             let mut groups: BTreeMap<Vec<String>, Vec<Option<i128>>> = BTreeMap::new();
-            for loan in loans.values() {
+            for loan in loans {
                 let key = fields
                     .iter()
                     .map(|f| loan[*f].as_str().unwrap_or("<null>").to_string())
@@ -241,16 +275,25 @@ async fn totals_equal_the_rows(
 
 async fn totals_follow_the_loans(postgres: bool, seed: u64) {
     // Arrange: a seeded world (its totals counted by a first import).
+    let w = world(seed, 200, postgres).await;
+    let callers = callers(&w);
     let World {
         app, loans: seeded, ..
-    } = world(seed, 200, postgres).await;
+    } = w;
     let mut rng = StdRng::seed_from_u64(seed);
     let mut loans: BTreeMap<String, Value> = seeded
         .iter()
         .map(|l| (l["id"].as_str().unwrap().to_string(), l.clone()))
         .collect();
     let engine = if postgres { "postgres" } else { "sqlite" };
-    totals_equal_the_rows(&app, &loans, &format!("{engine}, seeded"), &mut rng).await;
+    totals_equal_the_rows(
+        &app,
+        &callers,
+        &loans,
+        &format!("{engine}, seeded"),
+        &mut rng,
+    )
+    .await;
 
     for round in 0..2 {
         // Arrange: 60 loans moved, 15 new ones, one loan twice in the file (the last wins).
@@ -284,7 +327,14 @@ async fn totals_follow_the_loans(postgres: bool, seed: u64) {
         import_lines(&app, "loans.jsonl", &lines).await;
 
         // Assert
-        totals_equal_the_rows(&app, &loans, &format!("{engine}, import {round}"), &mut rng).await;
+        totals_equal_the_rows(
+            &app,
+            &callers,
+            &loans,
+            &format!("{engine}, import {round}"),
+            &mut rng,
+        )
+        .await;
     }
 }
 

@@ -206,8 +206,9 @@ fn counted(table: &str) -> String {
     )
 }
 
-/// The rows of a table of the snapshot's totals (schema v11), key and partials as text.
-fn totals(t: &loanhost::data::totals::Totals) -> String {
+/// The rows of a table of the snapshot's totals (schema v11) and of its table per company
+/// (schema v12), key and partials as text.
+fn totals(t: &loanhost::data::totals::Totals) -> [String; 2] {
     let text = |c: &str| format!("COALESCE(CAST({c} AS TEXT), '-')");
     let (counted, _) = loanhost::data::totals::counted_columns();
     let columns: Vec<String> = t
@@ -216,11 +217,15 @@ fn totals(t: &loanhost::data::totals::Totals) -> String {
         .map(|(_, c)| text(c))
         .chain(counted.iter().map(|c| text(c)))
         .collect();
-    format!(
-        "SELECT {} FROM {} ORDER BY 1",
-        columns.join(" || '|' || "),
-        t.table
-    )
+    let columns = columns.join(" || '|' || ");
+    [
+        format!("SELECT {columns} FROM {} ORDER BY 1", t.table),
+        format!(
+            "SELECT {} || '|' || {columns} FROM {} ORDER BY 1",
+            text("company_id"),
+            t.by_company
+        ),
+    ]
 }
 
 /// The stored data, keys replaced by the ids they stand for (each database numbers its own).
@@ -249,8 +254,9 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
         "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
         "SELECT id FROM loan_keys ORDER BY 1".to_string(),
     ];
-    // Schema v11: the snapshot's totals per key value, as 0012 counts them and the import.
-    queries.extend(loanhost::data::totals::TOTALS.iter().map(totals));
+    // Schema v11 and v12: the snapshot's totals per key value, and per company, as 0012 and
+    // 0013 count them and the import.
+    queries.extend(loanhost::data::totals::TOTALS.iter().flat_map(totals));
     let mut out = Vec::new();
     for sql in queries {
         let rows: Vec<String> = match db {

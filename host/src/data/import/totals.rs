@@ -1,13 +1,14 @@
-//! The snapshot's totals kept in step (schema v11, `data::totals`): the key values the loans an
-//! import writes had before and take after are noted, and each table's rows for those values
-//! are counted again from the loans before the import commits (every row, after a first import
-//! into an empty snapshot).
+//! The snapshot's totals kept in step (schema v11, per company v12, `data::totals`): the key
+//! values the loans an import writes had before and take after are noted, and each table's
+//! rows for those values are counted again before the import commits, per company from the
+//! loans and the snapshot's from those (every row, after a first import into an empty
+//! snapshot).
 
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
 use super::*;
-use crate::data::totals::{counted_columns, TOTALS};
+use crate::data::totals::{counted_columns, merged_columns, TOTALS};
 
 /// A value of a table of totals' first key column: text, or a month index.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,32 +86,50 @@ impl Tx {
     }
 
     /// Counts again each table's rows for the key values `stale` notes (all of them after a
-    /// first import).
+    /// first import): the table per company from the loans, then the snapshot's table from the
+    /// company's rows (schema v12; a loan without a company is a group of its own there).
     pub(super) async fn count_totals(&mut self, stale: &Stale) -> Result<(), sqlx::Error> {
         let (columns, aggregates) = counted_columns();
+        let merged = merged_columns();
         for (t, noted) in TOTALS.iter().zip(&stale.totals) {
             let keys: Vec<&str> = t.keys.iter().map(|(_, c)| *c).collect();
             let keys = keys.join(", ");
             let count = |condition: &str| {
-                format!(
-                    "INSERT INTO {table} ({keys}, {columns}) SELECT {keys}, {aggregates} \
-                     FROM loans{condition} GROUP BY {keys}",
-                    table = t.table,
-                    columns = columns.join(", "),
-                    aggregates = aggregates.join(", "),
-                )
+                [
+                    format!(
+                        "INSERT INTO {table} (company_id, {keys}, {columns}) \
+                         SELECT company_id, {keys}, {aggregates} \
+                         FROM loans{condition} GROUP BY company_id, {keys}",
+                        table = t.by_company,
+                        columns = columns.join(", "),
+                        aggregates = aggregates.join(", "),
+                    ),
+                    format!(
+                        "INSERT INTO {table} ({keys}, {columns}) SELECT {keys}, {merged} \
+                         FROM {by_company}{condition} GROUP BY {keys}",
+                        table = t.table,
+                        by_company = t.by_company,
+                        columns = columns.join(", "),
+                        merged = merged.join(", "),
+                    ),
+                ]
             };
+            let tables = [t.by_company, t.table];
             if stale.totals_all {
-                self.exec(&format!("DELETE FROM {}", t.table), &[]).await?;
-                self.exec(&count(""), &[]).await?;
+                for (table, insert) in tables.iter().zip(count("")) {
+                    self.exec(&format!("DELETE FROM {table}"), &[]).await?;
+                    self.exec(&insert, &[]).await?;
+                }
                 continue;
             }
             let first = t.first();
             if noted.iter().any(KeyValue::is_null) {
                 let condition = format!(" WHERE {first} IS NULL");
-                self.exec(&format!("DELETE FROM {}{condition}", t.table), &[])
-                    .await?;
-                self.exec(&count(&condition), &[]).await?;
+                for (table, insert) in tables.iter().zip(count(&condition)) {
+                    self.exec(&format!("DELETE FROM {table}{condition}"), &[])
+                        .await?;
+                    self.exec(&insert, &[]).await?;
+                }
             }
             let values: Vec<V> = noted
                 .iter()
@@ -120,9 +139,11 @@ impl Tx {
             for chunk in values.chunks(BATCH_PARAMS) {
                 let condition =
                     format!(" WHERE {first} IN ({})", vec!["?"; chunk.len()].join(", "));
-                self.exec(&format!("DELETE FROM {}{condition}", t.table), chunk)
-                    .await?;
-                self.exec(&count(&condition), chunk).await?;
+                for (table, insert) in tables.iter().zip(count(&condition)) {
+                    self.exec(&format!("DELETE FROM {table}{condition}"), chunk)
+                        .await?;
+                    self.exec(&insert, chunk).await?;
+                }
             }
         }
         Ok(())

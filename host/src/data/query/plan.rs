@@ -4,7 +4,8 @@
 //! partials (`plan_preaggregated`), the warehouse's counts (`plan_warehouse`), or the
 //! row-by-row statement written here. Every planner over the loans takes its `WHERE` clause
 //! from `scoped::where_clause`, the one place the caller's scope is AND-ed in, except the
-//! totals, which only a scope of every loan reads (`scoped::organisation_wide`).
+//! totals, which only a scope of every loan or of one company's loans reads, with the
+//! company's condition from `scoped::TotalsScope`.
 
 use super::*;
 
@@ -166,9 +167,10 @@ pub(super) fn compile(
             (sql, std::mem::take(&mut c.params))
         }
     };
-    // Organisation-wide without a filter, over keys the import totals: its totals (schema v11).
-    if let Some(t) = loan_totals(q, scope, !filter_sql.is_empty()) {
-        return compile_totals(c, q, t);
+    // Organisation-wide or one company's, without a filter, over keys the import totals: its
+    // totals (schema v11, per company v12).
+    if let Some((t, totals_scope)) = loan_totals(q, scope, !filter_sql.is_empty()) {
+        return compile_totals(c, q, t, totals_scope);
     }
     c.history_only = q.dataset == Dataset::LosStatusHistory
         && filter_sql.is_empty()

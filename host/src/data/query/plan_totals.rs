@@ -1,5 +1,6 @@
-//! The totals planner (schema v11), chosen for an organisation-wide report of the loans
-//! without a filter whose keys all come from one table of totals (`data::totals`: a status, a
+//! The totals planner (schema v11; per company, schema v12), chosen for a report of every
+//! loan or of one company's loans (`TotalsScope`) without a filter whose keys all come from
+//! one table of totals (`data::totals`: a status, a
 //! loan type, a purpose, an officer or a referrer with their names, or a month, quarter or year
 //! of a stored date; or no key), whose predicates are month-exact bounds on that date, and
 //! whose aggregates are counts and the totalled amounts' sums, minimums and maximums: the
@@ -9,12 +10,17 @@
 use super::*;
 use crate::data::totals::{amount_column, Totals, TOTALS};
 
-/// The table of totals that answers `q`, if one does. Only for a scope of every loan
-/// ([`organisation_wide`]): the totals count every loan of the snapshot.
-pub(super) fn loan_totals(q: &Query, scope: Option<&Scope>, filtered: bool) -> Option<Totals> {
-    if q.dataset != Dataset::Loans || !organisation_wide(scope) || filtered {
+/// The table of totals that answers `q`, and the loans of it the scope reads, if one does.
+/// Only for a scope the import counts ([`TotalsScope::of`]): every loan, or one company's.
+pub(super) fn loan_totals(
+    q: &Query,
+    scope: Option<&Scope>,
+    filtered: bool,
+) -> Option<(Totals, TotalsScope)> {
+    if q.dataset != Dataset::Loans || filtered {
         return None;
     }
+    let scope = TotalsScope::of(scope)?;
     let totalled = |a: &Aggregate| match a {
         Aggregate::Count => true,
         Aggregate::CountDistinct(_) => false,
@@ -52,21 +58,24 @@ pub(super) fn loan_totals(q: &Query, scope: Option<&Scope>, filtered: bool) -> O
         .predicates
         .iter()
         .all(|(name, c)| table.date == Some(name.as_str()) && month_condition(c).is_some());
-    (keys_fit && predicates_fit).then_some(table)
+    (keys_fit && predicates_fit).then_some((table, scope))
 }
 
-/// [`compile`] for a query [`loan_totals`] answers with `t`: the inner select reads the
-/// table's rows (key columns `r0…`, partial aggregates `p0…`), the grouped select labels or
-/// maps the keys and merges the partials.
+/// [`compile`] for a query [`loan_totals`] answers with `t` over `scope`'s loans: the inner
+/// select reads the rows of the table (the snapshot's, or the company's rows of the table per
+/// company; key columns `r0…`, partial aggregates `p0…`), the grouped select labels or maps
+/// the keys and merges the partials.
 pub(super) fn compile_totals(
     mut c: Compiler,
     q: &Query,
     t: Totals,
+    scope: TotalsScope,
 ) -> Result<Compiled, QueryError> {
     let bigint = if c.postgres { "BIGINT" } else { "INTEGER" };
     // The keys are the table's whole key, as stored: each group is one row of the table (the
-    // import and the migration count per whole key), read as it is. Merging them again cost
-    // PostgreSQL 9 ms of numeric sums for an Admin's 6,650 officers.
+    // import and the migration count per whole key, and per company in the company's table),
+    // read as it is. Merging them again cost PostgreSQL 9 ms of numeric sums for an Admin's
+    // 6,650 officers.
     let whole = q.group_by.len() == t.keys.len()
         && t.keys.iter().all(|(field, _)| {
             q.group_by
@@ -127,16 +136,20 @@ pub(super) fn compile_totals(
         select.push(format!("{merged} AS a{i}"));
         outs.push(out);
     }
-    // The predicates, each exactly a condition on the month index.
+    // The company's rows, then the predicates, each exactly a condition on the month index.
     let mut where_params = Vec::new();
-    let wheres: Vec<String> = q
-        .predicates
-        .iter()
-        .map(|(_, condition)| {
+    let wheres: Vec<String> = scope
+        .condition(&mut where_params)
+        .into_iter()
+        .chain(q.predicates.iter().map(|(_, condition)| {
             month_predicate(t.first(), condition, &mut where_params)
                 .expect("the planner checked the bounds")
-        })
+        }))
         .collect();
+    let table = match scope {
+        TotalsScope::Organisation => t.table,
+        TotalsScope::Company(_) => t.by_company,
+    };
     let where_sql = if wheres.is_empty() {
         String::new()
     } else {
@@ -152,7 +165,7 @@ pub(super) fn compile_totals(
         "SELECT {} FROM (SELECT {} FROM {}{where_sql}) i{group}",
         select.join(", "),
         inner.join(", "),
-        t.table
+        table
     );
     finish(q, grouped, key_params, where_params, outs, c.postgres)
 }

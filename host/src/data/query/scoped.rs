@@ -1,8 +1,8 @@
 //! Where the caller's scope enters: every statement's `WHERE` clause is built here, by every
 //! planner, and on a caller-scoped dataset it always begins with the scope condition (no scope:
 //! no statement); a plugin's filter and predicates can only narrow it. The one plan without a
-//! `WHERE` over the loans, the snapshot's totals, is only for a scope of every loan
-//! (`organisation_wide`).
+//! `WHERE` over the loans, the snapshot's totals, is only for a scope of every loan or of one
+//! company's loans (`totals_scope`), and its company's condition is written here too.
 
 use super::*;
 
@@ -15,11 +15,40 @@ pub(super) fn scope_condition(scope: Option<&Scope>) -> Result<(String, Vec<P>),
     Ok((sql, params.into_iter().map(P::T).collect()))
 }
 
-/// Whether the caller's scope is every loan: the only scope a plan may answer from what the
-/// import counted over the whole snapshot (the totals, schema v11) instead of the rows this
-/// module's `WHERE` keeps.
-pub(super) fn organisation_wide(scope: Option<&Scope>) -> bool {
-    scope.is_some_and(|s| s.all)
+/// The loans a table of the snapshot's totals counted for the caller's scope, when a scope is
+/// one the import counts: every loan (schema v11), or one company's and nothing else (a
+/// Processor's, schema v12). Any other scope's rows are the ones this module's `WHERE` keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum TotalsScope {
+    /// Every loan: the snapshot's totals.
+    Organisation,
+    /// One company's loans: its rows of the totals per company.
+    Company(String),
+}
+
+impl TotalsScope {
+    /// The scope of `scope`'s totals, if the import counts one.
+    pub(super) fn of(scope: Option<&Scope>) -> Option<TotalsScope> {
+        let scope = scope?;
+        if scope.all {
+            return Some(TotalsScope::Organisation);
+        }
+        match &scope.company {
+            Some(company) if scope.only_company() => Some(TotalsScope::Company(company.clone())),
+            _ => None,
+        }
+    }
+
+    /// The condition on a table of totals' rows (none organisation-wide) with its parameter.
+    pub(super) fn condition(&self, params: &mut Vec<P>) -> Option<String> {
+        match self {
+            TotalsScope::Organisation => None,
+            TotalsScope::Company(company) => {
+                params.push(P::T(company.clone()));
+                Some("company_id = ?".into())
+            }
+        }
+    }
 }
 
 /// The `WHERE` clause (scope, filter, predicates) and its parameters, in that order.

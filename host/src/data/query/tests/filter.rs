@@ -151,7 +151,8 @@ fn a_scoped_callers_filter_lists_and_ranges_yield_to_the_scopes_index() {
 
 #[tokio::test]
 async fn a_companys_group_by_status_reads_the_scopes_index_in_order_on_sqlite() {
-    // Arrange: a Processor's scope (one company), grouped by status and by a mapped status.
+    // Arrange: a Processor's scope (one company), grouped by status and by a mapped status,
+    // with an aggregate its totals (schema v12) do not hold: the company's loans are read.
     let (_dir, db) = scratch_sqlite().await;
     let Db::Sqlite(pool) = &db else {
         unreachable!()
@@ -159,7 +160,11 @@ async fn a_companys_group_by_status_reads_the_scopes_index_in_order_on_sqlite() 
     let company = company();
     let by_status = Query {
         group_by: vec![Key::Field("status".into())],
-        aggregates: vec![Aggregate::Count, Aggregate::Sum("loanAmount".into())],
+        aggregates: vec![
+            Aggregate::Count,
+            Aggregate::Sum("loanAmount".into()),
+            Aggregate::Max("propertyState".into()),
+        ],
         ..q(Dataset::Loans)
     };
     let stages = Query {

@@ -42,6 +42,14 @@ pub(super) fn company() -> Scope {
     }
 }
 
+/// A ConciergeKey's scope: one managed officer's loans (a scope the totals do not count).
+pub(super) fn concierge() -> Scope {
+    Scope {
+        managed_officers: vec!["o".into()],
+        ..Default::default()
+    }
+}
+
 pub(super) fn agent() -> Scope {
     Scope {
         originated_by: Some("me".into()),

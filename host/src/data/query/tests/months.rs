@@ -60,8 +60,8 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
     );
 
     // The null check and whole months: the same bounds on the month index (2026-02 is
-    // 2026 × 12 + 1), on the totals organisation-wide and on the loans' index for a company
-    // (the status months after the company, schema v9).
+    // 2026 × 12 + 1), on the totals organisation-wide and on the company's rows of the
+    // totals per company (schema v12).
     let window = february_to_april();
     let c = compile(&window, Some(&admin()), true, false).unwrap();
     assert!(
@@ -72,13 +72,16 @@ fn months_quarters_and_years_group_by_the_stored_month_index() {
         c.sql
     );
     let company_window = compile(&window, Some(&company()), true, false).unwrap();
-    for (c, column) in [(&c, "status_month"), (&company_window, "l.status_month")] {
+    assert!(
+        company_window.sql.contains(
+            "FROM loan_company_totals_status_months WHERE company_id = ? AND status_month IS NOT NULL AND status_month >= ? AND status_month < ?"
+        ),
+        "{}",
+        company_window.sql
+    );
+    for c in [&c, &company_window] {
         assert!(!c.sql.contains("l.status_date"), "{}", c.sql);
-        assert!(
-            c.sql.contains(&format!("SELECT {column} AS r0")),
-            "{}",
-            c.sql
-        );
+        assert!(c.sql.contains("SELECT status_month AS r0"), "{}", c.sql);
         assert_eq!(int_params(c), [2026 * 12 + 1, 2026 * 12 + 4]);
     }
 
@@ -167,10 +170,11 @@ fn a_distinct_count_by_month_the_totals_do_not_hold_still_bounds_the_month_index
 }
 
 #[tokio::test]
-async fn sqlite_reads_a_companys_month_group_by_from_its_covering_index_in_order() {
-    // Arrange: the migrated schema (no rows needed for the plan). Organisation-wide, the
-    // totals answer these (schema v11); a company's months of the status date are read from
-    // the index that holds them after the company (schema v9).
+async fn sqlite_searches_a_companys_months_in_the_index_that_holds_them() {
+    // Arrange: the migrated schema (no rows needed for the plan). Of the totalled amounts
+    // alone, the totals answer these (schema v11, per company v12); with a distinct count,
+    // a company's whole months of the status date are a range of the index that holds them
+    // after the company (schema v9).
     let (_dir, db) = scratch_sqlite().await;
     let Db::Sqlite(pool) = &db else {
         unreachable!()
@@ -178,7 +182,7 @@ async fn sqlite_reads_a_companys_month_group_by_from_its_covering_index_in_order
     let cases = [
         (
             by_month("statusDate", PeriodUnit::Year, vec![]),
-            "loans_company_status_months",
+            "(company_id=?)",
         ),
         (
             by_month(
@@ -190,11 +194,15 @@ async fn sqlite_reads_a_companys_month_group_by_from_its_covering_index_in_order
                     at("statusDate", Condition::Lt, "2026-11-01T00:00:00Z"),
                 ],
             ),
-            "loans_company_status_months",
+            "(company_id=? AND status_month>? AND status_month<?)",
         ),
     ];
-    for (query, index) in cases {
+    for (mut query, range) in cases {
+        query
+            .aggregates
+            .push(Aggregate::CountDistinct("loanAmount".into()));
         let c = compile(&query, Some(&company()), true, false).unwrap();
+        assert!(!c.sql.contains("loan_company_totals"), "{}", c.sql);
         let sql = c.sql.replace("?", "NULL");
 
         // Act
@@ -207,16 +215,12 @@ async fn sqlite_reads_a_companys_month_group_by_from_its_covering_index_in_order
             .map(|r| sqlx::Row::get::<String, _>(r, "detail"))
             .collect();
 
-        // Assert: the inner select scans or searches the covering index, with no sort of
-        // its rows for the group-by (only the few labelled groups are grouped again).
-        let joined = details.join(" | ");
+        // Assert: the company's loans are searched in the index, over the window's months.
+        let joined = details.join(" | ").replace("NULL", "?");
         assert!(
-            joined.contains(&format!("USING COVERING INDEX {index}")),
-            "{joined}"
-        );
-        assert_eq!(
-            joined.matches("USE TEMP B-TREE FOR GROUP BY").count(),
-            1,
+            joined.contains(&format!(
+                "SEARCH l USING INDEX loans_company_status_months {range}"
+            )),
             "{joined}"
         );
     }
@@ -225,18 +229,23 @@ async fn sqlite_reads_a_companys_month_group_by_from_its_covering_index_in_order
 #[test]
 fn a_companys_months_of_the_status_date_are_read_as_bounds_on_its_month_index() {
     // Arrange: a Processor's pipeline trend (whole months of the status date), and the same
-    // over another date, for a company's scope and an Agent's.
+    // over another date, for a company's scope and an Agent's, with a distinct count the
+    // totals per company (schema v12) do not hold: the company's loans are read.
     let company = company();
     let window = vec![
         at("statusDate", Condition::Ge, "2026-09-01T00:00:00Z"),
         at("statusDate", Condition::Lt, "2026-12-01T00:00:00Z"),
     ];
-    let trend = by_month("statusDate", PeriodUnit::Month, window);
-    let updated = by_month(
+    let mut trend = by_month("statusDate", PeriodUnit::Month, window);
+    let mut updated = by_month(
         "updated",
         PeriodUnit::Month,
         vec![at("updated", Condition::Ge, "2026-09-01T00:00:00Z")],
     );
+    for q in [&mut trend, &mut updated] {
+        q.aggregates
+            .push(Aggregate::CountDistinct("loanAmount".into()));
+    }
 
     for postgres in [false, true] {
         // Act
@@ -244,15 +253,16 @@ fn a_companys_months_of_the_status_date_are_read_as_bounds_on_its_month_index() 
         let other_date = compile(&updated, Some(&company), true, postgres).unwrap();
         let agent = compile(&trend, Some(&agent()), true, postgres).unwrap();
 
-        // Assert: the window as month bounds, grouped by the month index as stored (SQLite
-        // reads `loans_company_status_months` in order), the dates themselves never read.
+        // Assert: the window as bounds on the month index (SQLite searches
+        // `loans_company_status_months` after the company), not on the date.
+        let where_sql = &c.sql[c.sql.find(" WHERE ").unwrap()..];
         assert!(
-            c.sql.contains("l.status_month >= ? AND l.status_month < ?"),
+            where_sql.starts_with(
+                " WHERE (l.company_id = ?) AND l.status_month >= ? AND l.status_month < ?"
+            ),
             "{}",
             c.sql
         );
-        assert!(c.sql.contains("SELECT l.status_month AS r0"), "{}", c.sql);
-        assert!(!c.sql.contains("status_date"), "{}", c.sql);
         let bound = |m: i64| c.params.iter().any(|p| matches!(p, P::I(v) if *v == m));
         assert!(
             bound(2026 * 12 + 8) && bound(2026 * 12 + 11),

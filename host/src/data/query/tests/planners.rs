@@ -367,16 +367,17 @@ fn a_mapped_key_aggregates_raw_values_first_and_merges_the_partials() {
         ],
         ..q(Dataset::Loans)
     };
-    // A company's loans (organisation-wide, the totals hold these partials: schema v11).
-    let c = compile(&stages, Some(&company()), true, true).unwrap();
+    // A managed officer's loans (organisation-wide and for a company, the totals hold these
+    // partials: schema v11 and v12).
+    let c = compile(&stages, Some(&concierge()), true, true).unwrap();
     assert!(
-        c.sql.contains("SELECT CASE r0 WHEN ? THEN ? WHEN ? THEN ? ELSE ? END AS k0, CAST(SUM(p0) AS BIGINT) AS a0, CAST(SUM(p1) AS BIGINT) AS a1, CAST(SUM(p2) AS BIGINT) AS a2, MIN(p3) AS a3, MAX(p4) AS a4 FROM (SELECT l.status AS r0, COUNT(*) AS p0, COUNT(l.loan_amount) AS p1, SUM(l.loan_amount) AS p2, MIN(l.loan_amount) AS p3, MAX(l.loan_amount) AS p4 FROM loans l WHERE (l.company_id = ?) GROUP BY r0) i GROUP BY k0"),
+        c.sql.contains("SELECT CASE r0 WHEN ? THEN ? WHEN ? THEN ? ELSE ? END AS k0, CAST(SUM(p0) AS BIGINT) AS a0, CAST(SUM(p1) AS BIGINT) AS a1, CAST(SUM(p2) AS BIGINT) AS a2, MIN(p3) AS a3, MAX(p4) AS a4 FROM (SELECT l.status AS r0, COUNT(*) AS p0, COUNT(l.loan_amount) AS p1, SUM(l.loan_amount) AS p2, MIN(l.loan_amount) AS p3, MAX(l.loan_amount) AS p4 FROM loans l WHERE (l.loan_officer_id IN (?)) GROUP BY r0) i GROUP BY k0"),
         "{}",
         c.sql
     );
     // The labels' parameters come first, as the statement's text has them.
     assert!(matches!(&c.params[0], P::T(v) if v == "Loan Open"));
-    assert!(matches!(c.params.last(), Some(P::T(v)) if v == "c"));
+    assert!(matches!(c.params.last(), Some(P::T(v)) if v == "o"));
     let c = compile(&stages, Some(&admin()), true, true).unwrap();
     assert!(
         c.sql.contains("SELECT CASE r0 WHEN ? THEN ? WHEN ? THEN ? ELSE ? END AS k0, CAST(COALESCE(SUM(p0), 0) AS BIGINT) AS a0, CAST(COALESCE(SUM(p1), 0) AS BIGINT) AS a1, CAST(SUM(p2) AS BIGINT) AS a2, MIN(p3) AS a3, MAX(p4) AS a4 FROM (SELECT status AS r0, loans AS p0, loan_amount_count AS p1, loan_amount_sum AS p2, loan_amount_min AS p3, loan_amount_max AS p4 FROM loan_totals_status) i GROUP BY k0"),
@@ -394,7 +395,8 @@ fn a_mapped_key_aggregates_raw_values_first_and_merges_the_partials() {
 
 #[tokio::test]
 async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
-    // Arrange: a few loans of a company, two statuses to one label, nulls among the amounts.
+    // Arrange: a few loans of an officer (a scope the totals do not count), two statuses to
+    // one label, nulls among the amounts.
     let (_dir, db) = scratch_sqlite().await;
     let Db::Sqlite(pool) = &db else {
         unreachable!()
@@ -412,7 +414,7 @@ async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
             .execute(pool)
             .await
             .unwrap();
-        sqlx::query("INSERT INTO loans (key, id, search_key, status, loan_amount, company_id) VALUES (?1, ?2, '', ?3, ?4, 'c')")
+        sqlx::query("INSERT INTO loans (key, id, search_key, status, loan_amount, loan_officer_id) VALUES (?1, ?2, '', ?3, ?4, 'o')")
             .bind(n)
             .bind(format!("id-{n}"))
             .bind(status)
@@ -453,7 +455,7 @@ async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
     let a = run(
         &store,
         &merged,
-        Some(&company()),
+        Some(&concierge()),
         true,
         Allowance::standard(),
     )
@@ -462,7 +464,7 @@ async fn pre_aggregated_and_row_by_row_mapping_give_the_same_rows() {
     let b = run(
         &store,
         &row_by_row,
-        Some(&company()),
+        Some(&concierge()),
         true,
         Allowance::standard(),
     )

@@ -1,6 +1,7 @@
-//! The snapshot's totals (schema v11): which queries read them (organisation-wide, no filter,
-//! keys of one table, month-exact bounds on that table's date, totalled aggregates) and which
-//! read the loans; the statement they compile to.
+//! The snapshot's totals (schema v11, per company v12): which queries read them
+//! (organisation-wide or one company's, no filter, keys of one table, month-exact bounds on
+//! that table's date, totalled aggregates) and which read the loans; the statement they
+//! compile to.
 
 use super::*;
 
@@ -29,13 +30,17 @@ fn month_start(date: &str, at: &str) -> (String, Condition) {
 
 fn table_of(query: &Query, scope: &Scope) -> Option<String> {
     let c = compile(query, Some(scope), true, false).unwrap();
-    let at = c.sql.find("FROM loan_totals_")? + 5;
+    let at = c
+        .sql
+        .find("FROM loan_totals_")
+        .or_else(|| c.sql.find("FROM loan_company_totals_"))?
+        + 5;
     let end = c.sql[at..].find([' ', ')']).map_or(c.sql.len(), |e| at + e);
     Some(c.sql[at..end].to_string())
 }
 
 #[test]
-fn each_table_of_totals_answers_its_keys_organisation_wide() {
+fn each_table_of_totals_answers_its_keys_organisation_wide_and_for_a_company() {
     let status_months = || ("statusDate".to_string(), Condition::IsNotNull);
     let cases = [
         (vec![field("status")], vec![], "loan_totals_status"),
@@ -95,8 +100,40 @@ fn each_table_of_totals_answers_its_keys_organisation_wide() {
             Some(table),
             "{query:?}"
         );
-        // Any other scope reads its own loans.
-        for scope in [company(), agent()] {
+        // A company's loans: its rows of the same totals per company (schema v12), first in
+        // the `WHERE`, its id a parameter before the bounds'.
+        let by_company = table.replace("loan_totals_", "loan_company_totals_");
+        assert_eq!(
+            table_of(&query, &company()).as_deref(),
+            Some(by_company.as_str()),
+            "{query:?}"
+        );
+        let c = compile(&query, Some(&company()), true, false).unwrap();
+        assert!(
+            c.sql
+                .contains(&format!("FROM {by_company} WHERE company_id = ?")),
+            "{}",
+            c.sql
+        );
+        let company_at = c
+            .params
+            .iter()
+            .position(|p| matches!(p, P::T(v) if v == "c"))
+            .expect("the company's id");
+        assert!(
+            c.params[company_at + 1..]
+                .iter()
+                .all(|p| matches!(p, P::I(_))),
+            "{:?}",
+            c.params
+        );
+        // Any other scope reads its own loans: an Agent's, a ConciergeKey's, a company's
+        // beside another role's.
+        let mixed = Scope {
+            originated_by: Some("me".into()),
+            ..company()
+        };
+        for scope in [agent(), concierge(), mixed] {
             assert_eq!(table_of(&query, &scope), None, "{query:?}");
         }
     }
@@ -161,11 +198,13 @@ fn what_the_totals_do_not_hold_is_read_from_the_loans() {
         )],
     ));
     for query in cases {
-        let c = compile(&query, Some(&admin()), true, false);
-        match c {
-            Ok(c) => assert!(!c.sql.contains("loan_totals"), "{query:?}: {}", c.sql),
-            // A text summed is refused as before.
-            Err(e) => assert!(e.to_string().contains("cannot be summed"), "{e}"),
+        for scope in [admin(), company()] {
+            let c = compile(&query, Some(&scope), true, false);
+            match c {
+                Ok(c) => assert!(!c.sql.contains("totals_"), "{query:?}: {}", c.sql),
+                // A text summed is refused as before.
+                Err(e) => assert!(e.to_string().contains("cannot be summed"), "{e}"),
+            }
         }
     }
 }
@@ -228,6 +267,43 @@ fn the_totals_merge_counts_sums_minimums_and_maximums() {
             officers.sql
         );
         assert!(none.params.is_empty() && officers.params.is_empty());
+
+        // A company's officers: the company's rows as they are (its whole key after the
+        // company); its officers by id alone merged as the snapshot's are.
+        let company_officers = compile(
+            &totalled(
+                vec![field("loanOfficerId"), field("loanOfficerName")],
+                vec![],
+            ),
+            Some(&company()),
+            true,
+            postgres,
+        )
+        .unwrap();
+        let company_ids = compile(
+            &totalled(vec![field("loanOfficerId")], vec![]),
+            Some(&company()),
+            true,
+            postgres,
+        )
+        .unwrap();
+        assert!(
+            company_officers.sql.contains(&format!(
+                "SELECT r0 AS k0, r1 AS k1, p0 AS a0, p1 AS a1, p2 AS a2, p3 AS a3, p4 AS a4 \
+                 FROM (SELECT loan_officer_id AS r0, loan_officer_name AS r1, {partials} \
+                 FROM loan_company_totals_officer WHERE company_id = ?) i"
+            )) && !company_officers.sql.contains("GROUP BY"),
+            "{}",
+            company_officers.sql
+        );
+        assert!(
+            company_ids.sql.contains(&format!(
+                "SELECT r0 AS k0, {merged} FROM (SELECT loan_officer_id AS r0, {partials} \
+                 FROM loan_company_totals_officer WHERE company_id = ?) i GROUP BY k0"
+            )),
+            "{}",
+            company_ids.sql
+        );
     }
     // Names are read only by those who may: the totals check them as the loans do.
     let names = totalled(vec![field("referringAgentName")], vec![]);
