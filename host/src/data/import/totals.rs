@@ -94,12 +94,20 @@ impl Tx {
         for (t, noted) in TOTALS.iter().zip(&stale.totals) {
             let keys: Vec<&str> = t.keys.iter().map(|(_, c)| *c).collect();
             let keys = keys.join(", ");
+            // Grouped key first when a condition picks values: the key's index finds their
+            // loans (the largest status's company rows in 0.3 s at 1M loans, against 1.6-3.1 s
+            // grouped company first); company first over every loan (19.6 s against 34 s for
+            // the eight tables on SQLite).
             let count = |condition: &str| {
+                let grouped = match condition {
+                    "" => format!("company_id, {keys}"),
+                    _ => format!("{keys}, company_id"),
+                };
                 [
                     format!(
                         "INSERT INTO {table} (company_id, {keys}, {columns}) \
                          SELECT company_id, {keys}, {aggregates} \
-                         FROM loans{condition} GROUP BY company_id, {keys}",
+                         FROM loans{condition} GROUP BY {grouped}",
                         table = t.by_company,
                         columns = columns.join(", "),
                         aggregates = aggregates.join(", "),
