@@ -212,25 +212,14 @@ fn what_the_totals_do_not_hold_is_read_from_the_loans() {
 #[test]
 fn the_totals_merge_counts_sums_minimums_and_maximums() {
     for postgres in [false, true] {
-        // Act
-        let none = compile(&totalled(vec![], vec![]), Some(&admin()), true, postgres).unwrap();
-        let officers = compile(
-            &totalled(
-                vec![field("loanOfficerId"), field("loanOfficerName")],
-                vec![],
-            ),
-            Some(&admin()),
-            true,
-            postgres,
-        )
-        .unwrap();
-        let officer_ids = compile(
-            &totalled(vec![field("loanOfficerId")], vec![]),
-            Some(&admin()),
-            true,
-            postgres,
-        )
-        .unwrap();
+        // Act: no key, an officer's id and name (the table's whole key), an officer's id.
+        let compiled = |keys: &[&str], scope: Scope| {
+            let keys = keys.iter().map(|k| field(k)).collect();
+            compile(&totalled(keys, vec![]), Some(&scope), true, postgres).unwrap()
+        };
+        let none = compiled(&[], admin());
+        let officers = compiled(&["loanOfficerId", "loanOfficerName"], admin());
+        let officer_ids = compiled(&["loanOfficerId"], admin());
 
         // Assert: counts summed (0 over no rows, as `COUNT`), sums summed, minimums and
         // maximums taken again; no group without a key; the partials by name.
@@ -270,23 +259,8 @@ fn the_totals_merge_counts_sums_minimums_and_maximums() {
 
         // A company's officers: the company's rows as they are (its whole key after the
         // company); its officers by id alone merged as the snapshot's are.
-        let company_officers = compile(
-            &totalled(
-                vec![field("loanOfficerId"), field("loanOfficerName")],
-                vec![],
-            ),
-            Some(&company()),
-            true,
-            postgres,
-        )
-        .unwrap();
-        let company_ids = compile(
-            &totalled(vec![field("loanOfficerId")], vec![]),
-            Some(&company()),
-            true,
-            postgres,
-        )
-        .unwrap();
+        let company_officers = compiled(&["loanOfficerId", "loanOfficerName"], company());
+        let company_ids = compiled(&["loanOfficerId"], company());
         assert!(
             company_officers.sql.contains(&format!(
                 "SELECT r0 AS k0, r1 AS k1, p0 AS a0, p1 AS a1, p2 AS a2, p3 AS a3, p4 AS a4 \
