@@ -1,11 +1,11 @@
 //! The totals planner (schema v11; per company, schema v12), chosen for a report of every
 //! loan or of one company's loans (`TotalsScope`) without a filter whose keys all come from
-//! one table of totals (`data::totals`: a status, a
-//! loan type, a purpose, an officer or a referrer with their names, or a month, quarter or year
-//! of a stored date; or no key), whose predicates are month-exact bounds on that date, and
-//! whose aggregates are counts and the totalled amounts' sums, minimums and maximums: the
-//! import's totals per key are read instead of the loans and merged per group, as the
-//! pre-aggregated plan merges the partials it computes.
+//! one table of totals (`data::totals`: a status, a loan type, a purpose, an officer or a
+//! referrer with their names, or a month, quarter or year of a stored date; or no key), whose
+//! predicates are month-exact bounds on that date, and whose aggregates are counts and the
+//! totalled amounts' sums, minimums and maximums: the import's totals per key are read
+//! instead of the loans and merged per group, as the pre-aggregated plan merges the partials
+//! it computes.
 
 use super::*;
 use crate::data::totals::{amount_column, Totals, TOTALS};
