@@ -6,14 +6,14 @@
 //! their names, a date's month), set and clear amounts and keys, add loans, and write one loan
 //! twice in a file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use crate::data::{aggregates_of, iso, scaled, world, World};
+use crate::data::{aggregates_of, iso, scaled, visible, world, World};
 use crate::helpers::{import_lines, TestApp};
 
 const AMOUNTS: [&str; 3] = ["loanAmount", "lockedCompensation", "estimatedCompensation"];
@@ -66,8 +66,8 @@ fn seen(loans: &[Value], field: &str) -> Vec<Value> {
 }
 
 /// Moves a loan to other key values, each with a chance: another status, type, purpose or
-/// company (or none), another officer or referrer with their name, the same one renamed, none; amounts
-/// set or cleared; dates moved or cleared.
+/// company (or none), another officer or referrer with their name, the same one renamed,
+/// none; amounts set or cleared; dates moved or cleared.
 fn move_loan(loan: &mut Value, seeded: &[Value], rng: &mut StdRng, n: usize) {
     for field in ["status", "loanType", "purpose", "companyId"] {
         if rng.gen_bool(0.4) {
@@ -188,34 +188,36 @@ fn shapes() -> Vec<(Value, Value, Option<Vec<&'static str>>)> {
 }
 
 /// The callers whose scopes the totals count: the Admin (every loan) and the Processor (the
-/// loans of their company), each with the loans they see.
-fn callers(w: &World) -> Vec<(&'static str, Option<String>)> {
-    let processor = w
-        .agents
-        .values()
-        .find(|a| a["email"] == "processor@demo.loanhost.local")
-        .expect("the demo processor");
+/// loans of their company and nothing else), as the directory holds them.
+fn callers(w: &World) -> Vec<Value> {
+    let agent = |email: &str| {
+        w.agents
+            .values()
+            .find(|a| a["email"] == email)
+            .unwrap_or_else(|| panic!("the demo {email}"))
+            .clone()
+    };
+    let processor = agent("processor@demo.loanhost.local");
     assert_eq!(processor["roles"], json!(["Processor"]));
-    let company = processor["companyId"].as_str().expect("their company");
-    vec![
-        ("admin@demo.loanhost.local", None),
-        ("processor@demo.loanhost.local", Some(company.to_string())),
-    ]
+    vec![agent("admin@demo.loanhost.local"), processor]
 }
 
 /// Every shape, over a random amount, for each caller: the totals' answer equals the rows'
-/// and, where it models the key, the oracle's over the `loans` the caller sees.
+/// and, where it models the key, the oracle's over the `loans` the caller sees (DESIGN.md §5,
+/// `visible`).
 async fn totals_equal_the_rows(
     app: &TestApp,
-    callers: &[(&str, Option<String>)],
+    callers: &[Value],
+    agents: &HashMap<String, Value>,
     loans: &BTreeMap<String, Value>,
     what: &str,
     rng: &mut StdRng,
 ) {
-    for (email, company) in callers {
+    for caller in callers {
+        let email = caller["email"].as_str().unwrap();
         let seen: Vec<&Value> = loans
             .values()
-            .filter(|l| company.is_none() || l["companyId"].as_str() == company.as_deref())
+            .filter(|l| visible(caller, agents, l))
             .collect();
         let what = format!("{what}, {email} ({} loans)", seen.len());
         shapes_equal_the_rows(app, &app.token_for(email), &seen, &what, rng).await;
@@ -278,7 +280,10 @@ async fn totals_follow_the_loans(postgres: bool, seed: u64) {
     let w = world(seed, 200, postgres).await;
     let callers = callers(&w);
     let World {
-        app, loans: seeded, ..
+        app,
+        agents,
+        loans: seeded,
+        ..
     } = w;
     let mut rng = StdRng::seed_from_u64(seed);
     let mut loans: BTreeMap<String, Value> = seeded
@@ -289,6 +294,7 @@ async fn totals_follow_the_loans(postgres: bool, seed: u64) {
     totals_equal_the_rows(
         &app,
         &callers,
+        &agents,
         &loans,
         &format!("{engine}, seeded"),
         &mut rng,
@@ -330,6 +336,7 @@ async fn totals_follow_the_loans(postgres: bool, seed: u64) {
         totals_equal_the_rows(
             &app,
             &callers,
+            &agents,
             &loans,
             &format!("{engine}, import {round}"),
             &mut rng,

@@ -2,7 +2,7 @@
 //! planner, and on a caller-scoped dataset it always begins with the scope condition (no scope:
 //! no statement); a plugin's filter and predicates can only narrow it. The one plan without a
 //! `WHERE` over the loans, the snapshot's totals, is only for a scope of every loan or of one
-//! company's loans (`totals_scope`), and its company's condition is written here too.
+//! company's loans (`TotalsScope`), and its company's condition is written here too.
 
 use super::*;
 

@@ -19,6 +19,12 @@ fn by_month(field: &str, unit: PeriodUnit, predicates: Vec<(String, Condition)>)
     }
 }
 
+/// Asserts that the statement's first `WHERE` clause begins with `prefix`.
+fn assert_where_begins(c: &Compiled, prefix: &str) {
+    let at = c.sql.find(" WHERE ").expect("a WHERE clause");
+    assert!(c.sql[at..].starts_with(prefix), "{}", c.sql);
+}
+
 fn at(field: &str, c: fn(Value) -> Condition, when: &str) -> (String, Condition) {
     (field.into(), c(Value::Timestamp(when.into())))
 }
@@ -157,13 +163,9 @@ fn a_distinct_count_by_month_the_totals_do_not_hold_still_bounds_the_month_index
 
     // Assert: the dates' bounds as bounds on the month index (the rows' labels still read
     // the date), no totals.
-    let where_sql = &c.sql[c.sql.find(" WHERE ").unwrap()..];
-    assert!(
-        where_sql.starts_with(
-            " WHERE 1 = 1 AND l.status_month IS NOT NULL AND l.status_month >= ? AND l.status_month < ?)"
-        ),
-        "{}",
-        c.sql
+    assert_where_begins(
+        &c,
+        " WHERE 1 = 1 AND l.status_month IS NOT NULL AND l.status_month >= ? AND l.status_month < ?)",
     );
     assert!(!c.sql.contains("loan_totals"), "{}", c.sql);
     assert!(int_params(&c).ends_with(&[2026 * 12 + 1, 2026 * 12 + 4]));
@@ -255,13 +257,9 @@ fn a_companys_months_of_the_status_date_are_read_as_bounds_on_its_month_index() 
 
         // Assert: the window as bounds on the month index (SQLite searches
         // `loans_company_status_months` after the company), not on the date.
-        let where_sql = &c.sql[c.sql.find(" WHERE ").unwrap()..];
-        assert!(
-            where_sql.starts_with(
-                " WHERE (l.company_id = ?) AND l.status_month >= ? AND l.status_month < ?"
-            ),
-            "{}",
-            c.sql
+        assert_where_begins(
+            &c,
+            " WHERE (l.company_id = ?) AND l.status_month >= ? AND l.status_month < ?",
         );
         let bound = |m: i64| c.params.iter().any(|p| matches!(p, P::I(v) if *v == m));
         assert!(
