@@ -239,6 +239,12 @@ fn call(name: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
 }
 
+/// How long the suite's clients keep an idle pooled connection: under the server's 1 s
+/// header timeout, which also closes a keep-alive connection idle that long (hyper's
+/// `header_read_timeout`). A client that kept it longer could send a request on a connection
+/// the server is closing that instant, and count the race as a failed request.
+const CLIENT_IDLE: Duration = Duration::from_millis(500);
+
 /// One request's outcome, in a few words: the HTTP status, then the tool error code or the
 /// JSON-RPC error code.
 async fn outcome(resp: Result<reqwest::Response, reqwest::Error>) -> String {
@@ -290,6 +296,7 @@ async fn outcome(resp: Result<reqwest::Response, reqwest::Error>) -> String {
 async fn legit(server: &Server, until: Instant) -> (Vec<Duration>, Vec<String>) {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
+        .pool_idle_timeout(CLIENT_IDLE)
         .build()
         .unwrap();
     let mut tasks = Vec::new();
@@ -501,6 +508,7 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
     let outcomes: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
+        .pool_idle_timeout(CLIENT_IDLE)
         .build()
         .unwrap();
     let token = server.token(&attacker(name), 600);

@@ -360,6 +360,45 @@ async fn a_slow_header_connection_is_closed_at_the_timeout() {
     );
 }
 
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_at_the_header_timeout() {
+    // Arrange
+    let mut options = AppOptions::default();
+    options
+        .env
+        .push(("LOANHOST_HEADER_TIMEOUT_SECS", "1".into()));
+    let app = spawn_app_with(options).await;
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    s.write_all(format!("GET /health HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = s.read(&mut buf).await.unwrap();
+    let answered = String::from_utf8_lossy(&buf[..n]).to_string();
+    let idle_since = Instant::now();
+
+    // Act: the response read, the connection kept alive and left idle.
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+
+    // Assert
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    assert!(closed.is_ok(), "the idle connection stayed open");
+    let idle = idle_since.elapsed();
+    assert!(
+        idle >= Duration::from_millis(900) && idle < Duration::from_secs(5),
+        "closed after {idle:?} idle"
+    );
+}
+
 /// Opens a connection and sends `POST {path}` announcing `len` bytes of body, then the first
 /// byte of it; the caller trickles the rest (or not).
 async fn start_body(app: &TestApp, path: &str, headers: &str, len: usize) -> tokio::net::TcpStream {
