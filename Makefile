@@ -73,7 +73,7 @@ bench: plugins
 ## bench-matrix: every argument shape of the five report tools at 1M loans (BENCH_LOANS), as
 ## Admin, Agent, Processor and ConciergeKey, on SQLite and PostgreSQL, each beside its raw
 ## SQL (checked equal first); MATRIX_CALLERS, MATRIX_ONLY and MATRIX_ENGINES narrow it,
-## MATRIX_REPS raises the 15 runs a line (for a profiler's samples)
+## MATRIX_REPS sets the cap of 200 runs a line
 bench-matrix: plugins
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench report_matrix --locked
 

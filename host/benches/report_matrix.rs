@@ -8,8 +8,10 @@
 //! answer, on the same database in the same run, through a pool of its own (sqlx, no host).
 //! Before a line is timed, the tool's answer is checked equal to the reference's, bucket by
 //! bucket (keys, counts, amounts). Then the call and the reference run in alternation until
-//! both have run `MATRIX_SECONDS` (default 1.5) or 15 times, at least twice; the best time
-//! of each is compared (on a shared machine the least disturbed run of each).
+//! both have run `MATRIX_SECONDS` (default 1.5) or `MATRIX_REPS` times (default 200), at
+//! least twice; the best time of each is compared (on a shared machine the least disturbed
+//! run of each: a line of a few milliseconds, whose best of 15 runs depended on how many of
+//! them met the machine's wake-up noise, gets as many runs as a slow line gets seconds).
 //!
 //! Bounds, flagged per line: end to end ≤ 1.1 × raw + 1 ms; Admin ≤ 300 ms on PostgreSQL and
 //! ≤ 1 s on SQLite; Agent ≤ 2 ms. The table goes to `~/.cache/loanhost/bench/matrix-<engine>-
@@ -17,7 +19,7 @@
 //!
 //! `MATRIX_CALLERS=admin,agent` keeps those callers; `MATRIX_ONLY=<text>` keeps the lines whose
 //! label holds the text (`a|b`: either); `MATRIX_ENGINES=postgres` keeps that engine;
-//! `MATRIX_REPS=<n>` raises the cap of 15 runs a line (for a profiler's samples).
+//! `MATRIX_REPS=<n>` sets the cap of runs a line (runs before the tenth round: 15).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -913,7 +915,7 @@ fn bench() {
     let reps: usize = std::env::var("MATRIX_REPS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(15);
+        .unwrap_or(200);
     let only_engines = std::env::var("MATRIX_ENGINES").ok();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
