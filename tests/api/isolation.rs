@@ -327,32 +327,17 @@ async fn the_token_is_checked_before_the_body_is_read() {
 #[tokio::test]
 async fn a_slow_header_connection_is_closed_at_the_timeout() {
     // Arrange
-    let mut options = AppOptions::default();
-    options
-        .env
-        .push(("LOANHOST_HEADER_TIMEOUT_SECS", "1".into()));
-    let app = spawn_app_with(options).await;
-    let addr = app.base.trim_start_matches("http://").to_string();
-    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let (_app, mut s) = connect_with_header_timeout_of_one_second().await;
     let started = Instant::now();
 
     // Act: a header line, then nothing more.
     s.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
         .await
         .unwrap();
-    let mut buf = vec![0u8; 1024];
-    let read = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            match s.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
-    })
-    .await;
+    let closed = closed_within(&mut s, Duration::from_secs(10)).await;
 
     // Assert
-    assert!(read.is_ok(), "the connection stayed open");
+    assert!(closed, "the connection stayed open");
     let elapsed = started.elapsed();
     assert!(
         elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(5),
@@ -363,14 +348,9 @@ async fn a_slow_header_connection_is_closed_at_the_timeout() {
 #[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed_at_the_header_timeout() {
     // Arrange
-    let mut options = AppOptions::default();
-    options
-        .env
-        .push(("LOANHOST_HEADER_TIMEOUT_SECS", "1".into()));
-    let app = spawn_app_with(options).await;
-    let addr = app.base.trim_start_matches("http://").to_string();
-    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    s.write_all(format!("GET /health HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+    let (app, mut s) = connect_with_header_timeout_of_one_second().await;
+    let host = app.base.trim_start_matches("http://");
+    s.write_all(format!("GET /health HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes())
         .await
         .unwrap();
     let mut buf = vec![0u8; 4096];
@@ -379,7 +359,34 @@ async fn an_idle_keep_alive_connection_is_closed_at_the_header_timeout() {
     let idle_since = Instant::now();
 
     // Act: the response read, the connection kept alive and left idle.
-    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+    let closed = closed_within(&mut s, Duration::from_secs(10)).await;
+
+    // Assert
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    assert!(closed, "the idle connection stayed open");
+    let idle = idle_since.elapsed();
+    assert!(
+        idle >= Duration::from_millis(900) && idle < Duration::from_secs(5),
+        "closed after {idle:?} idle"
+    );
+}
+
+/// A server whose request headers must arrive within one second, and a connection to it.
+async fn connect_with_header_timeout_of_one_second() -> (TestApp, tokio::net::TcpStream) {
+    let mut options = AppOptions::default();
+    options
+        .env
+        .push(("LOANHOST_HEADER_TIMEOUT_SECS", "1".into()));
+    let app = spawn_app_with(options).await;
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    (app, s)
+}
+
+/// Whether the server closes `s` within `limit` (whatever it sends before is read and dropped).
+async fn closed_within(s: &mut tokio::net::TcpStream, limit: Duration) -> bool {
+    let mut buf = vec![0u8; 1024];
+    tokio::time::timeout(limit, async {
         loop {
             match s.read(&mut buf).await {
                 Ok(0) | Err(_) => return,
@@ -387,16 +394,8 @@ async fn an_idle_keep_alive_connection_is_closed_at_the_header_timeout() {
             }
         }
     })
-    .await;
-
-    // Assert
-    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
-    assert!(closed.is_ok(), "the idle connection stayed open");
-    let idle = idle_since.elapsed();
-    assert!(
-        idle >= Duration::from_millis(900) && idle < Duration::from_secs(5),
-        "closed after {idle:?} idle"
-    );
+    .await
+    .is_ok()
 }
 
 /// Opens a connection and sends `POST {path}` announcing `len` bytes of body, then the first
