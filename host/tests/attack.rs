@@ -245,6 +245,16 @@ fn call(name: &str, arguments: Value) -> Value {
 /// the server is closing that instant, and count the race as a failed request.
 const CLIENT_IDLE: Duration = Duration::from_millis(500);
 
+/// The HTTP client of the legitimate callers and of an attacker: a 30 s timeout per request,
+/// idle pooled connections dropped after [`CLIENT_IDLE`].
+fn traffic_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .pool_idle_timeout(CLIENT_IDLE)
+        .build()
+        .unwrap()
+}
+
 /// One request's outcome, in a few words: the HTTP status, then the tool error code or the
 /// JSON-RPC error code.
 async fn outcome(resp: Result<reqwest::Response, reqwest::Error>) -> String {
@@ -294,11 +304,7 @@ async fn outcome(resp: Result<reqwest::Response, reqwest::Error>) -> String {
 /// Legitimate traffic: an Agent, an Admin, a Processor and a PreLicensed agent call
 /// `report_loans` at a steady pace (each every 100 ms, within the default per-caller budget).
 async fn legit(server: &Server, until: Instant) -> (Vec<Duration>, Vec<String>) {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .pool_idle_timeout(CLIENT_IDLE)
-        .build()
-        .unwrap();
+    let client = traffic_client();
     let mut tasks = Vec::new();
     for (email, args) in [
         (AGENT, json!({"groupBy": "Status"})),
@@ -506,11 +512,7 @@ fn nested_arguments(depth: usize, key_bytes: usize) -> Value {
 /// Runs one attack until `until`; returns the attacker's outcomes with their counts.
 async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String, usize> {
     let outcomes: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .pool_idle_timeout(CLIENT_IDLE)
-        .build()
-        .unwrap();
+    let client = traffic_client();
     let token = server.token(&attacker(name), 600);
     let base = server.base.clone();
     let count = {
