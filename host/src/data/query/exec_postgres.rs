@@ -1,18 +1,19 @@
-//! The PostgreSQL executor: read-only report sessions keeping their `statement_timeout`, a
-//! broken session retried on a fresh one.
+//! The PostgreSQL executor: read-only report sessions keeping their `statement_timeout` and
+//! how they plan, a broken session retried on a fresh one.
 
 use super::*;
 
-/// A statement on PostgreSQL, run again on another connection when its pooled one turns out
-/// broken before the first row.
+/// A statement on PostgreSQL, on a session that plans as `plans` asks, run again on another
+/// connection when its pooled one turns out broken before the first row.
 pub(super) async fn execute_postgres(
     reads: &Arc<PgReads>,
     c: &Compiled,
+    plans: Plans,
     allowance: Allowance,
 ) -> Result<Fetched, QueryError> {
     let mut attempt = 1;
     loop {
-        match execute_postgres_once(reads, c, allowance).await {
+        match execute_postgres_once(reads, c, plans, allowance).await {
             Ok(fetched) => return Ok(fetched),
             Err(Failed::Final(e)) => return Err(e),
             Err(Failed::Broken(e)) if attempt < ATTEMPTS && Instant::now() < allowance.deadline => {
@@ -30,12 +31,13 @@ pub(super) async fn execute_postgres(
 pub(super) async fn execute_postgres_once(
     reads: &Arc<PgReads>,
     c: &Compiled,
+    plans: Plans,
     allowance: Allowance,
 ) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
     let mut sink = Sink::new(c, allowance);
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
-    let mut lease = match tokio::time::timeout(left(), reads.acquire()).await {
+    let mut lease = match tokio::time::timeout(left(), reads.acquire(plans)).await {
         Err(_) => return Err(timed_out(&allowance).into()),
         Ok(Err(e)) if is_broken(&e) => return Err(Failed::Broken(e)),
         Ok(Err(e)) => return Err(unavailable(&e).into()),
@@ -44,6 +46,11 @@ pub(super) async fn execute_postgres_once(
     // The server stops the statement itself, at the session's `statement_timeout`; the
     // session keeps it for the next statement (report_store.rs), and serves nothing else.
     match lease.statement_timeout(session_timeout_ms(left())).await {
+        Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
+        Err(e) => return Err(unavailable(&e).into()),
+        Ok(()) => {}
+    }
+    match lease.plans(plans).await {
         Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
         Err(e) => return Err(unavailable(&e).into()),
         Ok(()) => {}

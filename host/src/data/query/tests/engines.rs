@@ -107,7 +107,8 @@ fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
 }
 
 /// Runs the endless statement with a 300 ms deadline, abandoning its future after 50 ms
-/// as a timed-out caller would; then the pool's only connection must be free at once.
+/// as a timed-out caller would; then the pool's only connection must be free at once (on
+/// PostgreSQL, for a statement that plans otherwise than the abandoned one did).
 async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: bool) {
     let (endless, quick) = endless_and_quick(postgres);
     let allowance = Allowance {
@@ -118,7 +119,7 @@ async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: b
     let started = Instant::now();
     let r = tokio::time::timeout(
         Duration::from_secs(5),
-        spawn_execute(&db, endless.clone(), allowance),
+        spawn_execute(&db, endless.clone(), Plans::PerCall, allowance),
     )
     .await
     .expect("the engine did not stop the statement at its deadline");
@@ -135,13 +136,13 @@ async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: b
     };
     let abandoned = tokio::time::timeout(
         Duration::from_millis(50),
-        spawn_execute(&db, endless, allowance),
+        spawn_execute(&db, endless, Plans::Generic, allowance),
     )
     .await;
     assert!(abandoned.is_err(), "the endless statement ended early");
     let quick_run = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        spawn_execute(&db, quick, Allowance::standard()).await
+        spawn_execute(&db, quick, Plans::PerCall, Allowance::standard()).await
     };
     let r = tokio::time::timeout(Duration::from_secs(2), quick_run)
         .await
@@ -162,4 +163,37 @@ async fn a_postgres_statement_stops_at_its_deadline() {
         .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
     let one = PgReads::new(url.parse().unwrap(), 1);
     stops_at_deadline_and_frees_the_connection(ReportStore::Postgres(Arc::new(one)), true).await;
+}
+
+#[tokio::test]
+async fn a_postgres_statement_runs_on_a_session_that_plans_as_asked() {
+    // Arrange: one session, so that each statement finds the one the last one left.
+    let url = std::env::var("TEST_POSTGRES_URL")
+        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+    let reads = Arc::new(PgReads::new(url.parse().unwrap(), 1));
+    let store = ReportStore::Postgres(reads.clone());
+    let (_, quick) = endless_and_quick(true);
+    let mode = || async {
+        let mut lease = reads.acquire(Plans::PerCall).await.unwrap();
+        let mode: String = sqlx::query_scalar("SHOW plan_cache_mode")
+            .fetch_one(lease.conn())
+            .await
+            .unwrap();
+        lease.release();
+        mode
+    };
+
+    // Act
+    spawn_execute(&store, quick.clone(), Plans::Generic, Allowance::standard())
+        .await
+        .unwrap();
+    let after_generic = mode().await;
+    spawn_execute(&store, quick, Plans::PerCall, Allowance::standard())
+        .await
+        .unwrap();
+    let after_per_call = mode().await;
+
+    // Assert
+    assert_eq!(after_generic, "force_generic_plan");
+    assert_eq!(after_per_call, "auto", "the server's own setting again");
 }

@@ -9,6 +9,7 @@ mod fold;
 mod fuzz;
 mod months;
 mod planners;
+mod plans;
 mod raw_status;
 mod scope;
 mod totals;

@@ -13,6 +13,10 @@
 //! `statement_timeout`: a statement sends `SET` only when it needs another one than its
 //! connection already has. A transaction with `SET LOCAL` cost two round trips per statement
 //! (`BEGIN; SET LOCAL …`, then `ROLLBACK` as the connection came back).
+//!
+//! A session also remembers how it plans ([`Plans`]): a person's statements (an Agent's, a
+//! ConciergeKey's) run on sessions that keep one generic plan per statement, every other
+//! statement on sessions that plan each call for its values (the server's default).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -198,20 +202,57 @@ impl SqliteReads {
     }
 }
 
+/// How a PostgreSQL session plans its prepared statements.
+///
+/// The server's default (`plan_cache_mode = auto`) plans a statement for each call's values
+/// until a generic plan looks as cheap, and for a person's loans it never does: the planner
+/// prices `loan_assistant_id = $2` at the column's average (3,000 loans an assistant in the
+/// demo data, against the 150 an officer has), so the generic plan looks ten times dearer and
+/// an Agent's statement is planned on every call, 0.25–0.45 ms each (more than running it).
+/// Its generic plan is the plan the values get anyway (the scope's indexes, then the loans),
+/// planned once per session (docs/decisions.md, "Generic plans for a person's statements").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plans {
+    /// Planned for each call's values, parallel workers as the server allows: the
+    /// organisation's, a company's and every statement not scoped to a person.
+    PerCall,
+    /// One generic plan per statement and session (`plan_cache_mode = force_generic_plan`),
+    /// without parallel workers (`max_parallel_workers_per_gather = 0`: the generic plan
+    /// guesses thousands of loans, for which a parallel scan would look worth it): a person's
+    /// statements, a few hundred loans read through the scope's indexes.
+    Generic,
+}
+
+impl Plans {
+    /// The settings that give a session these plans, as one simple query; `RESET` returns to
+    /// the server's own settings.
+    fn settings(self) -> &'static str {
+        match self {
+            Plans::PerCall => "RESET plan_cache_mode; RESET max_parallel_workers_per_gather",
+            Plans::Generic => {
+                "SET plan_cache_mode = force_generic_plan; SET max_parallel_workers_per_gather = 0"
+            }
+        }
+    }
+}
+
 /// Read-only PostgreSQL sessions for report statements, each remembering the
-/// `statement_timeout` it was last given.
+/// `statement_timeout` it was last given and how it plans.
 #[derive(Debug)]
 pub struct PgReads {
     options: PgConnectOptions,
     slots: Slots<PgSession>,
     timeouts_set: AtomicU64,
+    plans_set: AtomicU64,
 }
 
-/// One open session and the `statement_timeout` (ms) it has now.
+/// One open session, the `statement_timeout` (ms) it has now and how it plans.
 #[derive(Debug)]
 struct PgSession {
     conn: PgConnection,
     timeout_ms: u64,
+    /// `None` when unknown (a failed `SET` leaves it so).
+    plans: Option<Plans>,
     opened: Instant,
     last_used: Instant,
 }
@@ -231,12 +272,14 @@ impl PgReads {
             options: options.options([("default_transaction_read_only", "on")]),
             slots: Slots::new(n),
             timeouts_set: AtomicU64::new(0),
+            plans_set: AtomicU64::new(0),
         }
     }
 
-    /// A session of its own for one statement: an idle one, or a new connection. Waits for a
-    /// free slot (the caller bounds the wait).
-    pub(crate) async fn acquire(self: &Arc<Self>) -> Result<PgLease, sqlx::Error> {
+    /// A session of its own for one statement: the idle one last used that plans as `plans`
+    /// asks, else any idle one, else a new connection (the lease then sets its plans). Waits for
+    /// a free slot (the caller bounds the wait).
+    pub(crate) async fn acquire(self: &Arc<Self>, plans: Plans) -> Result<PgLease, sqlx::Error> {
         let permit = self
             .slots
             .permits
@@ -248,7 +291,8 @@ impl PgReads {
         let (idle, worn) = {
             let mut idle = self.slots.idle();
             let worn: Vec<PgSession> = idle.extract_if(.., |s| s.worn(now)).collect();
-            (idle.pop(), worn)
+            let alike = idle.iter().rposition(|s| s.plans == Some(plans));
+            (alike.map(|i| idle.remove(i)).or_else(|| idle.pop()), worn)
         };
         drop(worn);
         let session = match idle {
@@ -257,6 +301,8 @@ impl PgReads {
                 conn: PgConnection::connect_with(&self.options).await?,
                 // Unknown: the first statement sets its own.
                 timeout_ms: u64::MAX,
+                // A new session plans as the server says.
+                plans: Some(Plans::PerCall),
                 opened: now,
                 last_used: now,
             },
@@ -271,6 +317,11 @@ impl PgReads {
     /// How many `SET statement_timeout` these sessions were sent (tests and benchmarks).
     pub fn timeouts_set(&self) -> u64 {
         self.timeouts_set.load(Ordering::Relaxed)
+    }
+
+    /// How many times these sessions were told how to plan (tests).
+    pub fn plans_set(&self) -> u64 {
+        self.plans_set.load(Ordering::Relaxed)
     }
 
     /// Closes the idle sessions (after one of them turned out broken).
@@ -308,6 +359,19 @@ impl PgLease {
         Ok(())
     }
 
+    /// Makes the session plan as `plans` asks unless it does already.
+    pub(crate) async fn plans(&mut self, plans: Plans) -> Result<(), sqlx::Error> {
+        let session = self.session.as_mut().expect("a lease holds its session");
+        if session.plans != Some(plans) {
+            session.plans = None;
+            // A `&str` without arguments goes as a simple query: both settings, one round trip.
+            sqlx::Executor::execute(&mut session.conn, plans.settings()).await?;
+            session.plans = Some(plans);
+            self.reads.plans_set.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// The connection, for the statement.
     pub(crate) fn conn(&mut self) -> &mut PgConnection {
         &mut self
@@ -340,146 +404,4 @@ pub(crate) fn session_timeout_ms(left: Duration) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[tokio::test]
-    async fn connections_are_read_only_and_reused() {
-        // Arrange
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.db");
-        let w = Connection::open(&path).unwrap();
-        w.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1), (2);")
-            .unwrap();
-        let reads = Arc::new(SqliteReads::new(&path));
-        let soon = || Instant::now() + Duration::from_secs(5);
-
-        // Act
-        let sum = reads
-            .run(soon(), |c| {
-                c.query_row("SELECT SUM(x) FROM t", [], |r| r.get::<_, i64>(0))
-            })
-            .await
-            .unwrap();
-        let write = reads
-            .run(soon(), |c| c.execute("INSERT INTO t VALUES (3)", []))
-            .await
-            .unwrap();
-        let again = reads
-            .run(soon(), |c| {
-                c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get::<_, i64>(0))
-            })
-            .await
-            .unwrap();
-
-        // Assert
-        assert_eq!(sum.unwrap(), 3);
-        let e = write.unwrap_err().to_string();
-        assert!(e.contains("readonly"), "{e}");
-        assert_eq!(again.unwrap(), 2);
-        assert_eq!(reads.slots.idle().len(), 1, "one connection, reused");
-    }
-
-    #[tokio::test]
-    async fn a_database_only_in_memory_is_named_in_the_error() {
-        let reads = Arc::new(SqliteReads::new(Path::new("file:sqlx-in-memory-1")));
-        let e = reads
-            .run(Instant::now() + Duration::from_secs(1), |_| ())
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("opening a report connection to file:sqlx-in-memory-1"),
-            "{e}"
-        );
-    }
-
-    #[tokio::test]
-    async fn postgres_sessions_are_read_only_reused_and_keep_their_timeout() {
-        // Arrange
-        let url = std::env::var("TEST_POSTGRES_URL")
-            .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
-        let reads = Arc::new(PgReads::new(url.parse().unwrap(), 2));
-        // Act
-        let mut first = reads.acquire().await.unwrap();
-        first.statement_timeout(4900).await.unwrap();
-        let set = show(&mut first).await;
-        let write = sqlx::Executor::execute(first.conn(), "CREATE TEMP TABLE t (x int)").await;
-        drop(first); // an error or a half-read statement: the connection is closed
-        let mut second = reads.acquire().await.unwrap();
-        second.statement_timeout(4900).await.unwrap();
-        second.release();
-        let mut third = reads.acquire().await.unwrap();
-        third.statement_timeout(4900).await.unwrap();
-        let kept = show(&mut third).await;
-        third.statement_timeout(250).await.unwrap();
-        let changed = show(&mut third).await;
-        third.release();
-
-        // Assert
-        assert_eq!(set, "4900ms");
-        let e = write.unwrap_err().to_string();
-        assert!(e.contains("read-only transaction"), "{e}");
-        assert_eq!(kept, "4900ms", "the session kept its timeout");
-        assert_eq!(changed, "250ms");
-        assert_eq!(
-            reads.timeouts_set(),
-            3,
-            "a SET for the first session, one for the new session after the closed one, and one for the change; none for the reused session"
-        );
-        assert_eq!(reads.idle_sessions(), 1, "one session, reused");
-
-        // A session idle for too long is closed, not reused: the next one starts afresh.
-        {
-            let mut idle = reads.slots.idle();
-            idle[0].last_used = idle[0].last_used.checked_sub(POSTGRES_IDLE_FOR).unwrap();
-        }
-        let mut fourth = reads.acquire().await.unwrap();
-        fourth.statement_timeout(250).await.unwrap();
-        fourth.release();
-        assert_eq!(
-            reads.timeouts_set(),
-            4,
-            "a fresh session after the idle one"
-        );
-        assert_eq!(reads.idle_sessions(), 1);
-
-        async fn show(lease: &mut PgLease) -> String {
-            sqlx::query_scalar::<_, String>("SHOW statement_timeout")
-                .fetch_one(lease.conn())
-                .await
-                .unwrap()
-        }
-    }
-
-    #[tokio::test]
-    async fn report_sessions_on_postgres_run_without_jit() {
-        // Arrange: the report store of a pool opened as the server opens it.
-        let url = std::env::var("TEST_POSTGRES_URL")
-            .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
-        let db = Db::open_reports(&url).await.unwrap();
-        let ReportStore::Postgres(reads) = ReportStore::of(&db) else {
-            panic!("a PostgreSQL URL gives PostgreSQL sessions")
-        };
-        // Act
-        let mut lease = reads.acquire().await.unwrap();
-        let jit: String = sqlx::query_scalar("SHOW jit")
-            .fetch_one(lease.conn())
-            .await
-            .unwrap();
-        lease.release();
-        // Assert: compiling a report statement cost more than running it (store.rs).
-        assert_eq!(jit, "off");
-    }
-
-    #[test]
-    fn session_timeouts_round_down_to_100_ms_from_one_second() {
-        let ms = |n| session_timeout_ms(Duration::from_millis(n));
-        assert_eq!(ms(4_999), 4_900);
-        assert_eq!(ms(4_901), 4_900);
-        assert_eq!(ms(1_000), 1_000);
-        assert_eq!(ms(999), 999);
-        assert_eq!(ms(0), 1);
-    }
-}
+mod tests;

@@ -1,0 +1,115 @@
+//! How PostgreSQL is told to plan a statement (`plans_for`): one generic plan per session for
+//! a person's statements over the loans that nothing but the scope's indexes can serve; every
+//! other statement planned for its values.
+
+use super::*;
+
+fn stamp(s: &str) -> Value {
+    Value::Timestamp(s.into())
+}
+
+#[test]
+fn a_persons_statements_over_the_loans_alone_get_generic_plans() {
+    // Arrange: the pipeline's two queries (no predicate; a window of the status date) and a
+    // range of an amount, for each kind of person.
+    let window = vec![
+        (
+            "statusDate".to_string(),
+            Condition::Ge(stamp("2026-01-01T00:00:00Z")),
+        ),
+        (
+            "statusDate".to_string(),
+            Condition::Lt(stamp("2026-04-01T00:00:00Z")),
+        ),
+    ];
+    let amounts = vec![(
+        "loanAmount".to_string(),
+        Condition::Le(Value::Decimal("500000".into())),
+    )];
+    let referrer = Scope {
+        referred_by: Some("me".into()),
+        ..Default::default()
+    };
+    for scope in [agent(), concierge(), referrer] {
+        for predicates in [vec![], window.clone(), amounts.clone()] {
+            let query = Query {
+                predicates: predicates.clone(),
+                ..q(Dataset::Loans)
+            };
+
+            // Act
+            let plans = plans_for(&query, Some(&scope));
+
+            // Assert
+            assert_eq!(plans, Plans::Generic, "{scope:?} {predicates:?}");
+        }
+    }
+}
+
+#[test]
+fn statements_another_index_could_serve_are_planned_for_their_values() {
+    // Arrange: for a person, each thing a generic plan would intersect with the scope's
+    // indexes (it prices a person at thousands of loans); then the scopes that are not a
+    // person's.
+    let with = |edit: &dyn Fn(&mut Query)| {
+        let mut query = q(Dataset::Loans);
+        edit(&mut query);
+        query
+    };
+    let personal: Vec<(&str, Query)> = vec![
+        (
+            "a filter",
+            with(&|q| q.filter = Some(r#"{"purposes":["Purchase"]}"#.into())),
+        ),
+        (
+            "a value of a text field",
+            with(&|q| {
+                q.predicates = vec![(
+                    "status".into(),
+                    Condition::Eq(Value::Text("Loan Open".into())),
+                )]
+            }),
+        ),
+        (
+            "a list",
+            with(&|q| {
+                q.predicates = vec![(
+                    "status".into(),
+                    Condition::AnyOf(vec![Value::Text("Loan Open".into())]),
+                )]
+            }),
+        ),
+        (
+            "a date that is set",
+            with(&|q| q.predicates = vec![("estimatedClosingDate".into(), Condition::IsNotNull)]),
+        ),
+        (
+            "a range of a text field",
+            with(&|q| {
+                q.predicates = vec![("status".into(), Condition::Ge(Value::Text("L".into())))]
+            }),
+        ),
+        ("the history's sets", milestones()),
+    ];
+
+    // Act / Assert
+    for (what, query) in &personal {
+        assert_eq!(
+            plans_for(query, Some(&agent())),
+            Plans::PerCall,
+            "an Agent's statement with {what}"
+        );
+    }
+    for scope in [admin(), company()] {
+        assert_eq!(
+            plans_for(&q(Dataset::Loans), Some(&scope)),
+            Plans::PerCall,
+            "{scope:?}"
+        );
+    }
+    assert_eq!(
+        plans_for(&q(Dataset::DwDeals), None),
+        Plans::PerCall,
+        "organisation-wide"
+    );
+}
