@@ -123,9 +123,26 @@ pub(super) struct Compiled {
     /// The statement that answers when this one's fold meets what it cannot label (a set
     /// with a status that has no bit of its own, `SetFold::sets_only`): run instead.
     pub(super) full: Option<Box<Compiled>>,
+    /// How PostgreSQL plans it: generic for a person's statements that nothing but the
+    /// scope's indexes can serve ([`plans_for`], and the period sets' own rule).
+    pub(super) plans: Plans,
 }
 
 pub(super) fn compile(
+    q: &Query,
+    scope: Option<&Scope>,
+    can_read_names: bool,
+    postgres: bool,
+) -> Result<Compiled, QueryError> {
+    let mut compiled = compile_statement(q, scope, can_read_names, postgres)?;
+    if postgres && compiled.plans == Plans::PerCall {
+        compiled.plans = plans_for(q, scope);
+    }
+    Ok(compiled)
+}
+
+/// [`compile`]'s statement, by the planner that answers `q`.
+fn compile_statement(
     q: &Query,
     scope: Option<&Scope>,
     can_read_names: bool,

@@ -241,6 +241,15 @@ pub(super) fn compile_period_sets(
     // the caller's scope and filter keep (joined, by key). Then the window's periods (the
     // key's range). Period indexes are integers the host computed; every text is a parameter.
     let (first, last) = (plan.periods[0].0, plan.periods[plan.periods.len() - 1].0);
+    // A person's sets without a filter, on PostgreSQL: one generic plan per session (`Plans`),
+    // with the window written as bounds of (loan, period) on the sets' loan index, which only
+    // the person's loans can reach. Written as bounds of the period alone, the generic plan
+    // (which prices a person at 3,000 loans) read a short window's every set by its period
+    // and hashed them: an Agent's four months 26 ms, against 2 ms planned for its values.
+    let generic = c.postgres
+        && !c.history_only
+        && filter_sql.is_empty()
+        && scope.is_some_and(Scope::is_personal);
     let mut params = Vec::new();
     let mut wheres = Vec::new();
     let from = if c.history_only {
@@ -254,9 +263,14 @@ pub(super) fn compile_period_sets(
         params.extend(filter_params);
         format!("{} JOIN loans l ON l.key = r.loan_key", plan.table)
     };
-    wheres.push(format!(
-        "r.period_index >= {first} AND r.period_index <= {last}"
-    ));
+    wheres.push(if generic {
+        format!(
+            "(r.loan_key, r.period_index) >= (l.key, {first}) \
+             AND (r.loan_key, r.period_index) <= (l.key, {last})"
+        )
+    } else {
+        format!("r.period_index >= {first} AND r.period_index <= {last}")
+    });
     let partials = carried[1..]
         .iter()
         .map(|p| format!(", x.{p}"))
@@ -358,6 +372,11 @@ pub(super) fn compile_period_sets(
         limit: fold.limit,
         fold: Some(fold),
         full: None,
+        plans: if generic {
+            Plans::Generic
+        } else {
+            Plans::PerCall
+        },
     };
     Ok(match sets_only {
         None => compiled,
@@ -373,6 +392,7 @@ pub(super) fn compile_period_sets(
                 columns: compiled.columns.clone(),
                 limit: compiled.limit,
                 fold,
+                plans: compiled.plans,
                 full: Some(Box::new(compiled)),
             }
         }

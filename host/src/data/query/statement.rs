@@ -78,6 +78,7 @@ pub(super) fn finish(
         limit,
         fold: None,
         full: None,
+        plans: Plans::PerCall,
     })
 }
 

@@ -102,6 +102,7 @@ fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
         limit: 1,
         fold: None,
         full: None,
+        plans: Plans::PerCall,
     };
     (c(endless), c("SELECT CAST(1 AS BIGINT), CAST(1 AS BIGINT)"))
 }

@@ -1,6 +1,6 @@
-//! How PostgreSQL is told to plan a statement (`plans_for`): one generic plan per session for
-//! a person's statements over the loans that nothing but the scope's indexes can serve; every
-//! other statement planned for its values.
+//! How PostgreSQL is told to plan a statement (`plans_for`, the period sets' own rule): one
+//! generic plan per session for a person's statements that nothing but the scope's indexes
+//! can serve; every other statement planned for its values.
 
 use super::*;
 
@@ -111,5 +111,86 @@ fn statements_another_index_could_serve_are_planned_for_their_values() {
         plans_for(&q(Dataset::DwDeals), None),
         Plans::PerCall,
         "organisation-wide"
+    );
+}
+
+#[test]
+fn a_persons_period_sets_get_generic_plans_with_the_window_on_the_loan_index() {
+    // Arrange: an Agent's three months of milestones, by funnel stage and by raw status.
+    let window = milestones_between(
+        PeriodUnit::Month,
+        "2026-01-01T00:00:00Z",
+        "2026-04-01T00:00:00Z",
+    );
+    let mut raw = window.clone();
+    raw.group_by[1] = Key::Field("milestone".into());
+    let mut filtered = window.clone();
+    filtered.filter = Some(r#"{"purposes":["Purchase"]}"#.into());
+    let row_bounds = "(r.loan_key, r.period_index) >= (l.key, ";
+    let period_bounds = "AND r.period_index >= ";
+
+    // Act
+    let stage = compile(&window, Some(&agent()), false, true).unwrap();
+    let raw = compile(&raw, Some(&agent()), false, true).unwrap();
+    let sqlite = compile(&window, Some(&agent()), false, false).unwrap();
+    let others = [
+        (
+            "a filter",
+            compile(&filtered, Some(&agent()), false, true).unwrap(),
+        ),
+        (
+            "a company",
+            compile(&window, Some(&company()), false, true).unwrap(),
+        ),
+        (
+            "the organisation",
+            compile(&window, Some(&admin()), false, true).unwrap(),
+        ),
+    ];
+
+    // Assert
+    let full = raw
+        .full
+        .as_deref()
+        .expect("the statement that reads unlisted rows");
+    for c in [&stage, &raw, full] {
+        assert_eq!(c.plans, Plans::Generic);
+        assert!(
+            c.sql.contains(row_bounds)
+                && c.sql.contains("(r.loan_key, r.period_index) <= (l.key, ")
+                && !c.sql.contains(period_bounds),
+            "{}",
+            c.sql
+        );
+    }
+    assert_eq!(sqlite.plans, Plans::PerCall);
+    assert!(
+        sqlite.sql.contains(period_bounds) && !sqlite.sql.contains(row_bounds),
+        "SQLite plans each statement once per connection: {}",
+        sqlite.sql
+    );
+    for (what, c) in &others {
+        assert_eq!(c.plans, Plans::PerCall, "{what}");
+        assert!(!c.sql.contains(row_bounds), "{what}: {}", c.sql);
+    }
+}
+
+#[test]
+fn compiled_statements_carry_the_plans_of_their_rule() {
+    // A person's loans without a filter on PostgreSQL, as `plans_for` says; never on SQLite.
+    let loans = q(Dataset::Loans);
+    assert_eq!(
+        compile(&loans, Some(&agent()), false, true).unwrap().plans,
+        Plans::Generic
+    );
+    assert_eq!(
+        compile(&loans, Some(&agent()), false, false).unwrap().plans,
+        Plans::PerCall
+    );
+    assert_eq!(
+        compile(&loans, Some(&company()), false, true)
+            .unwrap()
+            .plans,
+        Plans::PerCall
     );
 }
