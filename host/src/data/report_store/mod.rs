@@ -335,6 +335,21 @@ impl PgReads {
     }
 }
 
+#[cfg(test)]
+impl PgReads {
+    /// A setting of the session a statement asking for `plans` would be lent now, as that
+    /// session has it (tests).
+    pub(crate) async fn show(self: &Arc<Self>, plans: Plans, setting: &str) -> String {
+        let mut lease = self.acquire(plans).await.unwrap();
+        let value = sqlx::query_scalar(&format!("SHOW {setting}"))
+            .fetch_one(lease.conn())
+            .await
+            .unwrap();
+        lease.release();
+        value
+    }
+}
+
 /// A session lent to one statement. [`PgLease::release`] gives it back; dropped without that
 /// (an error, a statement left half read), its connection is closed instead.
 pub(crate) struct PgLease {

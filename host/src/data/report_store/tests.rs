@@ -208,12 +208,7 @@ async fn report_sessions_on_postgres_run_without_jit() {
         panic!("a PostgreSQL URL gives PostgreSQL sessions")
     };
     // Act
-    let mut lease = reads.acquire(Plans::PerCall).await.unwrap();
-    let jit: String = sqlx::query_scalar("SHOW jit")
-        .fetch_one(lease.conn())
-        .await
-        .unwrap();
-    lease.release();
+    let jit = reads.show(Plans::PerCall, "jit").await;
     // Assert: compiling a report statement cost more than running it (store.rs).
     assert_eq!(jit, "off");
 }

@@ -174,15 +174,7 @@ async fn a_postgres_statement_runs_on_a_session_that_plans_as_asked() {
     let reads = Arc::new(PgReads::new(url.parse().unwrap(), 1));
     let store = ReportStore::Postgres(reads.clone());
     let (_, quick) = endless_and_quick(true);
-    let mode = || async {
-        let mut lease = reads.acquire(Plans::PerCall).await.unwrap();
-        let mode: String = sqlx::query_scalar("SHOW plan_cache_mode")
-            .fetch_one(lease.conn())
-            .await
-            .unwrap();
-        lease.release();
-        mode
-    };
+    let mode = || reads.show(Plans::PerCall, "plan_cache_mode");
 
     // Act
     spawn_execute(&store, quick.clone(), Plans::Generic, Allowance::standard())
