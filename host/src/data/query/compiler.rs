@@ -25,6 +25,12 @@ pub(super) struct Compiler {
     /// and intersected the date index (915k entries for an Agent's 24 months) with the
     /// Agent's 149 loans: 149 ms against 0.5 ms.
     pub(super) scope_first: bool,
+    /// A person's scope (an Agent's, a referrer's, a ConciergeKey's officers'): on
+    /// PostgreSQL a null check of a number or an instant is written `+col` as its ranges are,
+    /// so that the statement can keep one generic plan (`plans_for`), which ANDed
+    /// `loans_closing` (400k entries) with an Agent's 149 loans for a closing date that is
+    /// not null: 35 ms against 0.3.
+    pub(super) personal: bool,
     /// SQLite: the column the scope's own index holds in order after its equality, which a
     /// group key may read as is (`loans_company (company_id, status)`: a company's loans by
     /// status). Only a scope of one equality has one.
@@ -115,13 +121,14 @@ impl Compiler {
             }
         }
         // PostgreSQL, a scoped caller: a range of a number yields to the scope's index, as
-        // the filter's ranges do (`scope_first`).
+        // the filter's ranges do (`scope_first`); for a person, its null checks too.
+        let null_check = matches!(c, Condition::IsNull | Condition::IsNotNull);
         let ranged = self.postgres
             && f.ty != FieldType::Text
-            && matches!(
+            && (matches!(
                 c,
                 Condition::Lt(_) | Condition::Le(_) | Condition::Gt(_) | Condition::Ge(_)
-            );
+            ) || (self.personal && null_check));
         let col = if ranged {
             self.filter_column(f.column, true)
         } else {

@@ -156,6 +156,7 @@ fn compile_statement(
         history_only: false,
         covered_group: false,
         scope_first: scope.is_some_and(|s| !s.all),
+        personal: scope.is_some_and(Scope::is_personal),
         scope_order: scope.and_then(|s| s.ordered_by()).filter(|_| !postgres),
         bounds: instant_bounds(q),
     };

@@ -52,6 +52,7 @@ async fn window_labels_equal_the_engines_own_formatting() {
             history_only: false,
             covered_group: false,
             scope_first: false,
+            personal: false,
             scope_order: None,
             bounds: Default::default(),
         };

@@ -26,12 +26,13 @@ fn a_persons_statements_over_the_loans_alone_get_generic_plans() {
         "loanAmount".to_string(),
         Condition::Le(Value::Decimal("500000".into())),
     )];
+    let closing_set = vec![("estimatedClosingDate".to_string(), Condition::IsNotNull)];
     let referrer = Scope {
         referred_by: Some("me".into()),
         ..Default::default()
     };
     for scope in [agent(), concierge(), referrer] {
-        for predicates in [vec![], window.clone(), amounts.clone()] {
+        for predicates in [vec![], window.clone(), amounts.clone(), closing_set.clone()] {
             let query = Query {
                 predicates: predicates.clone(),
                 ..q(Dataset::Loans)
@@ -78,10 +79,6 @@ fn statements_another_index_could_serve_are_planned_for_their_values() {
                     Condition::AnyOf(vec![Value::Text("Loan Open".into())]),
                 )]
             }),
-        ),
-        (
-            "a date that is set",
-            with(&|q| q.predicates = vec![("estimatedClosingDate".into(), Condition::IsNotNull)]),
         ),
         (
             "a range of a text field",
@@ -193,4 +190,40 @@ fn compiled_statements_carry_the_plans_of_their_rule() {
             .plans,
         Plans::PerCall
     );
+}
+
+#[test]
+fn a_persons_null_checks_of_numbers_and_instants_are_kept_off_their_indexes_on_postgresql() {
+    // Arrange: a month group-by of the closing date reads only loans that have one.
+    let query = Query {
+        predicates: vec![("estimatedClosingDate".into(), Condition::IsNotNull)],
+        ..q(Dataset::Loans)
+    };
+
+    // Act
+    let person = compile(&query, Some(&agent()), false, true).unwrap();
+    // (A distinct count, which the company's totals do not hold: its loans are read.)
+    let read = Query {
+        aggregates: vec![Aggregate::CountDistinct("loanOfficerId".into())],
+        ..query.clone()
+    };
+    let company = compile(&read, Some(&company()), false, true).unwrap();
+    let sqlite = compile(&query, Some(&agent()), false, false).unwrap();
+
+    // Assert: as the person's ranges are, for the generic plan; a company's statement is
+    // planned for its values and keeps the column as it is, as SQLite does.
+    assert!(
+        person.sql.contains("+l.estimated_closing_date IS NOT NULL"),
+        "{}",
+        person.sql
+    );
+    assert_eq!(person.plans, Plans::Generic);
+    for c in [&company, &sqlite] {
+        assert!(
+            c.sql.contains("l.estimated_closing_date IS NOT NULL")
+                && !c.sql.contains("+l.estimated_closing_date"),
+            "{}",
+            c.sql
+        );
+    }
 }
