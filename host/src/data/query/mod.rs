@@ -123,12 +123,13 @@ pub async fn run(
 /// a few hundred loans through the scope's indexes), the statement reads the loans alone,
 /// and nothing else in it can take an index: no filter, and no predicate but ranges and null
 /// checks of numbers and instants, which a person's statement keeps off their indexes
-/// (`Compiler::filter_column`, `Compiler::personal`). A generic plan prices a person at the largest scope's average
-/// (3,000 loans), so anything else with an index looks worth intersecting with it: a
-/// filter's purposes (215k loans, 38 ms where the statement planned for its values took
-/// 0.3 ms), a closing date that is not null (400k, 35 ms). Those statements are planned for
-/// their values, as every other caller's are. (A person's history sets have a rule of their
-/// own, with the statement written for it: `compile_period_sets`.)
+/// (`Compiler::filter_column`, `Compiler::personal`). A generic plan prices an Agent at the
+/// assistant column's average (3,000 loans), so anything else with an index looks worth
+/// intersecting with it: a filter's purposes (215k loans, 38 ms where the statement planned
+/// for its values took 0.3 ms), a closing date that is not null when written as is (400k, 35
+/// ms). Those statements are planned for their values, as every other caller's are. (A
+/// person's history sets have a rule of their own, with the statement written for it:
+/// `compile_period_sets`.)
 fn plans_for(q: &Query, scope: Option<&Scope>) -> Plans {
     let off_indexes = |(name, condition): &(String, Condition)| {
         matches!(
