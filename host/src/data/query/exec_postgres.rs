@@ -3,17 +3,17 @@
 
 use super::*;
 
-/// A statement on PostgreSQL, on a session that plans as `plans` asks, run again on another
-/// connection when its pooled one turns out broken before the first row.
+/// A statement on PostgreSQL, on a session that plans as the statement asks
+/// (`Compiled::plans`), run again on another connection when its pooled one turns out broken
+/// before the first row.
 pub(super) async fn execute_postgres(
     reads: &Arc<PgReads>,
     c: &Compiled,
-    plans: Plans,
     allowance: Allowance,
 ) -> Result<Fetched, QueryError> {
     let mut attempt = 1;
     loop {
-        match execute_postgres_once(reads, c, plans, allowance).await {
+        match execute_postgres_once(reads, c, allowance).await {
             Ok(fetched) => return Ok(fetched),
             Err(Failed::Final(e)) => return Err(e),
             Err(Failed::Broken(e)) if attempt < ATTEMPTS && Instant::now() < allowance.deadline => {
@@ -31,26 +31,25 @@ pub(super) async fn execute_postgres(
 pub(super) async fn execute_postgres_once(
     reads: &Arc<PgReads>,
     c: &Compiled,
-    plans: Plans,
     allowance: Allowance,
 ) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
     let mut sink = Sink::new(c, allowance);
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
-    let mut lease = match tokio::time::timeout(left(), reads.acquire(plans)).await {
+    let mut lease = match tokio::time::timeout(left(), reads.acquire(c.plans)).await {
         Err(_) => return Err(timed_out(&allowance).into()),
         Ok(Err(e)) if is_broken(&e) => return Err(Failed::Broken(e)),
         Ok(Err(e)) => return Err(unavailable(&e).into()),
         Ok(Ok(lease)) => lease,
     };
     // The server stops the statement itself, at the session's `statement_timeout`; the
-    // session keeps it for the next statement (report_store.rs), and serves nothing else.
-    match lease.statement_timeout(session_timeout_ms(left())).await {
-        Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
-        Err(e) => return Err(unavailable(&e).into()),
-        Ok(()) => {}
-    }
-    match lease.plans(plans).await {
+    // session keeps it, and how it plans, for the next statement (report_store.rs), and
+    // serves nothing else.
+    let settings = async {
+        lease.statement_timeout(session_timeout_ms(left())).await?;
+        lease.plans(c.plans).await
+    };
+    match settings.await {
         Err(e) if is_broken(&e) => return Err(Failed::Broken(e)),
         Err(e) => return Err(unavailable(&e).into()),
         Ok(()) => {}

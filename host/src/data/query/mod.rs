@@ -104,10 +104,9 @@ pub async fn run(
 ) -> Result<Rows, QueryError> {
     let postgres = matches!(store, ReportStore::Postgres(_));
     let compiled = compile(q, scope, can_read_names, postgres)?;
-    let plans = compiled.plans;
     let columns = compiled.columns.clone();
     let limit = compiled.limit;
-    let fetched = spawn_execute(store, compiled, plans, allowance).await?;
+    let fetched = spawn_execute(store, compiled, allowance).await?;
     let total_groups = fetched.total;
     Ok(Rows {
         truncated: total_groups > fetched.rows.len() as u64,
@@ -162,13 +161,12 @@ fn plans_for(q: &Query, scope: Option<&Scope>) -> Plans {
 async fn spawn_execute(
     store: &ReportStore,
     mut compiled: Compiled,
-    plans: Plans,
     allowance: Allowance,
 ) -> Result<Fetched, QueryError> {
     let full = compiled.full.take();
-    let fetched = spawn_execute_one(store, compiled, plans, allowance).await?;
+    let fetched = spawn_execute_one(store, compiled, allowance).await?;
     match full {
-        Some(full) if fetched.needs_full => spawn_execute_one(store, *full, plans, allowance).await,
+        Some(full) if fetched.needs_full => spawn_execute_one(store, *full, allowance).await,
         _ => Ok(fetched),
     }
 }
@@ -176,14 +174,13 @@ async fn spawn_execute(
 async fn spawn_execute_one(
     store: &ReportStore,
     compiled: Compiled,
-    plans: Plans,
     allowance: Allowance,
 ) -> Result<Fetched, QueryError> {
     match store {
         ReportStore::Sqlite(reads) => execute_sqlite(reads, compiled, allowance).await,
         ReportStore::Postgres(reads) => {
             let reads = reads.clone();
-            tokio::spawn(async move { execute_postgres(&reads, &compiled, plans, allowance).await })
+            tokio::spawn(async move { execute_postgres(&reads, &compiled, allowance).await })
                 .await
                 .map_err(|e| unavailable(&e))?
         }

@@ -108,6 +108,14 @@ fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
     (c(endless), c("SELECT CAST(1 AS BIGINT), CAST(1 AS BIGINT)"))
 }
 
+/// `c` as a person's statement, on a session with one generic plan.
+fn generic(c: Compiled) -> Compiled {
+    Compiled {
+        plans: Plans::Generic,
+        ..c
+    }
+}
+
 /// Runs the endless statement with a 300 ms deadline, abandoning its future after 50 ms
 /// as a timed-out caller would; then the pool's only connection must be free at once (on
 /// PostgreSQL, for a statement that plans otherwise than the abandoned one did).
@@ -121,7 +129,7 @@ async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: b
     let started = Instant::now();
     let r = tokio::time::timeout(
         Duration::from_secs(5),
-        spawn_execute(&db, endless.clone(), Plans::PerCall, allowance),
+        spawn_execute(&db, endless.clone(), allowance),
     )
     .await
     .expect("the engine did not stop the statement at its deadline");
@@ -138,13 +146,13 @@ async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: b
     };
     let abandoned = tokio::time::timeout(
         Duration::from_millis(50),
-        spawn_execute(&db, endless, Plans::Generic, allowance),
+        spawn_execute(&db, generic(endless), allowance),
     )
     .await;
     assert!(abandoned.is_err(), "the endless statement ended early");
     let quick_run = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        spawn_execute(&db, quick, Plans::PerCall, Allowance::standard()).await
+        spawn_execute(&db, quick, Allowance::standard()).await
     };
     let r = tokio::time::timeout(Duration::from_secs(2), quick_run)
         .await
@@ -178,11 +186,11 @@ async fn a_postgres_statement_runs_on_a_session_that_plans_as_asked() {
     let mode = || reads.show(Plans::PerCall, "plan_cache_mode");
 
     // Act
-    spawn_execute(&store, quick.clone(), Plans::Generic, Allowance::standard())
+    spawn_execute(&store, generic(quick.clone()), Allowance::standard())
         .await
         .unwrap();
     let after_generic = mode().await;
-    spawn_execute(&store, quick, Plans::PerCall, Allowance::standard())
+    spawn_execute(&store, quick, Allowance::standard())
         .await
         .unwrap();
     let after_per_call = mode().await;
