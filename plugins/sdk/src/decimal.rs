@@ -24,11 +24,28 @@ impl Decimal {
         {
             return None;
         }
-        let mut frac: i128 = if f.is_empty() { 0 } else { f.parse().ok()? };
-        for _ in f.len()..4 {
-            frac *= 10;
-        }
-        let v = w.parse::<i128>().ok()? * SCALE + frac;
+        // Whole and fraction as one integer of scaled units. Up to 19 digits fit a u64, the
+        // guest's native width (wasm32 has no 128-bit arithmetic: each i128 multiply is a
+        // library call); longer ones take the 128-bit path.
+        let v: i128 = if w.len() + 4 <= 19 {
+            let mut units: u64 = 0;
+            for b in w.bytes().chain(f.bytes()) {
+                units = units * 10 + u64::from(b - b'0');
+            }
+            for _ in f.len()..4 {
+                units *= 10;
+            }
+            i128::from(units)
+        } else {
+            let mut frac: i128 = if f.is_empty() { 0 } else { f.parse().ok()? };
+            for _ in f.len()..4 {
+                frac *= 10;
+            }
+            w.parse::<i128>()
+                .ok()?
+                .checked_mul(SCALE)?
+                .checked_add(frac)?
+        };
         Some(Decimal(if neg { -v } else { v }))
     }
 
@@ -39,10 +56,13 @@ impl Decimal {
     pub fn average(self, n: u64) -> Decimal {
         let den = n as i128 * 100; // scaled units per cent
         let num = self.0.abs();
-        let mut cents = num / den;
-        if 2 * (num % den) >= den {
-            cents += 1;
-        }
+        // In 64 bits when both fit (a sum of amounts does), as `parse` does.
+        let cents = match (u64::try_from(num), u64::try_from(den)) {
+            (Ok(num), Ok(den)) if num <= u64::MAX / 2 => {
+                i128::from(num / den + u64::from(2 * (num % den) >= den))
+            }
+            _ => num / den + i128::from(2 * (num % den) >= den),
+        };
         Decimal(if self.0 < 0 {
             -cents * 100
         } else {
@@ -50,18 +70,36 @@ impl Decimal {
         })
     }
 
-    /// The plain decimal text, without trailing zeros.
+    /// The plain decimal text, without trailing zeros (as the host writes its decimals).
     pub fn to_text(self) -> String {
+        use std::fmt::Write as _;
         let abs = self.0.unsigned_abs();
-        let (w, f) = (abs / SCALE as u128, abs % SCALE as u128);
-        let mut s = if self.0 < 0 {
-            format!("-{w}")
-        } else {
-            w.to_string()
+        let mut s = String::with_capacity(24);
+        if self.0 < 0 {
+            s.push('-');
+        }
+        // 64-bit arithmetic when the value fits (every amount does): 128-bit division is a
+        // library call on wasm32.
+        let frac = match u64::try_from(abs) {
+            Ok(small) => {
+                let _ = write!(s, "{}", small / SCALE as u64);
+                (small % SCALE as u64) as u32
+            }
+            Err(_) => {
+                let _ = write!(s, "{}", abs / SCALE as u128);
+                (abs % SCALE as u128) as u32
+            }
         };
-        if f != 0 {
+        if frac != 0 {
+            let mut digits = [b'0'; 4];
+            let mut f = frac;
+            for d in digits.iter_mut().rev() {
+                *d = b'0' + (f % 10) as u8;
+                f /= 10;
+            }
+            let len = 4 - digits.iter().rev().take_while(|d| **d == b'0').count();
             s.push('.');
-            s.push_str(format!("{f:04}").trim_end_matches('0'));
+            s.extend(digits[..len].iter().map(|d| char::from(*d)));
         }
         s
     }
@@ -75,6 +113,13 @@ impl Decimal {
 impl From<Decimal> for loanhost_models::Decimal {
     /// The same exact value, as the models write money.
     fn from(d: Decimal) -> Self {
+        // A whole number of at least zero is built as one (no text to parse back); anything
+        // else through its text.
+        if let Ok(units) = u64::try_from(d.0) {
+            if units % SCALE as u64 == 0 {
+                return (units / SCALE as u64).into();
+            }
+        }
         loanhost_models::Decimal::parse(&d.to_text()).expect("a decimal literal is a JSON number")
     }
 }
@@ -112,5 +157,88 @@ mod tests {
             Decimal::parse("350000.25").unwrap().to_json().to_string(),
             "350000.25"
         );
+    }
+
+    #[test]
+    fn the_64_bit_paths_agree_with_the_128_bit_ones_at_their_edges() {
+        // 15 whole digits + 4 places = 19 digits (a u64); 16 + 4 take the 128-bit path.
+        for text in [
+            "999999999999999.9999",
+            "-999999999999999.9999",
+            "1000000000000000",
+            "9999999999999999.0001",
+            "123456789012345678901234567.5",
+            "0.0001",
+            "-0",
+            "007.50",
+        ] {
+            let d = Decimal::parse(text).unwrap();
+            let (neg, digits) = text.strip_prefix('-').map_or((false, text), |r| (true, r));
+            let (w, f) = digits.split_once('.').unwrap_or((digits, ""));
+            let units =
+                w.parse::<i128>().unwrap() * SCALE + format!("{f:0<4}").parse::<i128>().unwrap();
+            assert_eq!(d, Decimal(if neg { -units } else { units }), "{text}");
+            assert_eq!(Decimal::parse(&d.to_text()), Some(d), "{text} reads back");
+        }
+        assert_eq!(Decimal::parse("007.50").unwrap().to_text(), "7.5");
+        assert_eq!(
+            Decimal(i128::from(u64::MAX) + 1).to_text(),
+            "1844674407370955.1616"
+        );
+        assert_eq!(
+            Decimal(-(i128::from(u64::MAX) + 1)).to_text(),
+            "-1844674407370955.1616"
+        );
+        assert_eq!(
+            Decimal::parse("99999999999999999999999999999999999999"),
+            None,
+            "beyond 128 bits once scaled"
+        );
+        // An average whose sum passes 64 bits, and its 64-bit twin.
+        let in_128 = |units: i128, n: i128| {
+            let (num, den) = (units.abs(), n * 100);
+            units.signum() * (num / den + i128::from(2 * (num % den) >= den)) * 100
+        };
+        for units in [i128::from(u64::MAX) * 4 + 2, i128::from(u64::MAX) * 4 + 202] {
+            assert_eq!(Decimal(units).average(4).0, in_128(units, 4), "{units}");
+            assert_eq!(Decimal(-units).average(4).0, in_128(-units, 4), "-{units}");
+        }
+        // Exactly half a cent past 64 bits, and within them: rounded away from zero.
+        let past = 400 * i128::from(u64::MAX / 100) + 200;
+        assert_eq!(Decimal(past).average(4).0, (past / 400 + 1) * 100);
+        assert_eq!(Decimal(-past).average(4).0, -(past / 400 + 1) * 100);
+        assert_eq!(
+            Decimal(600).average(4).0,
+            200,
+            "0.015 a loan rounds to 0.02"
+        );
+        let half = i128::from(u64::MAX / 2);
+        assert_eq!(
+            Decimal(half + 1).average(3).0,
+            in_128(half + 1, 3),
+            "past the guard"
+        );
+        assert_eq!(Decimal(half).average(3).0, in_128(half, 3), "at the guard");
+        assert_eq!(Decimal(150).average(1).0, 200, "0.015 rounds up to 0.02");
+        assert_eq!(Decimal(-150).average(1).0, -200);
+        assert_eq!(Decimal(149).average(1).0, 100);
+    }
+
+    #[test]
+    fn models_decimals_are_the_same_numbers() {
+        for text in [
+            "350000",
+            "-12",
+            "350000.25",
+            "-0.0001",
+            "0",
+            "1844674407370955.1616",
+        ] {
+            let m: loanhost_models::Decimal = Decimal::parse(text).unwrap().into();
+            assert_eq!(m.to_string(), text);
+        }
+        let huge = Decimal(i128::from(i64::MAX) * SCALE * 10);
+        let m: loanhost_models::Decimal = huge.into();
+        assert_eq!(m.to_string(), huge.to_text(), "a whole number past 64 bits");
     }
 }

@@ -149,15 +149,44 @@ impl Bucket {
     }
 }
 
-fn metric_value(b: &Bucket, v: &Values, metric: Metric) -> Option<models::Decimal> {
-    let has = b.with_value > 0;
-    match metric {
-        Metric::Count => Some(b.count.into()),
-        Metric::Sum if has => Some(v.sum.unwrap_or_default().into()),
-        Metric::Average if has => Some(v.sum.unwrap_or_default().average(b.with_value).into()),
-        Metric::Min if has => v.min.map(Into::into),
-        Metric::Max if has => v.max.map(Into::into),
-        _ => None,
+/// A bucket's money, each value converted once to the models' decimal (the metric's value
+/// is one of them, cloned).
+struct Money {
+    sum: Option<models::Decimal>,
+    average: Option<models::Decimal>,
+    min: Option<models::Decimal>,
+    max: Option<models::Decimal>,
+}
+
+impl Money {
+    fn of(b: &Bucket) -> Money {
+        if b.with_value == 0 {
+            return Money {
+                sum: None,
+                average: None,
+                min: None,
+                max: None,
+            };
+        }
+        let v = b.values();
+        let sum = v.sum.unwrap_or_default();
+        Money {
+            sum: Some(sum.into()),
+            average: Some(sum.average(b.with_value).into()),
+            min: v.min.map(Into::into),
+            max: v.max.map(Into::into),
+        }
+    }
+
+    /// The value the metric names.
+    fn value(&self, b: &Bucket, metric: Metric) -> Option<models::Decimal> {
+        match metric {
+            Metric::Count => Some(b.count.into()),
+            Metric::Sum => self.sum.clone(),
+            Metric::Average => self.average.clone(),
+            Metric::Min => self.min.clone(),
+            Metric::Max => self.max.clone(),
+        }
     }
 }
 
@@ -333,24 +362,23 @@ fn answer(arguments: Value) -> Result<LoanAggregationResponse, ToolError> {
     let out = buckets[..shown]
         .iter()
         .map(|b| {
-            let has = b.with_value > 0;
-            let v = b.values();
-            let sum = v.sum.unwrap_or_default();
             let key_id = match &b.key_id {
                 None => None,
                 Some(id) => Some(id.parse::<Uuid>().map_err(|_| {
                     ToolError::internal(format!("the host sent a user id that is not a UUID: {id}"))
                 })?),
             };
+            let money = Money::of(b);
+            let value = money.value(b, metric);
             Ok(LoanAggregationBucket {
                 key: b.key.clone(),
                 key_id,
                 count: b.count,
-                sum: has.then(|| sum.into()),
-                average: has.then(|| sum.average(b.with_value).into()),
-                min: v.min.filter(|_| has).map(Into::into),
-                max: v.max.filter(|_| has).map(Into::into),
-                value: metric_value(b, &v, metric),
+                sum: money.sum,
+                average: money.average,
+                min: money.min,
+                max: money.max,
+                value,
             })
         })
         .collect::<Result<Vec<_>, ToolError>>()?;
