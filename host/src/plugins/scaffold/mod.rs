@@ -110,7 +110,7 @@ impl Scaffold<'_> {
                 .canonicalize()
                 .map_err(|e| format!("the guest SDK at {}: {e}", self.sdk.display()))?;
             format!(
-                "[package]\nname = \"{name}\"\ndescription = \"TODO: what {name} answers\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nloanhost-guest = {{ path = \"{}\" }}\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\nserde_json = {{ version = \"1.0\", features = [\"arbitrary_precision\"] }}\n\n# A crate of its own, not a member of any enclosing workspace.\n[workspace]\n\n[profile.release]\nopt-level = \"s\"\nlto = true\ncodegen-units = 1\npanic = \"abort\"\nstrip = true\n",
+                "[package]\nname = \"{name}\"\ndescription = \"TODO: what {name} answers\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\nloanhost-guest = {{ path = \"{}\" }}\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\nserde_json = {{ version = \"1.0\", features = [\"arbitrary_precision\"] }}\n\n# A crate of its own, not a member of any enclosing workspace.\n[workspace]\n\n[profile.release]\nopt-level = 3\nlto = true\ncodegen-units = 1\npanic = \"abort\"\nstrip = true\n",
                 sdk.display()
             )
         };
