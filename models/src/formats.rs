@@ -88,6 +88,51 @@ impl fmt::Display for Decimal {
     }
 }
 
+/// Units of 10⁻⁴ in a whole: the decimals' scale.
+const DECIMAL_SCALE: u64 = 10_000;
+
+/// The plain decimal text (no exponent, no trailing zeros: `350000.25`, `-1.5`, `7`) of a
+/// decimal held as whole units of 10⁻⁴, the scale the host stores and plugins add up in. The
+/// host writes its decimal cells with it and the guest SDK its sums and averages, so a value
+/// reads the same on both sides.
+pub fn decimal_text(scaled: i128) -> String {
+    use std::fmt::Write as _;
+    let abs = scaled.unsigned_abs();
+    let scale = DECIMAL_SCALE as u128;
+    // Written piece by piece: through `format!` this cost a result row more than the rest
+    // of its decoding (a report's amounts are most of its cells).
+    let mut out = String::with_capacity(24);
+    if scaled < 0 {
+        out.push('-');
+    }
+    // 64-bit arithmetic when the value fits (every amount does); 128-bit division is slow.
+    let frac = match u64::try_from(abs) {
+        Ok(small) => {
+            let scale = DECIMAL_SCALE;
+            write!(out, "{}", small / scale).expect("writing to a String cannot fail");
+            (small % scale) as u32
+        }
+        Err(_) => {
+            write!(out, "{}", abs / scale).expect("writing to a String cannot fail");
+            (abs % scale) as u32
+        }
+    };
+    if frac != 0 {
+        out.push('.');
+        let mut digits = [b'0'; 4];
+        let mut f = frac;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (f % 10) as u8;
+            f /= 10;
+        }
+        let len = 4 - digits.iter().rev().take_while(|d| **d == b'0').count();
+        for d in &digits[..len] {
+            out.push(char::from(*d));
+        }
+    }
+    out
+}
+
 macro_rules! text_format {
     ($ty:ident, $format:literal) => {
         impl Serialize for $ty {

@@ -54,7 +54,7 @@ pub use application::*;
 pub use borrower::*;
 pub use contacts::*;
 pub use errors::*;
-pub use formats::{Date, DateTime, Decimal};
+pub use formats::{decimal_text, Date, DateTime, Decimal};
 pub use licensing::*;
 pub use loan_application::*;
 pub use notifications::*;

@@ -95,44 +95,9 @@ pub fn parse_decimal(s: &str) -> Result<i64, String> {
     Ok(if negative { -scaled } else { scaled })
 }
 
-/// Formats a scaled decimal as a plain decimal string without trailing zeros.
-pub fn format_decimal(scaled: i128) -> String {
-    use std::fmt::Write as _;
-    let abs = scaled.unsigned_abs();
-    let scale = DECIMAL_SCALE as u128;
-    // Written piece by piece: through `format!` this cost a result row more than the rest
-    // of its decoding (a report's amounts are most of its cells).
-    let mut out = String::with_capacity(24);
-    if scaled < 0 {
-        out.push('-');
-    }
-    // 64-bit arithmetic when the value fits (every amount does); 128-bit division is slow.
-    let frac = match u64::try_from(abs) {
-        Ok(small) => {
-            let scale = DECIMAL_SCALE as u64;
-            write!(out, "{}", small / scale).expect("writing to a String cannot fail");
-            (small % scale) as u32
-        }
-        Err(_) => {
-            write!(out, "{}", abs / scale).expect("writing to a String cannot fail");
-            (abs % scale) as u32
-        }
-    };
-    if frac != 0 {
-        out.push('.');
-        let mut digits = [b'0'; 4];
-        let mut f = frac;
-        for d in digits.iter_mut().rev() {
-            *d = b'0' + (f % 10) as u8;
-            f /= 10;
-        }
-        let len = 4 - digits.iter().rev().take_while(|d| **d == b'0').count();
-        for d in &digits[..len] {
-            out.push(char::from(*d));
-        }
-    }
-    out
-}
+/// Formats a scaled decimal as a plain decimal string without trailing zeros (the models'
+/// [`loanhost_models::decimal_text`], which the guest SDK writes with too).
+pub use loanhost_models::decimal_text as format_decimal;
 
 #[cfg(test)]
 mod tests {

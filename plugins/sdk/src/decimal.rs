@@ -26,25 +26,16 @@ impl Decimal {
         }
         // Whole and fraction as one integer of scaled units. Up to 19 digits fit a u64, the
         // guest's native width (wasm32 has no 128-bit arithmetic: each i128 multiply is a
-        // library call); longer ones take the 128-bit path.
+        // library call); longer ones take the 128-bit path, `None` past it.
+        let mut digits = w.bytes().chain(f.bytes()).map(|b| b - b'0');
+        let places = 4 - f.len() as u32;
         let v: i128 = if w.len() + 4 <= 19 {
-            let mut units: u64 = 0;
-            for b in w.bytes().chain(f.bytes()) {
-                units = units * 10 + u64::from(b - b'0');
-            }
-            for _ in f.len()..4 {
-                units *= 10;
-            }
-            i128::from(units)
+            let units = digits.fold(0u64, |n, d| n * 10 + u64::from(d));
+            i128::from(units * 10u64.pow(places))
         } else {
-            let mut frac: i128 = if f.is_empty() { 0 } else { f.parse().ok()? };
-            for _ in f.len()..4 {
-                frac *= 10;
-            }
-            w.parse::<i128>()
-                .ok()?
-                .checked_mul(SCALE)?
-                .checked_add(frac)?
+            let units =
+                digits.try_fold(0i128, |n, d| n.checked_mul(10)?.checked_add(i128::from(d)))?;
+            units.checked_mul(10i128.pow(places))?
         };
         Some(Decimal(if neg { -v } else { v }))
     }
@@ -70,38 +61,10 @@ impl Decimal {
         })
     }
 
-    /// The plain decimal text, without trailing zeros (as the host writes its decimals).
+    /// The plain decimal text, without trailing zeros, written as the host writes its
+    /// decimals ([`loanhost_models::decimal_text`]).
     pub fn to_text(self) -> String {
-        use std::fmt::Write as _;
-        let abs = self.0.unsigned_abs();
-        let mut s = String::with_capacity(24);
-        if self.0 < 0 {
-            s.push('-');
-        }
-        // 64-bit arithmetic when the value fits (every amount does): 128-bit division is a
-        // library call on wasm32.
-        let frac = match u64::try_from(abs) {
-            Ok(small) => {
-                let _ = write!(s, "{}", small / SCALE as u64);
-                (small % SCALE as u64) as u32
-            }
-            Err(_) => {
-                let _ = write!(s, "{}", abs / SCALE as u128);
-                (abs % SCALE as u128) as u32
-            }
-        };
-        if frac != 0 {
-            let mut digits = [b'0'; 4];
-            let mut f = frac;
-            for d in digits.iter_mut().rev() {
-                *d = b'0' + (f % 10) as u8;
-                f /= 10;
-            }
-            let len = 4 - digits.iter().rev().take_while(|d| **d == b'0').count();
-            s.push('.');
-            s.extend(digits[..len].iter().map(|d| char::from(*d)));
-        }
-        s
+        loanhost_models::decimal_text(self.0)
     }
 
     /// An exact JSON number.
