@@ -245,6 +245,10 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
         // the import does.
         counted("los_set_counts_months"),
         counted("los_set_counts_weeks"),
+        // Schema v13: the snapshot's loans per (period, status text), as 0014 counts them
+        // and as the import does.
+        counted("los_status_counts_months").replace("status_bits", "status"),
+        counted("los_status_counts_weeks").replace("status_bits", "status"),
         // Schema v8: the warehouse's distinct loans per (period, milestone).
         "SELECT CAST(period_index AS TEXT) || '|' || milestone || '|' || CAST(loans AS TEXT) FROM dw_milestone_counts_months ORDER BY 1".to_string(),
         "SELECT CAST(period_index AS TEXT) || '|' || milestone || '|' || CAST(loans AS TEXT) FROM dw_milestone_counts_weeks ORDER BY 1".to_string(),

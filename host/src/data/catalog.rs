@@ -284,6 +284,8 @@ impl Dataset {
         carried: &[("loan.loanAmount", "r.loan_amount")],
         counted_months: "los_set_counts_months r",
         counted_weeks: "los_set_counts_weeks r",
+        status_counted_months: "los_status_counts_months r",
+        status_counted_weeks: "los_status_counts_weeks r",
         counted: &[(
             "loan.loanAmount",
             ["r.amounts", "r.amount_sum", "r.amount_min", "r.amount_max"],
@@ -382,7 +384,13 @@ pub struct HistorySets {
     pub counted_months: &'static str,
     /// The weeks' sets, counted as [`HistorySets::counted_months`] counts the months'.
     pub counted_weeks: &'static str,
-    /// Each carried field's columns in the counts: [count, sum, min, max].
+    /// The months' loans of the snapshot counted per (period, status text) (schema v13):
+    /// `status`, `loans` and the same columns per carried field as the counted sets'.
+    pub status_counted_months: &'static str,
+    /// The weeks', counted as [`HistorySets::status_counted_months`] counts the months'.
+    pub status_counted_weeks: &'static str,
+    /// Each carried field's columns in the counts (of sets and of statuses): [count, sum,
+    /// min, max].
     pub counted: &'static [(&'static str, [&'static str; 4])],
     /// The history rows themselves (alias `h`), read for the statuses without a bit of their
     /// own when the raw status is the key (the sets only say that a loan had one).

@@ -181,6 +181,10 @@ const HISTORY_SETS: [(&str, &str, &str); 2] = [
     ("los_history_weeks", "week_index", "los_set_counts_weeks"),
 ];
 
+/// The tables counting the snapshot's loans per (period, status text) (migration 0014), in
+/// the order of [`HISTORY_SETS`]: counted again with their sets' counts.
+const STATUS_COUNTS: [&str; 2] = ["los_status_counts_months", "los_status_counts_weeks"];
+
 /// The periods whose counted sets (migration 0008) no longer match their sets, per table of
 /// [`HISTORY_SETS`], and the warehouse periods an import wrote rows to, per table of
 /// [`WAREHOUSE`] and unit of [`PERIODS`] (migrations 0009 and 0011), and the key values of

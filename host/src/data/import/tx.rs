@@ -2,6 +2,7 @@
 //! first import drops and builds again, and the period sets it keeps in step with the history.
 
 use super::*;
+use crate::data::history_keys::{STATUS_BITS, UNLISTED_BIT};
 
 /// A bound value.
 #[derive(Debug, Clone)]
@@ -240,36 +241,83 @@ impl Tx {
     }
 
     /// Counts the `stale` periods' sets again (migration 0008): the loans in the snapshot per
-    /// (period, set of bits), and what the sets carry of them.
+    /// (period, set of bits), and what the sets carry of them; then per (period, status text)
+    /// (migration 0014).
     pub(super) async fn count_sets(&mut self, stale: &Stale) -> Result<(), sqlx::Error> {
-        for (i, (table, _, counts)) in HISTORY_SETS.iter().enumerate() {
-            let count = |periods: &str| {
-                format!(
-                    "INSERT INTO {counts} (period_index, status_bits, loans, amounts, amount_sum, amount_min, amount_max) \
-                     SELECT period_index, status_bits, COUNT(*), COUNT(loan_amount), SUM(loan_amount), \
-                     MIN(loan_amount), MAX(loan_amount) FROM {table} \
-                     WHERE in_snapshot = 1{periods} GROUP BY period_index, status_bits"
-                )
-            };
+        for i in 0..HISTORY_SETS.len() {
             if stale.all {
-                self.exec(&format!("DELETE FROM {counts}"), &[]).await?;
-                self.exec(&count(""), &[]).await?;
+                self.count_periods(i, None).await?;
                 continue;
             }
             let periods: Vec<i64> = stale.periods[i].iter().copied().collect();
-            for chunk in periods.chunks(BATCH_PARAMS) {
-                let marks = vec!["?"; chunk.len()].join(", ");
-                let values: Vec<V> = chunk.iter().map(|p| V::I(Some(*p))).collect();
-                self.exec(
-                    &format!("DELETE FROM {counts} WHERE period_index IN ({marks})"),
-                    &values,
-                )
-                .await?;
-                self.exec(&count(&format!(" AND period_index IN ({marks})")), &values)
-                    .await?;
+            // The statuses' texts and bits are bound too.
+            for chunk in periods.chunks(BATCH_PARAMS - 2 * STATUS_BITS.len()) {
+                self.count_periods(i, Some(chunk)).await?;
             }
         }
         Ok(())
+    }
+
+    /// Counts the sets of `HISTORY_SETS[i]` again in `periods` (every period: `None`), then
+    /// the statuses of those periods: a listed status (`STATUS_BITS`) from the sets just
+    /// counted that hold its bit; one without a bit of its own from the history rows of the
+    /// sets that hold the unlisted bit, each loan once per (period, status).
+    async fn count_periods(
+        &mut self,
+        i: usize,
+        periods: Option<&[i64]>,
+    ) -> Result<(), sqlx::Error> {
+        let (table, period, counts) = HISTORY_SETS[i];
+        let statuses = STATUS_COUNTS[i];
+        let values: Vec<V> = periods
+            .unwrap_or_default()
+            .iter()
+            .map(|p| V::I(Some(*p)))
+            .collect();
+        let only = |column: &str| match periods {
+            Some(p) => format!(" AND {column} IN ({})", vec!["?"; p.len()].join(", ")),
+            None => String::new(),
+        };
+        let columns =
+            "period_index, status_bits, loans, amounts, amount_sum, amount_min, amount_max";
+        for counted in [counts, statuses] {
+            let sql = format!("DELETE FROM {counted} WHERE 1 = 1{}", only("period_index"));
+            self.exec(&sql, &values).await?;
+        }
+        let sql = format!(
+            "INSERT INTO {counts} ({columns}) \
+             SELECT period_index, status_bits, COUNT(*), COUNT(loan_amount), SUM(loan_amount), \
+             MIN(loan_amount), MAX(loan_amount) FROM {table} \
+             WHERE in_snapshot = 1{} GROUP BY period_index, status_bits",
+            only("period_index")
+        );
+        self.exec(&sql, &values).await?;
+        let columns = columns.replace("status_bits", "status");
+        let mut listed: Vec<V> = STATUS_BITS
+            .iter()
+            .flat_map(|s| [V::T(Some(s.to_string())), V::I(history_keys::listed_bit(s))])
+            .collect();
+        listed.extend(values.iter().cloned());
+        let sql = format!(
+            "WITH b (status, bit) AS (VALUES {}) \
+             INSERT INTO {statuses} ({columns}) \
+             SELECT c.period_index, b.status, SUM(c.loans), SUM(c.amounts), SUM(c.amount_sum), \
+             MIN(c.amount_min), MAX(c.amount_max) FROM {counts} c JOIN b ON (c.status_bits & b.bit) <> 0 \
+             WHERE 1 = 1{} GROUP BY c.period_index, b.status",
+            vec!["(?, ?)"; STATUS_BITS.len()].join(", "),
+            only("c.period_index")
+        );
+        self.exec(&sql, &listed).await?;
+        let sql = format!(
+            "INSERT INTO {statuses} ({columns}) \
+             SELECT d.pi, d.st, COUNT(*), COUNT(d.amount), SUM(d.amount), MIN(d.amount), MAX(d.amount) \
+             FROM (SELECT DISTINCT r.period_index AS pi, h.status AS st, r.loan_key AS lk, r.loan_amount AS amount \
+             FROM {table} r JOIN los_status_history h ON h.loan_key = r.loan_key \
+             AND h.{period} = r.period_index AND h.status_bit = {UNLISTED_BIT} \
+             WHERE r.in_snapshot = 1 AND (r.status_bits & {UNLISTED_BIT}) <> 0{}) d GROUP BY d.pi, d.st",
+            only("r.period_index")
+        );
+        self.exec(&sql, &values).await
     }
 
     /// Counts again the rows per key of each warehouse period `stale` holds (migrations 0009
