@@ -311,12 +311,17 @@ impl Tx {
         // The history rows with the unlisted bit by their partial index (migration 0014), then
         // each one's set by its key. Read from the sets' side, PostgreSQL priced
         // `(status_bits & bit) <> 0` at most sets and scanned them (0.4-0.6 s a unit at 1M
-        // loans, for no row).
+        // loans, for no row); SQLite, given the periods, read their every set first (0.56 s
+        // for two months) unless told the order (`CROSS JOIN`).
+        let join = match self {
+            Tx::Sqlite(_) => "CROSS JOIN",
+            Tx::Postgres(_) => "JOIN",
+        };
         let sql = format!(
             "INSERT INTO {statuses} ({columns}) \
              SELECT d.pi, d.st, COUNT(*), COUNT(d.amount), SUM(d.amount), MIN(d.amount), MAX(d.amount) \
              FROM (SELECT DISTINCT r.period_index AS pi, h.status AS st, r.loan_key AS lk, r.loan_amount AS amount \
-             FROM los_status_history h JOIN {table} r ON r.period_index = h.{period} AND r.loan_key = h.loan_key \
+             FROM los_status_history h {join} {table} r ON r.period_index = h.{period} AND r.loan_key = h.loan_key \
              WHERE h.status_bit = {UNLISTED_BIT} AND r.in_snapshot = 1{}) d GROUP BY d.pi, d.st",
             only(&format!("h.{period}"))
         );
