@@ -7,9 +7,11 @@
 //! Each line runs beside its **raw-SQL reference**: the best hand-written SQL for the same
 //! answer, on the same database in the same run, through a pool of its own (sqlx, no host).
 //! Before a line is timed, the tool's answer is checked equal to the reference's, bucket by
-//! bucket (keys, counts, amounts). Then the call and the reference run in alternation until
-//! both have run `MATRIX_SECONDS` (default 1.5) or `MATRIX_REPS` times (default 200), at
-//! least twice; the best time of each is compared (on a shared machine the least disturbed
+//! bucket (keys, counts, amounts). Then the call and the reference run in alternation, each
+//! until it has run `MATRIX_SECONDS` itself (default 1.5) or `MATRIX_REPS` times (default
+//! 200), at least twice (before the thirteenth round the pair stopped together, so a fast call
+//! beside a slow reference ran as few times as the reference); the best time of each is
+//! compared (on a shared machine the least disturbed
 //! run of each: a line of a few milliseconds, whose best of 15 runs depended on how many of
 //! them met the machine's wake-up noise, gets as many runs as a slow line gets seconds).
 //!
@@ -1001,15 +1003,25 @@ fn bench() {
                         who.name()
                     );
                 }
+                // Each side runs until it has run `seconds` itself or `reps` times (at least
+                // twice), alternating while both still run: a tool call of 2 ms beside a
+                // reference of 50 ms gets its own runs, not the reference's count of them.
                 let (mut e2e, mut sql) = (Vec::new(), Vec::new());
-                let t = Instant::now();
-                while e2e.len() < 2 || (e2e.len() < reps && t.elapsed().as_secs_f64() < seconds) {
-                    let a = Instant::now();
-                    rt.block_on(call());
-                    e2e.push(a.elapsed().as_secs_f64() * 1e3);
-                    let b = Instant::now();
-                    rt.block_on(run_raw());
-                    sql.push(b.elapsed().as_secs_f64() * 1e3);
+                let more = |runs: &Vec<f64>| {
+                    runs.len() < 2
+                        || (runs.len() < reps && runs.iter().sum::<f64>() < seconds * 1e3)
+                };
+                while more(&e2e) || more(&sql) {
+                    if more(&e2e) {
+                        let a = Instant::now();
+                        rt.block_on(call());
+                        e2e.push(a.elapsed().as_secs_f64() * 1e3);
+                    }
+                    if more(&sql) {
+                        let b = Instant::now();
+                        rt.block_on(run_raw());
+                        sql.push(b.elapsed().as_secs_f64() * 1e3);
+                    }
                 }
                 let (e, r) = (best(&e2e), best(&sql));
                 let mut flags = Vec::new();
