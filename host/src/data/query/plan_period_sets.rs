@@ -298,14 +298,20 @@ pub(super) fn compile_period_sets(
         )
     };
     let counted = counted_by(lk_column.as_ref());
-    let sets_rows = match &from_counts {
-        Some(cols) => format!(
-            "SELECT CAST(r.period_index AS {bigint}), r.status_bits, CAST(NULL AS TEXT), r.loans{cols} \
+    // The window's rows of a table the import counts (of sets, schema v7, or of statuses,
+    // v13), as the statement's columns: period, `keys` (bits, status), loans, partials.
+    let from_counted = |cols: &[&str], keys: &str, table: &str| {
+        format!(
+            "SELECT CAST(r.period_index AS {bigint}), {keys}, r.loans{cols} \
              FROM {table} WHERE r.period_index >= {first} AND r.period_index <= {last}",
             cols = cols.iter().map(|c| format!(", {c}")).collect::<String>(),
-            table = plan.counted,
-        ),
-        None => format!("SELECT CAST(x.pi AS {bigint}), x.m, CAST(NULL AS TEXT), x.c{partials} FROM x"),
+        )
+    };
+    let sets_rows = match &from_counts {
+        Some(cols) => from_counted(cols, "r.status_bits, CAST(NULL AS TEXT)", plan.counted),
+        None => {
+            format!("SELECT CAST(x.pi AS {bigint}), x.m, CAST(NULL AS TEXT), x.c{partials} FROM x")
+        }
     };
     // A person's loans (an Agent's, a referrer's, a ConciergeKey's officers'), by raw status,
     // first count their sets alone, as a label map does: a few hundred loans seldom have a
@@ -314,8 +320,8 @@ pub(super) fn compile_period_sets(
     // set holds the unlisted bit does the fold ask for that one (`Compiled::full`). A
     // company's or a filtered organisation's loans nearly always hold one somewhere: the
     // first statement would be spent for nothing (an Admin's filtered month, 187 → 249 ms on
-    // SQLite), so they run the full one alone. Organisation-wide, the counts read those sets
-    // by their own index.
+    // SQLite), so they run the full one alone. Organisation-wide, the import's counts per
+    // status (schema v13) name every status.
     let sets_only =
         (plan.raw.is_some() && from_counts.is_none() && scope.is_some_and(Scope::is_personal))
             .then(|| format!("WITH x AS ({}) {sets_rows}", counted_by(None)));
@@ -325,11 +331,10 @@ pub(super) fn compile_period_sets(
         // (schema v13), listed or not; the fold gives each row the label of its text. The
         // counted sets would be read whole (7,800 a month at 1M loans), each given to its
         // statuses, then the sets holding the unlisted bit one per loan.
-        (Some(_), Some(cols)) => format!(
-            "SELECT CAST(r.period_index AS {bigint}), CAST(NULL AS {bigint}), r.status, r.loans{cols} \
-             FROM {table} WHERE r.period_index >= {first} AND r.period_index <= {last}",
-            cols = cols.iter().map(|c| format!(", {c}")).collect::<String>(),
-            table = plan.status_counted,
+        (Some(_), Some(cols)) => from_counted(
+            cols,
+            &format!("CAST(NULL AS {bigint}), r.status"),
+            plan.status_counted,
         ),
         (None, None) => format!("WITH x AS ({counted}) {sets_rows}"),
         // The unlisted rows (raw status only): for each set kept one per loan, its history
