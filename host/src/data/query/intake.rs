@@ -110,11 +110,13 @@ impl Intake {
 }
 
 /// Where one attempt at a statement puts its rows: the result as they come, or (the period-set
-/// plan) a fold of the sets into the result's groups, which reach the intake at the end. Made
+/// plan) a fold of the sets into the result's groups, or (a person's groups) the host's order
+/// of them, which reach the intake at the end. Made
 /// anew for every attempt, so that a retried statement folds nothing twice.
 pub(super) struct Sink {
     intake: Intake,
     fold: Option<SetFold>,
+    order: Option<HostOrder>,
 }
 
 impl Sink {
@@ -122,32 +124,44 @@ impl Sink {
         Sink {
             intake: Intake::new(allowance),
             fold: c.fold.clone(),
+            order: c.order.clone(),
         }
     }
 
     /// Whether no row has arrived yet.
     pub(super) fn is_empty(&self) -> bool {
-        self.intake.rows.is_empty() && self.fold.as_ref().is_none_or(SetFold::is_empty)
+        self.intake.rows.is_empty()
+            && self.fold.as_ref().is_none_or(SetFold::is_empty)
+            && self.order.as_ref().is_none_or(HostOrder::is_empty)
     }
 
     /// One decoded statement row, with the statement's total of groups (when it counts them).
     pub(super) fn push(&mut self, values: Vec<Value>, total: i64) -> Result<(), QueryError> {
-        match &mut self.fold {
-            Some(fold) => fold.add(values),
-            None => self.intake.push(values, total),
+        match (&mut self.fold, &mut self.order) {
+            (Some(fold), _) => fold.add(values),
+            (None, Some(order)) => {
+                order.add(values);
+                Ok(())
+            }
+            (None, None) => self.intake.push(values, total),
         }
     }
 
     /// What the statement delivered.
     pub(super) fn finish(mut self) -> Result<Fetched, QueryError> {
+        let needs_full = self.fold.as_ref().is_some_and(SetFold::needs_full)
+            || self.order.as_ref().is_some_and(HostOrder::needs_full);
+        if needs_full {
+            // Nothing reached the intake: the fold's or the order's groups are not the answer.
+            let mut fetched = self.intake.finish();
+            fetched.needs_full = true;
+            return Ok(fetched);
+        }
         if let Some(fold) = self.fold.take() {
-            if fold.needs_full() {
-                // Nothing reached the intake: the fold's groups are not the answer.
-                let mut fetched = self.intake.finish();
-                fetched.needs_full = true;
-                return Ok(fetched);
-            }
             fold.finish(&mut self.intake)?;
+        }
+        if let Some(order) = self.order.take() {
+            order.finish(&mut self.intake)?;
         }
         Ok(self.intake.finish())
     }

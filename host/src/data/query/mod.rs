@@ -15,6 +15,7 @@
 //! - `statement`: order, total and limit around any planner's statement;
 //! - `intake`: the call's budgets for one statement and the counting of its rows;
 //! - `fold`: the host's half of the period-set plan (sets into labelled groups);
+//! - `host_order`: the host's order, count and limit of a person's few groups;
 //! - `exec_sqlite`, `exec_postgres`: one executor per engine, each stopping its statement
 //!   inside the engine at its deadline.
 
@@ -60,6 +61,7 @@ mod exec_postgres;
 mod exec_sqlite;
 mod filter;
 mod fold;
+mod host_order;
 mod intake;
 mod ir;
 mod periods;
@@ -79,6 +81,7 @@ use exec_postgres::*;
 use exec_sqlite::*;
 use filter::*;
 use fold::*;
+use host_order::*;
 use intake::*;
 pub use intake::{Allowance, DEFAULT_MAX_BYTES};
 pub use ir::*;

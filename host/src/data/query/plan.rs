@@ -120,8 +120,11 @@ pub(super) struct Compiled {
     pub(super) limit: u32,
     /// The period-set plan's fold: the statement's rows are sets, folded by the host.
     pub(super) fold: Option<SetFold>,
+    /// The host's order of a person's groups: the statement's rows are unordered groups.
+    pub(super) order: Option<HostOrder>,
     /// The statement that answers when this one's fold meets what it cannot label (a set
-    /// with a status that has no bit of its own, `SetFold::sets_only`): run instead.
+    /// with a status that has no bit of its own, `SetFold::sets_only`), or its groups are more
+    /// than the host orders ([`HostOrder::needs_full`]): run instead.
     pub(super) full: Option<Box<Compiled>>,
     /// How PostgreSQL plans it: generic for a person's statements that nothing but the
     /// scope's indexes can serve ([`plans_for`], and the period sets' own rule).
@@ -137,6 +140,9 @@ pub(super) fn compile(
     let mut compiled = compile_statement(q, scope, can_read_names, postgres)?;
     if postgres && compiled.plans == Plans::PerCall {
         compiled.plans = plans_for(q, scope);
+        if let Some(full) = compiled.full.as_mut() {
+            full.plans = compiled.plans;
+        }
     }
     Ok(compiled)
 }
@@ -323,5 +329,5 @@ fn compile_statement(
     // sorts as its number does (years 0000-9999).
     let grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
 
-    finish(q, grouped, key_params, where_params, outs, c.postgres)
+    finish(q, grouped, key_params, where_params, outs, c.postgres, c.personal)
 }

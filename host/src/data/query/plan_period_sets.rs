@@ -393,6 +393,7 @@ pub(super) fn compile_period_sets(
         columns: result_columns(q),
         limit: fold.limit,
         fold: Some(fold),
+        order: None,
         full: None,
         plans: if generic {
             Plans::Generic
@@ -414,6 +415,7 @@ pub(super) fn compile_period_sets(
                 columns: compiled.columns.clone(),
                 limit: compiled.limit,
                 fold,
+                order: None,
                 plans: compiled.plans,
                 full: Some(Box::new(compiled)),
             }

@@ -167,5 +167,5 @@ pub(super) fn compile_totals(
         inner.join(", "),
         table
     );
-    finish(q, grouped, key_params, where_params, outs, c.postgres)
+    finish(q, grouped, key_params, where_params, outs, c.postgres, false)
 }

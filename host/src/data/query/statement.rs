@@ -5,7 +5,9 @@ use super::*;
 
 /// Wraps a grouped statement: deterministic order (nulls last on both engines; text by its
 /// bytes on both, as SQLite's `BINARY` and the host's fold order it), the total number of
-/// groups, the limit.
+/// groups, the limit. A person's groups (`personal`: a few hundred loans at most) are
+/// ordered, counted and limited by the host ([`HostOrder`]), with this wrapped statement as
+/// the one that answers when they turn out too many.
 pub(super) fn finish(
     q: &Query,
     grouped: String,
@@ -13,6 +15,7 @@ pub(super) fn finish(
     where_params: Vec<P>,
     outs: Vec<Out>,
     postgres: bool,
+    personal: bool,
 ) -> Result<Compiled, QueryError> {
     let name = |i: usize| {
         if i < q.group_by.len() {
@@ -70,14 +73,31 @@ pub(super) fn finish(
     );
     let mut params = key_params;
     params.extend(where_params);
-    Ok(Compiled {
+    let wrapped = Compiled {
         sql,
         params,
         outs,
         columns: result_columns(q),
         limit,
         fold: None,
+        order: None,
         full: None,
+        plans: Plans::PerCall,
+    };
+    if !personal {
+        return Ok(wrapped);
+    }
+    // One group more than the host orders tells it to run the wrapped statement instead.
+    let order = HostOrder::new(q, wrapped.outs.clone());
+    Ok(Compiled {
+        sql: format!("{grouped} LIMIT {}", order.cap + 1),
+        params: wrapped.params.clone(),
+        outs: HostOrder::raw_outs(&wrapped.outs),
+        columns: wrapped.columns.clone(),
+        limit,
+        fold: None,
+        order: Some(order),
+        full: Some(Box::new(wrapped)),
         plans: Plans::PerCall,
     })
 }

@@ -102,6 +102,7 @@ fn endless_and_quick(postgres: bool) -> (Compiled, Compiled) {
         columns: vec!["agg0".into()],
         limit: 1,
         fold: None,
+        order: None,
         full: None,
         plans: Plans::PerCall,
     };

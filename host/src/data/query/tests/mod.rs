@@ -7,6 +7,7 @@ mod engines;
 mod filter;
 mod fold;
 mod fuzz;
+mod host_order;
 mod months;
 mod planners;
 mod plans;
