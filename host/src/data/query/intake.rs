@@ -36,7 +36,8 @@ pub(super) struct Fetched {
     pub(super) rows: Vec<Vec<Value>>,
     pub(super) total: u64,
     pub(super) bytes: u64,
-    /// Nothing was delivered: the fold needs the statement's `full` one (`SetFold::needs_full`).
+    /// Nothing was delivered: the fold or the host's order needs the statement's `full` one
+    /// (`SetFold::needs_full`, `HostOrder::needs_full`).
     pub(super) needs_full: bool,
 }
 

@@ -99,5 +99,13 @@ pub(super) fn compile_preaggregated(
         raw.join(", "),
         keys.join(", ")
     );
-    finish(q, grouped, key_params, where_params, outs, c.postgres, c.personal)
+    finish(
+        q,
+        grouped,
+        key_params,
+        where_params,
+        outs,
+        c.postgres,
+        c.personal,
+    )
 }

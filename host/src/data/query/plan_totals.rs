@@ -167,5 +167,13 @@ pub(super) fn compile_totals(
         inner.join(", "),
         table
     );
-    finish(q, grouped, key_params, where_params, outs, c.postgres, false)
+    finish(
+        q,
+        grouped,
+        key_params,
+        where_params,
+        outs,
+        c.postgres,
+        false,
+    )
 }

@@ -10,10 +10,14 @@ use super::*;
 fn values_sql(seed: u64, n: usize) -> String {
     let mut x = seed;
     let mut next = |m: u64| {
-        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         (x >> 33) % m
     };
-    let texts = ["'a'", "'B'", "'b'", "'É'", "'é'", "'z'", "''", "'a b'", "NULL"];
+    let texts = [
+        "'a'", "'B'", "'b'", "'É'", "'é'", "'z'", "''", "'a b'", "NULL",
+    ];
     let rows: Vec<String> = (0..n)
         .map(|_| {
             let k0 = texts[next(texts.len() as u64) as usize];
@@ -86,14 +90,29 @@ async fn host_order_equals_the_engines(store: ReportStore, postgres: bool) {
                 // Arrange
                 let q = shaped(order_by.clone(), limit);
                 let sql = grouped(seed, 40 + 60 * seed as usize, postgres);
-                let host = finish(&q, sql.clone(), vec![], vec![], OUTS.to_vec(), postgres, true)
-                    .unwrap();
-                let engine = *host.full.clone().expect("the engine's order answers past the cap");
+                let host = finish(
+                    &q,
+                    sql.clone(),
+                    vec![],
+                    vec![],
+                    OUTS.to_vec(),
+                    postgres,
+                    true,
+                )
+                .unwrap();
+                let engine = *host
+                    .full
+                    .clone()
+                    .expect("the engine's order answers past the cap");
                 let engine_sql = engine.sql.clone();
                 let not_personal =
                     finish(&q, sql, vec![], vec![], OUTS.to_vec(), postgres, false).unwrap();
                 let mut over_cap = host.clone();
-                over_cap.order.as_mut().expect("a person's groups are ordered by the host").cap = 3;
+                over_cap
+                    .order
+                    .as_mut()
+                    .expect("a person's groups are ordered by the host")
+                    .cap = 3;
 
                 // Act
                 let run = |c: Compiled| spawn_execute(&store, c, Allowance::standard());
@@ -104,14 +123,20 @@ async fn host_order_equals_the_engines(store: ReportStore, postgres: bool) {
                 // Assert
                 let case = format!("postgres {postgres}, seed {seed}, {order_by:?}, {limit:?}");
                 if limit != Some(0) {
-                    assert!(by_engine.total > 7, "{case}: too few groups to tell orders apart");
+                    assert!(
+                        by_engine.total > 7,
+                        "{case}: too few groups to tell orders apart"
+                    );
                 }
                 assert_eq!(by_host.rows, by_engine.rows, "{case}");
                 assert_eq!(by_host.total, by_engine.total, "{case}");
                 assert_eq!(by_host.bytes, by_engine.bytes, "{case}");
                 assert_eq!(fallback.rows, by_engine.rows, "{case}: past the cap");
                 assert!(not_personal.order.is_none() && not_personal.full.is_none());
-                assert_eq!(not_personal.sql, engine_sql, "{case}: everyone else's statement");
+                assert_eq!(
+                    not_personal.sql, engine_sql,
+                    "{case}: everyone else's statement"
+                );
             }
         }
     }
@@ -144,24 +169,38 @@ fn a_persons_groups_are_ordered_by_the_host_and_everyone_elses_by_the_engine() {
     for postgres in [false, true] {
         // Act
         let compiled = |scope: Scope| compile(&by_referrer, Some(&scope), true, postgres).unwrap();
-        let (concierge, agent, company, admin) =
-            (compiled(concierge()), compiled(agent()), compiled(company()), compiled(admin()));
+        let (concierge, agent, company, admin) = (
+            compiled(concierge()),
+            compiled(agent()),
+            compiled(company()),
+            compiled(admin()),
+        );
 
         // Assert: a person's statement groups and stops one group past the cap, unordered.
         for person in [&concierge, &agent] {
             assert!(person.order.is_some(), "{}", person.sql);
             assert!(
-                person.sql.ends_with(&format!("GROUP BY k0 LIMIT {}", HOST_ORDER_GROUPS + 1)),
+                person
+                    .sql
+                    .ends_with(&format!("GROUP BY k0 LIMIT {}", HOST_ORDER_GROUPS + 1)),
                 "{}",
                 person.sql
             );
             let full = person.full.as_ref().unwrap();
-            assert!(full.sql.contains("ORDER BY a1 DESC NULLS LAST"), "{}", full.sql);
+            assert!(
+                full.sql.contains("ORDER BY a1 DESC NULLS LAST"),
+                "{}",
+                full.sql
+            );
             assert_eq!(format!("{:?}", full.params), format!("{:?}", person.params));
             assert_eq!(full.plans, person.plans);
         }
         for everyone in [&company, &admin] {
-            assert!(everyone.order.is_none() && everyone.full.is_none(), "{}", everyone.sql);
+            assert!(
+                everyone.order.is_none() && everyone.full.is_none(),
+                "{}",
+                everyone.sql
+            );
         }
     }
 }
