@@ -329,13 +329,5 @@ fn compile_statement(
     // sorts as its number does (years 0000-9999).
     let grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
 
-    finish(
-        q,
-        grouped,
-        key_params,
-        where_params,
-        outs,
-        c.postgres,
-        c.personal,
-    )
+    c.finish(q, grouped, key_params, where_params, outs)
 }

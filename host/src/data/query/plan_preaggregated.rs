@@ -99,13 +99,5 @@ pub(super) fn compile_preaggregated(
         raw.join(", "),
         keys.join(", ")
     );
-    finish(
-        q,
-        grouped,
-        key_params,
-        where_params,
-        outs,
-        c.postgres,
-        c.personal,
-    )
+    c.finish(q, grouped, key_params, where_params, outs)
 }

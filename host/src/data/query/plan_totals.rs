@@ -167,13 +167,5 @@ pub(super) fn compile_totals(
         inner.join(", "),
         table
     );
-    finish(
-        q,
-        grouped,
-        key_params,
-        where_params,
-        outs,
-        c.postgres,
-        false,
-    )
+    c.finish(q, grouped, key_params, where_params, outs)
 }

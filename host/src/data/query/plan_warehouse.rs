@@ -153,5 +153,5 @@ pub(super) fn compile_warehouse_counts(
     let mut outs = vec![Out::Text, Out::Text];
     outs[plan.period_key] = period_out;
     outs.extend(q.aggregates.iter().map(|_| Out::Int));
-    finish(q, grouped, Vec::new(), params, outs, c.postgres, false)
+    c.finish(q, grouped, Vec::new(), params, outs)
 }

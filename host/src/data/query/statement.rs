@@ -102,6 +102,28 @@ pub(super) fn finish(
     })
 }
 
+impl Compiler {
+    /// [`finish`] for this compiler's engine and scope (a person's groups ordered by the host).
+    pub(super) fn finish(
+        &self,
+        q: &Query,
+        grouped: String,
+        key_params: Vec<P>,
+        where_params: Vec<P>,
+        outs: Vec<Out>,
+    ) -> Result<Compiled, QueryError> {
+        finish(
+            q,
+            grouped,
+            key_params,
+            where_params,
+            outs,
+            self.postgres,
+            self.personal,
+        )
+    }
+}
+
 /// Refuses an order-by column past the result's keys and aggregates.
 pub(super) fn check_order(q: &Query) -> Result<(), QueryError> {
     let width = q.group_by.len() + q.aggregates.len();
