@@ -285,21 +285,9 @@ impl SetFold {
                 .into_iter()
                 .map(|(key, accs)| (cells(key, &accs), (key, accs)))
                 .collect();
+            let columns = order_columns(&self.order_by, 2);
             keyed.sort_by(|(a, _), (b, _)| {
-                let nulls_last = |i: usize, desc: bool| match (&a[i], &b[i]) {
-                    (None, None) => std::cmp::Ordering::Equal,
-                    (None, Some(_)) => std::cmp::Ordering::Greater,
-                    (Some(_), None) => std::cmp::Ordering::Less,
-                    (Some(x), Some(y)) if desc => y.cmp(x),
-                    (Some(x), Some(y)) => x.cmp(y),
-                };
-                self.order_by
-                    .iter()
-                    .map(|(col, desc)| (*col as usize, *desc))
-                    .chain([(0, false), (1, false)])
-                    .map(|(i, desc)| nulls_last(i, desc))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(std::cmp::Ordering::Equal)
+                in_statement_order(&columns, |i| a[i].as_ref(), |i| b[i].as_ref())
             });
             groups = keyed.into_iter().map(|(_, g)| g).collect();
         }

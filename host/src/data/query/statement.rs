@@ -124,6 +124,38 @@ impl Compiler {
     }
 }
 
+/// The columns [`finish`] orders by, each with whether it descends: the requested ones, then
+/// the `keys` leading columns (which make the order total).
+pub(super) fn order_columns(order_by: &[(u32, bool)], keys: usize) -> Vec<(usize, bool)> {
+    order_by
+        .iter()
+        .map(|(col, desc)| (*col as usize, *desc))
+        .chain((0..keys).map(|i| (i, false)))
+        .collect()
+}
+
+/// Two rows in the order [`finish`] writes in SQL, for the rows the host orders itself (the
+/// period sets' fold, a person's groups): each of `columns` in turn, a cell `None` (NULL)
+/// after every value in either direction (`NULLS LAST`), values by their own order.
+pub(super) fn in_statement_order<T: Ord>(
+    columns: &[(usize, bool)],
+    a: impl Fn(usize) -> Option<T>,
+    b: impl Fn(usize) -> Option<T>,
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    columns
+        .iter()
+        .map(|&(i, desc)| match (a(i), b(i)) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(_), None) => Ordering::Less,
+            (Some(x), Some(y)) if desc => y.cmp(&x),
+            (Some(x), Some(y)) => x.cmp(&y),
+        })
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
 /// Refuses an order-by column past the result's keys and aggregates.
 pub(super) fn check_order(q: &Query) -> Result<(), QueryError> {
     let width = q.group_by.len() + q.aggregates.len();
