@@ -62,10 +62,10 @@ lint:
 ## report_loans built in Rust, Python and TypeScript side by side; then the report matrix
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
-	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench data_query --locked
-	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench http_reports --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench data_query --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench http_reports --locked
 	cargo bench -p loanhost --bench hot_path --locked
-	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench scale_out --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench scale_out --locked
 	cargo bench -p loanhost --bench audit_overhead --locked
 	cargo bench -p loanhost --bench languages --locked
 	$(MAKE) bench-matrix
@@ -75,7 +75,7 @@ bench: plugins
 ## SQL (checked equal first); MATRIX_CALLERS, MATRIX_ONLY and MATRIX_ENGINES narrow it,
 ## MATRIX_REPS sets the cap of 200 runs a line
 bench-matrix: plugins
-	BENCH_POSTGRES_URL=$$(scripts/postgres.sh) cargo bench -p loanhost --bench report_matrix --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench report_matrix --locked
 
 ## attack: the attack suite at length (10 s per attack, release build); checks the legitimate
 ## p99 ratio too and writes the table into docs/security.md
