@@ -39,10 +39,14 @@ fi
 as_postgres() {
     if [ "$(id -u)" = 0 ]; then su postgres -c "$1"; else sudo -u postgres sh -c "$1"; fi
 }
-for _ in $(seq 1 30); do
-    as_postgres "psql -p $port -tAc 'select 1'" >/dev/null 2>&1 && break
-    sleep 0.5
-done
+# Waits (up to 15 s) until the cluster answers, after a start or a restart.
+wait_ready() {
+    for _ in $(seq 1 30); do
+        as_postgres "psql -p $port -tAc 'select 1'" >/dev/null 2>&1 && return
+        sleep 0.5
+    done
+}
+wait_ready
 if ! as_postgres "psql -p $port -tAc \"select 1 from pg_roles where rolname = 'loanhost'\"" | grep -q 1; then
     log "creating role loanhost"
     as_postgres "psql -p $port -qc \"create role loanhost login createdb password 'loanhost'\"" >&2
@@ -56,15 +60,12 @@ if $bench; then
     want_mb=$((memory_kb / 4 / 1024))
     [ "$want_mb" -gt 8192 ] && want_mb=8192
     [ "$want_mb" -lt 128 ] && want_mb=128
-    have=$(as_postgres "psql -p $port -tAc \"select setting::bigint * 8 / 1024 from pg_settings where name = 'shared_buffers'\"")
+    have=$(as_postgres "psql -p $port -tAc \"select pg_size_bytes(current_setting('shared_buffers')) / 1048576\"")
     if [ "$have" != "$want_mb" ]; then
         log "shared_buffers ${have} MB -> ${want_mb} MB; restarting cluster $version/$cluster"
         as_postgres "psql -p $port -qc \"alter system set shared_buffers = '${want_mb}MB'\"" >&2
         pg_ctlcluster "$version" "$cluster" restart >&2
-        for _ in $(seq 1 30); do
-            as_postgres "psql -p $port -tAc 'select 1'" >/dev/null 2>&1 && break
-            sleep 0.5
-        done
+        wait_ready
     fi
 fi
 # Databases of earlier test runs (`loanhost_test_<pid>_…`): only those whose test process is
