@@ -11,9 +11,7 @@ async fn window_labels_equal_the_engines_own_formatting() {
     let Db::Sqlite(pool) = &db else {
         unreachable!()
     };
-    let url = std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
-    let pg = sqlx::PgPool::connect(&url).await.unwrap();
+    let pg = sqlx::PgPool::connect(&test_postgres_url()).await.unwrap();
     let instants: Vec<i64> = [
         "2024-12-29T23:59:59.999Z",
         "2024-12-30T00:00:00Z",
@@ -163,25 +161,20 @@ async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: b
 
 #[tokio::test]
 async fn a_sqlite_statement_stops_at_its_deadline() {
-    let (dir, _db) = scratch_sqlite().await;
-    let one = SqliteReads::with_connections(&dir.path().join("t.db"), 1);
-    stops_at_deadline_and_frees_the_connection(ReportStore::Sqlite(Arc::new(one)), false).await;
+    let (_dir, _db, one) = one_sqlite_connection().await;
+    stops_at_deadline_and_frees_the_connection(one, false).await;
 }
 
 #[tokio::test]
 async fn a_postgres_statement_stops_at_its_deadline() {
-    let url = std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
-    let one = PgReads::new(url.parse().unwrap(), 1);
-    stops_at_deadline_and_frees_the_connection(ReportStore::Postgres(Arc::new(one)), true).await;
+    let one = ReportStore::Postgres(one_postgres_session());
+    stops_at_deadline_and_frees_the_connection(one, true).await;
 }
 
 #[tokio::test]
 async fn a_postgres_statement_runs_on_a_session_that_plans_as_asked() {
     // Arrange: one session, so that each statement finds the one the last one left.
-    let url = std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
-    let reads = Arc::new(PgReads::new(url.parse().unwrap(), 1));
+    let reads = one_postgres_session();
     let store = ReportStore::Postgres(reads.clone());
     let (_, quick) = endless_and_quick(true);
     let mode = || reads.show(Plans::PerCall, "plan_cache_mode");

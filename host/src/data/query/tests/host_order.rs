@@ -144,17 +144,14 @@ async fn host_order_equals_the_engines(store: ReportStore, postgres: bool) {
 
 #[tokio::test]
 async fn sqlite_host_order_equals_the_engines() {
-    let (dir, _db) = scratch_sqlite().await;
-    let reads = SqliteReads::with_connections(&dir.path().join("t.db"), 1);
-    host_order_equals_the_engines(ReportStore::Sqlite(Arc::new(reads)), false).await;
+    let (_dir, _db, one) = one_sqlite_connection().await;
+    host_order_equals_the_engines(one, false).await;
 }
 
 #[tokio::test]
 async fn postgres_host_order_equals_the_engines() {
-    let url = std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
-    let reads = PgReads::new(url.parse().unwrap(), 1);
-    host_order_equals_the_engines(ReportStore::Postgres(Arc::new(reads)), true).await;
+    let one = ReportStore::Postgres(one_postgres_session());
+    host_order_equals_the_engines(one, true).await;
 }
 
 #[test]

@@ -107,6 +107,25 @@ pub(super) async fn scratch_sqlite() -> (tempfile::TempDir, Db) {
     (dir, db)
 }
 
+/// The test PostgreSQL's URL (`make test` sets it from `scripts/postgres.sh`).
+pub(super) fn test_postgres_url() -> String {
+    std::env::var("TEST_POSTGRES_URL")
+        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)")
+}
+
+/// Report reads over one session of the test PostgreSQL.
+pub(super) fn one_postgres_session() -> Arc<PgReads> {
+    Arc::new(PgReads::new(test_postgres_url().parse().unwrap(), 1))
+}
+
+/// A report store over one connection to a migrated SQLite scratch file (which lives as long
+/// as the returned folder and database).
+pub(super) async fn one_sqlite_connection() -> (tempfile::TempDir, Db, ReportStore) {
+    let (dir, db) = scratch_sqlite().await;
+    let reads = SqliteReads::with_connections(&dir.path().join("t.db"), 1);
+    (dir, db, ReportStore::Sqlite(Arc::new(reads)))
+}
+
 /// The integer parameters of a compiled statement, in order.
 pub(super) fn int_params(c: &Compiled) -> Vec<i64> {
     c.params
