@@ -22,6 +22,40 @@ pub struct Built {
     pub build: PathBuf,
 }
 
+/// The run's own folder `kind` in the temporary directory (`loanhost-test-<kind>-<pid>`: the
+/// built plugins, the compiled components' cache). The first call removes those of earlier
+/// runs whose process has ended, a few hundred MB each, which nothing else would.
+fn run_dir(kind: &str) -> PathBuf {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    let tmp = std::env::temp_dir();
+    SWEPT.get_or_init(|| sweep_ended_runs(&tmp));
+    tmp.join(format!("loanhost-test-{kind}-{}", std::process::id()))
+}
+
+/// Removes `loanhost-test-*-<pid>` folders whose process no longer runs. Only where `/proc`
+/// says which processes run (Linux); elsewhere nothing is removed.
+fn sweep_ended_runs(tmp: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("loanhost-test-")) else {
+            continue;
+        };
+        let Some((_, pid)) = rest.rsplit_once('-') else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !proc.join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// Builds every plugin and fixture once per test run (the same script `make plugins` uses).
 pub fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
@@ -30,9 +64,8 @@ pub fn built() -> &'static Built {
             .parent()
             .unwrap()
             .to_path_buf();
-        let dist = std::env::temp_dir().join(format!("loanhost-test-dist-{}", std::process::id()));
-        let build =
-            std::env::temp_dir().join(format!("loanhost-test-build-{}", std::process::id()));
+        let dist = run_dir("dist");
+        let build = run_dir("build");
         let output = std::process::Command::new(root.join("scripts/build-plugins.sh"))
             .arg(&dist)
             .arg(&build)
@@ -376,9 +409,7 @@ impl AppOptions {
     /// Compiled components kept in one cache for the whole test run (a Python or JavaScript
     /// component takes 20 to 30 s to compile; every app of the run then compiles it once).
     pub fn with_shared_compile_cache(mut self) -> Self {
-        let cache = std::env::temp_dir()
-            .join(format!("loanhost-test-compiled-{}", std::process::id()))
-            .join("cache");
+        let cache = run_dir("compiled").join("cache");
         self.env
             .push(("LOANHOST_CACHE_DIR", cache.display().to_string()));
         self
@@ -687,4 +718,29 @@ pub fn python() -> PathBuf {
     std::env::var_os("MCP_TEST_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join(".venv/bin/python"))
+}
+
+#[test]
+fn a_run_sweeps_the_folders_of_ended_runs_and_keeps_the_running_ones() {
+    // Arrange: folders of this process, of a process that cannot run (pid beyond Linux's
+    // limit of 2^22), and a name that is not a run's.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let me = std::process::id();
+    let mine = tmp.path().join(format!("loanhost-test-dist-{me}"));
+    let ended = tmp.path().join("loanhost-test-compiled-4294967295");
+    let other = tmp.path().join("loanhost-test-notes");
+    for dir in [&mine, &ended, &other] {
+        std::fs::create_dir_all(dir.join("cache")).unwrap();
+    }
+
+    // Act
+    sweep_ended_runs(tmp.path());
+
+    // Assert
+    assert!(mine.exists());
+    assert!(!ended.exists());
+    assert!(other.exists());
 }
