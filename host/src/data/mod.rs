@@ -20,3 +20,10 @@ pub use admission::Reports;
 pub use agents::{Agent, NewAgent};
 pub use report_store::ReportStore;
 pub use store::{Db, DbError};
+
+/// The test PostgreSQL's URL (`make test` sets it from `scripts/postgres.sh`).
+#[cfg(test)]
+pub(crate) fn test_postgres_url() -> String {
+    std::env::var("TEST_POSTGRES_URL")
+        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)")
+}

@@ -58,8 +58,7 @@ async fn a_database_only_in_memory_is_named_in_the_error() {
 #[tokio::test]
 async fn postgres_sessions_are_read_only_reused_and_keep_their_timeout() {
     // Arrange
-    let url = std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+    let url = crate::data::test_postgres_url();
     let reads = Arc::new(PgReads::new(url.parse().unwrap(), 2));
     // Act
     let mut first = reads.acquire(Plans::PerCall).await.unwrap();
@@ -116,8 +115,7 @@ async fn postgres_sessions_are_read_only_reused_and_keep_their_timeout() {
 #[tokio::test]
 async fn postgres_sessions_plan_as_asked_keep_it_and_are_found_by_it() {
     // Arrange
-    let url = std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+    let url = crate::data::test_postgres_url();
     let reads = Arc::new(PgReads::new(url.parse().unwrap(), 2));
     let statement = "SELECT count(*) FROM pg_class WHERE relname = $1";
 
@@ -201,8 +199,7 @@ async fn postgres_sessions_plan_as_asked_keep_it_and_are_found_by_it() {
 #[tokio::test]
 async fn report_sessions_on_postgres_run_without_jit() {
     // Arrange: the report store of a pool opened as the server opens it.
-    let url = std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)");
+    let url = crate::data::test_postgres_url();
     let db = Db::open_reports(&url).await.unwrap();
     let ReportStore::Postgres(reads) = ReportStore::of(&db) else {
         panic!("a PostgreSQL URL gives PostgreSQL sessions")

@@ -107,11 +107,7 @@ pub(super) async fn scratch_sqlite() -> (tempfile::TempDir, Db) {
     (dir, db)
 }
 
-/// The test PostgreSQL's URL (`make test` sets it from `scripts/postgres.sh`).
-pub(super) fn test_postgres_url() -> String {
-    std::env::var("TEST_POSTGRES_URL")
-        .expect("TEST_POSTGRES_URL is not set: run `make test` (scripts/postgres.sh)")
-}
+pub(super) use crate::data::test_postgres_url;
 
 /// Report reads over one session of the test PostgreSQL.
 pub(super) fn one_postgres_session() -> Arc<PgReads> {
