@@ -179,15 +179,15 @@ impl Db {
             // No JIT: report statements are short and wide (a label per status, a branch per
             // period), and compiling them took longer than running them (a raw-status
             // milestone report: 440 ms with JIT, 64 ms without). The benchmarks' references
-            // open through here too, so they run with the same settings.
-            let timeout = if kind == PoolKind::Reference {
-                "0"
-            } else {
-                "10000"
+            // open through here too, so they run with the same settings but the timeout
+            // (`open_reference`: none).
+            let timeout = match kind {
+                PoolKind::Reference => "0".to_string(),
+                _ => super::query::STATEMENT_TIMEOUT.as_millis().to_string(),
             };
             let options = PgConnectOptions::from_str(url)
                 .map_err(|e| DbError::Connect(format!("`{}`: {e}", redact(url))))?
-                .options([("statement_timeout", timeout), ("jit", "off")]);
+                .options([("statement_timeout", timeout.as_str()), ("jit", "off")]);
             let pool = PgPoolOptions::new()
                 .max_connections(max)
                 .test_before_acquire(ping)
