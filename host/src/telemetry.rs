@@ -78,6 +78,9 @@ pub struct Metrics {
     /// Requests refused by the HTTP layer's limits, by reason (`body_timeout`,
     /// `per_address`, `uploads`, `token_forwards`, `busy`, `authorize_callback`).
     pub http_refusals: Family<Label, Counter>,
+    /// Plugins' `data` queries, by what answered them (`kind`): `statement` (compiled and run,
+    /// or refused), `call_totals` (the totals of the call's cut groups, without a statement).
+    pub data_queries: Family<Label, Counter>,
     /// OpenTelemetry's `mcp.server.operation.duration`: seconds from a JSON-RPC request's
     /// arrival to its answer, rendered without the `loanhost_` prefix as
     /// `mcp_server_operation_duration_seconds` so dashboards built on the conventions find it.
@@ -105,6 +108,7 @@ impl Default for Metrics {
         let db_connections = Family::<Label, Gauge>::default();
         let audit_failures = Family::<Label, Counter>::default();
         let http_refusals = Family::<Label, Counter>::default();
+        let data_queries = Family::<Label, Counter>::default();
         let (plugins_loaded, instance_slots_in_use, instance_slots, plugin_memory_bytes) = (
             Gauge::default(),
             Gauge::default(),
@@ -171,6 +175,11 @@ impl Default for Metrics {
             "Requests refused by the HTTP layer's limits, by reason",
             http_refusals.clone(),
         );
+        registry.register(
+            "data_queries",
+            "Plugins' data queries by what answered them (statement, call_totals)",
+            data_queries.clone(),
+        );
         Metrics {
             registry: root,
             calls,
@@ -185,6 +194,7 @@ impl Default for Metrics {
             db_connections,
             audit_failures,
             http_refusals,
+            data_queries,
             mcp_operation_seconds,
         }
     }
@@ -214,6 +224,21 @@ impl Metrics {
                     kind: stage.to_string(),
                 })
                 .observe(seconds);
+        }
+    }
+
+    /// Counts one call's `data` queries: `from_totals` of its `queries` were answered from
+    /// the totals of its cut groups, the others by a statement (or refused).
+    pub fn data_queries(&self, queries: u32, from_totals: u32) {
+        for (kind, n) in [
+            ("statement", queries.saturating_sub(from_totals)),
+            ("call_totals", from_totals),
+        ] {
+            if n > 0 {
+                self.data_queries
+                    .get_or_create(&Label { kind: kind.into() })
+                    .inc_by(n.into());
+            }
         }
     }
 

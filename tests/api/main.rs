@@ -12,6 +12,7 @@ mod audit;
 mod auth;
 mod authorization_response;
 mod conformance;
+mod cut_totals;
 mod data;
 mod differential;
 mod directory;

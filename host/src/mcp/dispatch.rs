@@ -205,6 +205,9 @@ impl Dispatcher {
                 ("database", secs(report.db_time)),
             ],
         );
+        self.plugins
+            .metrics()
+            .data_queries(report.queries, report.queries_from_totals);
         match outcome {
             Ok(output) => Ok(Reply {
                 value: object([

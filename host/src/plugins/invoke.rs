@@ -126,6 +126,7 @@ impl Runner {
                 usage: DataUsage::default(),
                 guest_ticks: 0,
                 log_budget: self.log_budget.clone(),
+                totals: None,
             },
         );
         store.limiter(|s| &mut s.limiter);

@@ -126,6 +126,8 @@ pub struct CallReport {
     pub signer: Option<String>,
     /// `data` queries run.
     pub queries: u32,
+    /// Of those, the ones answered from the totals of the call's cut groups.
+    pub queries_from_totals: u32,
     /// Rows delivered to the plugin.
     pub rows: u64,
     /// Database time spent.
@@ -367,6 +369,7 @@ impl Plugins {
             )
             .await;
         report.queries = usage.queries;
+        report.queries_from_totals = usage.from_totals;
         report.rows = usage.rows;
         report.db_time = usage.db_time;
         report.instantiate = timing.instantiate;

@@ -46,13 +46,32 @@ pub struct PluginState {
     pub log_budget: Arc<super::log_budget::LogBudget>,
     /// Epoch ticks seen while the guest ran (its CPU time, roughly, in ticks).
     pub guest_ticks: u32,
+    /// The totals of this call's last query whose groups were cut by their limit.
+    pub totals: Option<CallTotals>,
+}
+
+/// The row of totals a grouped query's statement appended when its groups were cut by their
+/// limit (`query::Rows::totals`), with that query and the scope it was read in: the `data`
+/// capability answers the same query without its keys from it, within the call
+/// (`query::answer_from_totals`), rather than reading every row again.
+#[derive(Debug, Clone)]
+pub struct CallTotals {
+    /// The grouped query.
+    pub query: crate::data::query::Query,
+    /// The caller's scope it was read in (`None`: an organisation-wide dataset).
+    pub scope: Option<crate::data::scope::Scope>,
+    /// Its keys (NULL) and aggregates over every group.
+    pub row: Vec<crate::data::query::Value>,
 }
 
 /// What one call's `data` queries have spent, against the manifest's `[limits]`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct DataUsage {
-    /// Queries run.
+    /// Queries run (refused ones included).
     pub queries: u32,
+    /// Of those, the ones answered from the totals of the call's cut groups, without a
+    /// statement (`query::answer_from_totals`).
+    pub from_totals: u32,
     /// Rows delivered to the guest.
     pub rows: u64,
     /// Bytes of decoded values delivered.

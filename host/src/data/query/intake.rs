@@ -36,6 +36,9 @@ pub(super) struct Fetched {
     pub(super) rows: Vec<Vec<Value>>,
     pub(super) total: u64,
     pub(super) bytes: u64,
+    /// The row answering the query without its keys, when the statement appended one
+    /// (`statement::totals_row`).
+    pub(super) totals: Option<Vec<Value>>,
     /// Nothing was delivered: the fold or the host's order needs the statement's `full` one
     /// (`SetFold::needs_full`, `HostOrder::needs_full`).
     pub(super) needs_full: bool,
@@ -65,6 +68,7 @@ pub(super) struct Intake {
     pub(super) rows: Vec<Vec<Value>>,
     pub(super) total: u64,
     pub(super) bytes: u64,
+    pub(super) totals: Option<Vec<Value>>,
     pub(super) allowance: Allowance,
 }
 
@@ -74,6 +78,7 @@ impl Intake {
             rows: Vec::new(),
             total: 0,
             bytes: 0,
+            totals: None,
             allowance,
         }
     }
@@ -84,6 +89,7 @@ impl Intake {
             rows: self.rows,
             total: self.total,
             bytes: self.bytes,
+            totals: self.totals,
             needs_full: false,
         }
     }
@@ -136,8 +142,13 @@ impl Sink {
             && self.order.as_ref().is_none_or(HostOrder::is_empty)
     }
 
-    /// One decoded statement row, with the statement's total of groups (when it counts them).
+    /// One decoded statement row, with the statement's total of groups (when it counts them),
+    /// or the row of totals after them ([`TOTALS_ROW`]): kept aside, not a group.
     pub(super) fn push(&mut self, values: Vec<Value>, total: i64) -> Result<(), QueryError> {
+        if total == TOTALS_ROW {
+            self.intake.totals = Some(values);
+            return Ok(());
+        }
         match (&mut self.fold, &mut self.order) {
             (Some(fold), _) => fold.add(values),
             (None, Some(order)) => {

@@ -92,6 +92,7 @@ use plan_preaggregated::*;
 use plan_totals::*;
 use plan_warehouse::*;
 use scoped::*;
+pub use statement::answer_from_totals;
 use statement::*;
 
 /// Runs a query for a caller (`scope` is required for caller-scoped datasets), within
@@ -117,6 +118,7 @@ pub async fn run(
         rows: fetched.rows,
         total_groups: if limit == 0 { 0 } else { total_groups },
         bytes: fetched.bytes,
+        totals: fetched.totals,
     })
 }
 

@@ -167,5 +167,5 @@ pub(super) fn compile_totals(
         inner.join(", "),
         table
     );
-    c.finish(q, grouped, key_params, where_params, outs)
+    c.finish_totals(q, grouped, key_params, where_params, outs)
 }

@@ -1,8 +1,10 @@
 //! `loan:reporting/data`: structured queries. Checks that the dataset exists and that the
 //! plugin's manifest grants it, resolves the caller's scope from the database for
 //! caller-scoped datasets (on every call), and hands the query to the compiler in
-//! `crate::data::query`. Refusals are values the guest sees; spent budgets (queries, rows,
-//! bytes, database time: the manifest's `[limits]`) trap, so a guest cannot carry on past them.
+//! `crate::data::query`; a query that is the call's last cut groups without their keys is
+//! answered from the totals their statement appended (`query::answer_from_totals`).
+//! Refusals are values the guest sees; spent budgets (queries, rows, bytes, database time:
+//! the manifest's `[limits]`) trap, so a guest cannot carry on past them.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +15,7 @@ use crate::data::query::{
 use crate::data::scope::Scope;
 use crate::plugins::bindings::data as wit;
 use crate::plugins::bindings::data::{DataError, Host, Rows};
-use crate::plugins::state::{LimitHit, PluginState};
+use crate::plugins::state::{CallTotals, LimitHit, PluginState};
 
 impl Host for PluginState {
     async fn run(&mut self, q: wit::Query) -> wasmtime::Result<Result<Rows, DataError>> {
@@ -57,6 +59,7 @@ impl Host for PluginState {
         let allowance = self.next_allowance()?;
         let started = Instant::now();
         let db = &reports.db;
+        let remembered = self.totals.clone();
         let outcome = async {
             let scope = if dataset.is_org_wide() {
                 None
@@ -72,25 +75,48 @@ impl Host for PluginState {
                 }
             };
             let host_query = convert(dataset, q);
+            // The call's last cut groups, read in the same scope, may answer this query
+            // without their keys: the same rows, added up.
+            let answered = remembered
+                .filter(|t| t.scope == scope)
+                .and_then(|t| query::answer_from_totals(&t.query, &t.row, &host_query))
+                .filter(|rows| rows.bytes <= allowance.max_bytes);
+            if let Some(rows) = answered {
+                return Ok((rows, Answered::FromTotals));
+            }
             // Organisation-wide statements queue for a heavy slot (within the deadline).
             let heavy = dataset.is_org_wide() || scope.as_ref().is_some_and(|s| s.all);
             let _slot = reports
                 .admit(heavy, allowance.deadline)
                 .await
                 .map_err(|e| QueryError::Timeout(e.to_string()))?;
-            query::run(
+            let mut rows = query::run(
                 &reports.store,
                 &host_query,
                 scope.as_ref(),
                 identity.can_read_names(),
                 allowance,
             )
-            .await
+            .await?;
+            let answered = match rows.totals.take() {
+                Some(row) => Answered::WithTotals(Box::new(CallTotals {
+                    query: host_query,
+                    scope,
+                    row,
+                })),
+                None => Answered::Statement,
+            };
+            Ok((rows, answered))
         }
         .await;
         self.usage.db_time += started.elapsed();
         match outcome {
-            Ok(rows) => {
+            Ok((rows, answered)) => {
+                match answered {
+                    Answered::Statement => {}
+                    Answered::WithTotals(totals) => self.totals = Some(*totals),
+                    Answered::FromTotals => self.usage.from_totals += 1,
+                }
                 self.usage.rows += rows.rows.len() as u64;
                 self.usage.bytes += rows.bytes;
                 Ok(Ok(Rows {
@@ -118,6 +144,16 @@ impl Host for PluginState {
             })),
         }
     }
+}
+
+/// What answered a query.
+enum Answered {
+    /// Its statement.
+    Statement,
+    /// Its statement, which also added up the groups its limit cut: kept for the call.
+    WithTotals(Box<CallTotals>),
+    /// The totals of the call's cut groups, without a statement.
+    FromTotals,
 }
 
 impl PluginState {

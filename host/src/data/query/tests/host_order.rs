@@ -96,8 +96,11 @@ async fn host_order_equals_the_engines(store: ReportStore, postgres: bool) {
                     vec![],
                     vec![],
                     OUTS.to_vec(),
-                    postgres,
-                    true,
+                    Wrapping {
+                        postgres,
+                        personal: true,
+                        totals: true,
+                    },
                 )
                 .unwrap();
                 let engine = *host
@@ -105,8 +108,19 @@ async fn host_order_equals_the_engines(store: ReportStore, postgres: bool) {
                     .clone()
                     .expect("the engine's order answers past the cap");
                 let engine_sql = engine.sql.clone();
-                let not_personal =
-                    finish(&q, sql, vec![], vec![], OUTS.to_vec(), postgres, false).unwrap();
+                let not_personal = finish(
+                    &q,
+                    sql,
+                    vec![],
+                    vec![],
+                    OUTS.to_vec(),
+                    Wrapping {
+                        postgres,
+                        personal: false,
+                        totals: true,
+                    },
+                )
+                .unwrap();
                 let mut over_cap = host.clone();
                 over_cap
                     .order

@@ -14,6 +14,7 @@ mod plans;
 mod raw_status;
 mod scope;
 mod totals;
+mod totals_row;
 mod warehouse;
 
 pub(super) fn q(dataset: Dataset) -> Query {
