@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::data::query_echo_manifest;
-use crate::helpers::{fixture_wasm, seed_app, spawn_app_with, AppOptions};
+use crate::helpers::{fixture_wasm, seed_app, spawn_app_with, AppOptions, TestApp};
 use crate::metrics::scrape;
 
 /// Grouped queries whose aggregates add up across groups (counts, sums, least and greatest
@@ -42,6 +42,21 @@ fn cut_queries() -> Vec<Value> {
     ]
 }
 
+/// An app on one engine with `query_echo`, `loans` seeded loans and its metrics' port.
+async fn app_on(postgres: bool, loans: u64) -> (TestApp, u16) {
+    let (mut options, port) = AppOptions::default()
+        .plugin(
+            "query_echo",
+            fixture_wasm("query-echo"),
+            query_echo_manifest(),
+        )
+        .with_metrics();
+    options.postgres = postgres;
+    let app = spawn_app_with(options).await;
+    seed_app(&app, 27, loans).await;
+    (app, port)
+}
+
 /// `grouped` without its keys, order and limit.
 fn ungrouped(grouped: &Value) -> Value {
     let mut twin = grouped.clone();
@@ -56,16 +71,7 @@ fn ungrouped(grouped: &Value) -> Value {
 async fn the_ungrouped_query_after_cut_groups_is_answered_from_their_totals() {
     for postgres in [false, true] {
         // Arrange
-        let (mut options, port) = AppOptions::default()
-            .plugin(
-                "query_echo",
-                fixture_wasm("query-echo"),
-                query_echo_manifest(),
-            )
-            .with_metrics();
-        options.postgres = postgres;
-        let app = spawn_app_with(options).await;
-        seed_app(&app, 27, 400).await;
+        let (app, port) = app_on(postgres, 400).await;
         let callers = [
             app.token_for("admin@demo.loanhost.local"),
             app.token_for("processor@demo.loanhost.local"),
@@ -111,16 +117,7 @@ async fn the_ungrouped_query_after_cut_groups_is_answered_from_their_totals() {
 async fn a_query_that_differs_from_the_cut_groups_runs_its_own_statement() {
     // Arrange: cut groups, then the ungrouped query with another filter, another aggregate
     // list, a distinct count (which groups do not add up to).
-    let (mut options, port) = AppOptions::default()
-        .plugin(
-            "query_echo",
-            fixture_wasm("query-echo"),
-            query_echo_manifest(),
-        )
-        .with_metrics();
-    options.postgres = false;
-    let app = spawn_app_with(options).await;
-    seed_app(&app, 27, 300).await;
+    let (app, port) = app_on(false, 300).await;
     let admin = app.token_for("admin@demo.loanhost.local");
     let grouped = cut_queries().remove(0);
     let twin = ungrouped(&grouped);

@@ -167,5 +167,8 @@ pub(super) fn compile_totals(
         inner.join(", "),
         table
     );
-    c.finish_totals(q, grouped, key_params, where_params, outs)
+    // Cut groups without their totals: the query without its keys reads the snapshot's own
+    // totals as cheaply (adding up an Admin's 33,300 officers at 5M loans cost 10-16 ms).
+    let how = c.wrapping(false);
+    finish(q, grouped, key_params, where_params, outs, how)
 }

@@ -229,22 +229,8 @@ impl Compiler {
         finish(q, grouped, key_params, where_params, outs, how)
     }
 
-    /// [`Compiler::finish`] for a statement over the import's totals: cut groups without
-    /// their totals (the query without its keys reads the snapshot's own, as cheaply; adding
-    /// up an Admin's 33,300 officers at 5M loans cost 10-16 ms).
-    pub(super) fn finish_totals(
-        &self,
-        q: &Query,
-        grouped: String,
-        key_params: Vec<P>,
-        where_params: Vec<P>,
-        outs: Vec<Out>,
-    ) -> Result<Compiled, QueryError> {
-        let how = self.wrapping(false);
-        finish(q, grouped, key_params, where_params, outs, how)
-    }
-
-    fn wrapping(&self, totals: bool) -> Wrapping {
+    /// How [`finish`] wraps this compiler's statements; `totals`: cut groups with their totals.
+    pub(super) fn wrapping(&self, totals: bool) -> Wrapping {
         Wrapping {
             postgres: self.postgres,
             personal: self.personal,

@@ -144,7 +144,11 @@ fn only_queries_whose_groups_add_up_get_a_totals_row() {
             "{}",
             sql(&grouped)
         );
-        assert!(sql(&from_import).contains("FROM loan_totals"), "{}", sql(&from_import));
+        assert!(
+            sql(&from_import).contains("FROM loan_totals"),
+            "{}",
+            sql(&from_import)
+        );
         for other in [&distinct_count, &distinct_on, &ungrouped, &from_import] {
             assert!(!sql(other).contains("UNION ALL"), "{}", sql(other));
         }
