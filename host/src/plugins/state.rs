@@ -64,6 +64,22 @@ pub struct CallTotals {
     pub row: Vec<crate::data::query::Value>,
 }
 
+impl CallTotals {
+    /// The answer to `q`, read in `scope`, from these totals: only when `q` is their query
+    /// without its keys (`query::answer_from_totals`) and `scope` equals the one they were
+    /// read in (a caller's scope is resolved anew for every query, and may change mid-call).
+    pub fn answer(
+        &self,
+        scope: &Option<crate::data::scope::Scope>,
+        q: &crate::data::query::Query,
+    ) -> Option<crate::data::query::Rows> {
+        if &self.scope != scope {
+            return None;
+        }
+        crate::data::query::answer_from_totals(&self.query, &self.row, q)
+    }
+}
+
 /// What one call's `data` queries have spent, against the manifest's `[limits]`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct DataUsage {
@@ -279,6 +295,55 @@ mod tests {
     use super::*;
 
     const MIB: usize = 1024 * 1024;
+
+    #[test]
+    fn totals_answer_their_query_without_keys_only_in_the_scope_they_were_read_in() {
+        // Arrange: a company's officers, cut, and their totals.
+        use crate::data::catalog::Dataset;
+        use crate::data::query::{Aggregate, Key, Query, Value};
+        use crate::data::scope::Scope;
+        let grouped = Query {
+            dataset: Dataset::Loans,
+            filter: Some(r#"{"searchText":"a"}"#.into()),
+            predicates: vec![],
+            group_by: vec![Key::Field("loanOfficerId".into())],
+            distinct_on: None,
+            aggregates: vec![Aggregate::Count],
+            order_by: vec![],
+            limit: Some(2),
+        };
+        let company = |id: &str| {
+            Some(Scope {
+                company: Some(id.into()),
+                ..Default::default()
+            })
+        };
+        let totals = CallTotals {
+            query: grouped.clone(),
+            scope: company("c1"),
+            row: vec![Value::Null, Value::Integer(42)],
+        };
+        let twin = Query {
+            group_by: vec![],
+            limit: None,
+            ..grouped
+        };
+
+        // Act
+        let same = totals.answer(&company("c1"), &twin);
+        let moved = totals.answer(&company("c2"), &twin);
+        let everyone = totals.answer(
+            &Some(Scope {
+                all: true,
+                ..Default::default()
+            }),
+            &twin,
+        );
+
+        // Assert
+        assert_eq!(same.map(|r| r.rows), Some(vec![vec![Value::Integer(42)]]));
+        assert!(moved.is_none() && everyone.is_none());
+    }
 
     #[test]
     fn every_memory_of_a_store_counts_against_its_limit() {

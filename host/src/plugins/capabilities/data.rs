@@ -78,8 +78,7 @@ impl Host for PluginState {
             // The call's last cut groups, read in the same scope, may answer this query
             // without their keys: the same rows, added up.
             let answered = remembered
-                .filter(|t| t.scope == scope)
-                .and_then(|t| query::answer_from_totals(&t.query, &t.row, &host_query))
+                .and_then(|t| t.answer(&scope, &host_query))
                 .filter(|rows| rows.bytes <= allowance.max_bytes);
             if let Some(rows) = answered {
                 return Ok((rows, Answered::FromTotals));
