@@ -5,8 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::data::query_echo_manifest;
-use crate::helpers::{fixture_wasm, seed_app, spawn_app_with, AppOptions, TestApp};
+use crate::data::query_echo_options;
+use crate::helpers::{seed_app, spawn_app_with, TestApp};
 use crate::metrics::scrape;
 
 /// Grouped queries whose aggregates add up across groups (counts, sums, least and greatest
@@ -44,14 +44,7 @@ fn cut_queries() -> Vec<Value> {
 
 /// An app on one engine with `query_echo`, `loans` seeded loans and its metrics' port.
 async fn app_on(postgres: bool, loans: u64) -> (TestApp, u16) {
-    let (mut options, port) = AppOptions::default()
-        .plugin(
-            "query_echo",
-            fixture_wasm("query-echo"),
-            query_echo_manifest(),
-        )
-        .with_metrics();
-    options.postgres = postgres;
+    let (options, port) = query_echo_options(postgres).with_metrics();
     let app = spawn_app_with(options).await;
     seed_app(&app, 27, loans).await;
     (app, port)

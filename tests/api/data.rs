@@ -38,15 +38,20 @@ fn engine(postgres: bool) -> &'static str {
     }
 }
 
-/// A test app on one engine with `query_echo` and `loans` seeded loans.
-pub async fn world(seed: u64, loans: u64, postgres: bool) -> World {
+/// A test app's options on one engine with the `query_echo` fixture.
+pub fn query_echo_options(postgres: bool) -> AppOptions {
     let mut options = AppOptions::default().plugin(
         "query_echo",
         fixture_wasm("query-echo"),
         query_echo_manifest(),
     );
     options.postgres = postgres;
-    let app = spawn_app_with(options).await;
+    options
+}
+
+/// A test app on one engine with `query_echo` and `loans` seeded loans.
+pub async fn world(seed: u64, loans: u64, postgres: bool) -> World {
+    let app = spawn_app_with(query_echo_options(postgres)).await;
     let data = seed_app(&app, seed, loans).await;
     World {
         app,

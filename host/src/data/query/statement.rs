@@ -75,7 +75,12 @@ pub(super) fn finish(
     let groups = format!(
         "SELECT g.*, (SELECT COUNT(*) FROM g) AS total_groups FROM g{order_sql} LIMIT {limit}"
     );
-    let sql = match totals_row(q, limit, postgres).filter(|_| totals) {
+    let totals = if totals {
+        totals_row(q, limit, postgres)
+    } else {
+        None
+    };
+    let sql = match totals {
         None => format!("WITH g AS MATERIALIZED ({grouped}) {groups}"),
         Some(totals) => format!(
             "WITH g AS MATERIALIZED ({grouped}) SELECT * FROM ({groups}) r UNION ALL {totals}"

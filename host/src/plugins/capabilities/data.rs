@@ -59,7 +59,7 @@ impl Host for PluginState {
         let allowance = self.next_allowance()?;
         let started = Instant::now();
         let db = &reports.db;
-        let remembered = self.totals.clone();
+        let remembered = self.totals.as_ref();
         let outcome = async {
             let scope = if dataset.is_org_wide() {
                 None
