@@ -24,6 +24,8 @@
 //! loanhost_guest::export_tool!(Hello);
 //! ```
 
+#[cfg(any(target_arch = "wasm32", test))]
+mod arena;
 pub mod args;
 pub mod dates;
 pub mod decimal;
@@ -33,6 +35,12 @@ pub mod testing;
 pub mod vocab;
 
 pub use args::{parse_arguments, NoArguments};
+
+/// The instance's allocator: an arena that only grows (the `arena` feature, on by default;
+/// see the module `arena` for when to turn it off).
+#[cfg(all(target_arch = "wasm32", feature = "arena"))]
+#[global_allocator]
+static ALLOCATOR: arena::ArenaAllocator = arena::ArenaAllocator::new();
 pub use decimal::Decimal;
 /// The spec's shared models and reporting records (with `schemars`, for a plugin's own
 /// result records).
@@ -190,7 +198,7 @@ pub fn result<T: serde::Serialize>(record: &T) -> Result<serde_json::Value, Tool
 
 /// Lets go of a value the call no longer needs without freeing it: the instance is discarded
 /// when the call ends, so freeing thousands of rows piece by piece would be work for nothing.
-/// On `wasm32` the value is leaked (its memory counts against the plugin's `max_memory_mib`
+/// On `wasm32` the value is leaked (its memory counts against the plugin's `memory_mib`
 /// until the call ends); in native tests it is dropped as usual.
 pub fn discard<T>(value: T) {
     #[cfg(target_arch = "wasm32")]
