@@ -1,5 +1,7 @@
 //! Guest SDK for loanhost reporting plugins: the WIT bindings, typed argument parsing that
-//! turns bad arguments into `invalid_params` errors, and the export macro.
+//! turns bad arguments into `invalid_params` errors, and the export macro. On `wasm32` it also
+//! makes the instance's global allocator an arena that only grows (feature `arena`, on by
+//! default): every call runs in a fresh instance (docs/plugins.md, "The allocator").
 //!
 //! A plugin is a type implementing [`Tool`] plus one line of export:
 //!
@@ -35,17 +37,17 @@ pub mod testing;
 pub mod vocab;
 
 pub use args::{parse_arguments, NoArguments};
+pub use decimal::Decimal;
+/// The spec's shared models and reporting records (with `schemars`, for a plugin's own
+/// result records).
+pub use loanhost_models as models;
+pub use serde_json;
 
 /// The instance's allocator: an arena that only grows (the `arena` feature, on by default;
 /// see the module `arena` for when to turn it off).
 #[cfg(all(target_arch = "wasm32", feature = "arena"))]
 #[global_allocator]
 static ALLOCATOR: arena::ArenaAllocator = arena::ArenaAllocator::new();
-pub use decimal::Decimal;
-/// The spec's shared models and reporting records (with `schemars`, for a plugin's own
-/// result records).
-pub use loanhost_models as models;
-pub use serde_json;
 
 /// The generated bindings of the `loan:reporting@1.0.0` world.
 #[doc(hidden)]
