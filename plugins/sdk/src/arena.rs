@@ -57,17 +57,25 @@ impl Arena {
             }
         }
         // Enough pages for the block wherever they begin (aligned within them).
-        let pages = size.checked_add(align)?.div_ceil(PAGE);
-        let base = mem.grow(pages)?.checked_mul(PAGE)?;
-        if base != self.end || self.next == 0 {
-            // Not after the arena's end (the first growth, or someone else grew the memory
-            // since): the arena goes on in the new pages, the old tail stays unused.
-            self.next = base;
-        }
-        self.end = base.checked_add(pages * PAGE)?;
+        self.extend(size.checked_add(align)?.div_ceil(PAGE), mem)?;
         let start = align_up(self.next, align)?;
         self.next = start + size;
         Some(start)
+    }
+
+    /// Grows the memory by `pages` for the arena: `Some(true)` when the new pages follow its
+    /// end (the arena just gets longer), `Some(false)` when they do not (the first growth, or
+    /// someone else grew the memory since: the arena goes on in the new pages and its old
+    /// tail stays unused), `None` when the host refuses.
+    fn extend(&mut self, pages: usize, mem: &mut impl Grow) -> Option<bool> {
+        let base = mem.grow(pages)?.checked_mul(PAGE)?;
+        let end = base.checked_add(pages * PAGE)?;
+        let follows = base == self.end && self.next != 0;
+        if !follows {
+            self.next = base;
+        }
+        self.end = end;
+        Some(follows)
     }
 
     /// Gives the block at `addr` of `size` bytes back: only the arena's last block is reused.
@@ -94,17 +102,11 @@ impl Arena {
                 self.next = stop;
                 return Some(addr);
             }
-            let pages = (stop - self.end).div_ceil(PAGE);
-            let base = mem.grow(pages)?.checked_mul(PAGE)?;
-            let end = base.checked_add(pages * PAGE)?;
-            if base == self.end {
-                self.end = end;
+            if self.extend((stop - self.end).div_ceil(PAGE), mem)? {
                 self.next = stop;
                 return Some(addr);
             }
             // The new pages are elsewhere: the arena goes on there, and the block moves.
-            self.next = base;
-            self.end = end;
         } else if new <= old {
             return Some(addr);
         }
