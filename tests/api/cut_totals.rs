@@ -10,8 +10,15 @@ use crate::helpers::{seed_app, spawn_app_with, TestApp};
 use crate::metrics::scrape;
 
 /// Grouped queries whose aggregates add up across groups (counts, sums, least and greatest
-/// of a decimal, an instant and a text), each with its limit below its number of groups.
-fn cut_queries() -> Vec<Value> {
+/// of a decimal, an instant and, on SQLite, a text), each with its limit below its number of
+/// groups. (PostgreSQL's greatest text is by the database's collation, which the host's
+/// totals, by bytes, do not stand for: such a query runs its own statement.)
+fn cut_queries(postgres: bool) -> Vec<Value> {
+    let text = if postgres {
+        "lockedCompensation"
+    } else {
+        "status"
+    };
     let aggregates = json!([
         ["count", null],
         ["countOf", "loanAmount"],
@@ -19,7 +26,7 @@ fn cut_queries() -> Vec<Value> {
         ["min", "loanAmount"],
         ["max", "loanAmount"],
         ["min", "statusDate"],
-        ["max", "status"],
+        ["max", text],
         ["sum", "lockedCompensation"]
     ]);
     // Filtered: without a filter an organisation's or a company's groups come from the
@@ -72,7 +79,7 @@ async fn the_ungrouped_query_after_cut_groups_is_answered_from_their_totals() {
         let before = scrape(&app, port).await;
         let mut asked = 0.0;
         for token in &callers {
-            for grouped in cut_queries() {
+            for grouped in cut_queries(postgres) {
                 let twin = ungrouped(&grouped);
                 let mut both = grouped.clone();
                 both["then"] = twin.clone();
@@ -112,7 +119,7 @@ async fn a_query_that_differs_from_the_cut_groups_runs_its_own_statement() {
     // list, a distinct count (which groups do not add up to).
     let (app, port) = app_on(false, 300).await;
     let admin = app.token_for("admin@demo.loanhost.local");
-    let grouped = cut_queries().remove(0);
+    let grouped = cut_queries(false).remove(0);
     let twin = ungrouped(&grouped);
     let mut other_filter = twin.clone();
     other_filter["filter"] = json!({"statuses": ["Loan Open"]});

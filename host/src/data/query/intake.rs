@@ -36,11 +36,10 @@ pub(super) struct Fetched {
     pub(super) rows: Vec<Vec<Value>>,
     pub(super) total: u64,
     pub(super) bytes: u64,
-    /// The row answering the query without its keys, when the statement appended one
-    /// (`statement::totals_row`).
+    /// The row answering the query without its keys, when cut groups add up (`HostOrder`).
     pub(super) totals: Option<Vec<Value>>,
-    /// Nothing was delivered: the fold or the host's order needs the statement's `full` one
-    /// (`SetFold::needs_full`, `HostOrder::needs_full`).
+    /// Nothing was delivered: the fold needs the statement's `full` one
+    /// (`SetFold::needs_full`).
     pub(super) needs_full: bool,
 }
 
@@ -116,10 +115,11 @@ impl Intake {
     }
 }
 
-/// Where one attempt at a statement puts its rows: the result as they come, or (the period-set
-/// plan) a fold of the sets into the result's groups, or (a person's groups) the host's order
-/// of them, which reach the intake at the end. Made
-/// anew for every attempt, so that a retried statement folds nothing twice.
+/// Where one attempt at a statement puts its rows: a fold of the period sets into the
+/// result's groups, or the host's order of a statement's groups, which reach the intake at the
+/// end; or the result as they come (a statement that orders and counts its own groups, as the
+/// tests' `engine_order`). Made anew for every attempt, so that a retried statement folds
+/// nothing twice.
 pub(super) struct Sink {
     intake: Intake,
     fold: Option<SetFold>,
@@ -161,10 +161,9 @@ impl Sink {
 
     /// What the statement delivered.
     pub(super) fn finish(mut self) -> Result<Fetched, QueryError> {
-        let needs_full = self.fold.as_ref().is_some_and(SetFold::needs_full)
-            || self.order.as_ref().is_some_and(HostOrder::needs_full);
+        let needs_full = self.fold.as_ref().is_some_and(SetFold::needs_full);
         if needs_full {
-            // Nothing reached the intake: the fold's or the order's groups are not the answer.
+            // Nothing reached the intake: the fold's groups are not the answer.
             let mut fetched = self.intake.finish();
             fetched.needs_full = true;
             return Ok(fetched);

@@ -12,10 +12,10 @@
 //! - `compiler` (fields, predicates, keys; the name-reading right), `filter` (the spec's
 //!   filter object), `periods` (window arithmetic), `columns` (bound parameters, decoders);
 //! - `scoped`: the one `WHERE` builder every planner calls, where the caller's scope enters;
-//! - `statement`: order, total and limit around any planner's statement;
+//! - `statement`: a planner's grouped statement made the query's answer;
 //! - `intake`: the call's budgets for one statement and the counting of its rows;
 //! - `fold`: the host's half of the period-set plan (sets into labelled groups);
-//! - `host_order`: the host's order, count and limit of a person's few groups;
+//! - `host_order`: the host's order, count, limit and totals of a statement's groups;
 //! - `exec_sqlite`, `exec_postgres`: one executor per engine, each stopping its statement
 //!   inside the engine at its deadline.
 

@@ -120,11 +120,10 @@ pub(super) struct Compiled {
     pub(super) limit: u32,
     /// The period-set plan's fold: the statement's rows are sets, folded by the host.
     pub(super) fold: Option<SetFold>,
-    /// The host's order of a person's groups: the statement's rows are unordered groups.
+    /// The host's order of the statement's groups, which arrive unordered ([`finish`]).
     pub(super) order: Option<HostOrder>,
     /// The statement that answers when this one's fold meets what it cannot label (a set
-    /// with a status that has no bit of its own, `SetFold::sets_only`), or its groups are more
-    /// than the host orders ([`HostOrder::needs_full`]): run instead.
+    /// with a status that has no bit of its own, `SetFold::sets_only`): run instead.
     pub(super) full: Option<Box<Compiled>>,
     /// How PostgreSQL plans it: generic for a person's statements that nothing but the
     /// scope's indexes can serve ([`plans_for`], and the period sets' own rule).

@@ -1,14 +1,15 @@
-//! A compiled statement, and its wrapping: deterministic order (nulls last on both engines),
-//! the total number of groups, the limit, and the totals of groups cut by the limit.
+//! A planner's grouped statement made the query's answer (the host orders, counts and limits
+//! its groups: `host_order`), the order it is given in, and the answer from cut groups'
+//! totals to the query without keys.
 
 use super::*;
 
-/// Wraps a grouped statement: deterministic order (nulls last on both engines; text by its
-/// bytes on both, as SQLite's `BINARY` and the host's fold order it), the total number of
-/// groups, the limit; after groups cut by the limit, their totals ([`totals_row`], when
-/// `how.totals`). A person's groups (`how.personal`: a few hundred loans at most) are ordered,
-/// counted and limited by the host ([`HostOrder`]), with this wrapped statement as the one
-/// that answers when they turn out too many.
+/// Makes a grouped statement the query's answer: the statement groups and nothing more, and
+/// the host orders its groups (the requested columns, then the keys; NULL last; text by its
+/// bytes), counts them, keeps the limit's best and, when cut, adds up their totals
+/// ([`HostOrder`]), as the statement once did in SQL around it (a materialised CTE, its
+/// count, `ORDER BY … LIMIT` and a totals branch: the tests' `engine_order`, which the
+/// host's order is checked against on both engines).
 pub(super) fn finish(
     q: &Query,
     grouped: String,
@@ -17,119 +18,34 @@ pub(super) fn finish(
     outs: Vec<Out>,
     how: Wrapping,
 ) -> Result<Compiled, QueryError> {
-    let Wrapping {
-        postgres,
-        personal,
-        totals,
-    } = how;
-    let name = |i: usize| {
-        if i < q.group_by.len() {
-            format!("k{i}")
-        } else {
-            format!("a{}", i - q.group_by.len())
-        }
-    };
-    // PostgreSQL compares text by the database's collation: a locale's rules cost more than
-    // the grouping of a scoped caller's few hundred loans (strcoll on every tie of the
-    // counts), and order differently from SQLite and the fold. `NULLS LAST` (both engines;
-    // SQLite since 3.30) rather than a `(x IS NULL)` column before each key: the same order,
-    // a third of the sort's cost.
-    let column = |i: usize| {
-        let n = name(i);
-        let collate = if postgres && matches!(outs.get(i), Some(Out::Text)) {
-            " COLLATE \"C\""
-        } else {
-            ""
-        };
-        format!("{n}{collate}")
-    };
-    let mut order = Vec::new();
-    if !q.order_by.is_empty() {
-        check_order(q)?;
-        for (col, desc) in &q.order_by {
-            order.push(format!(
-                "{}{} NULLS LAST",
-                column(*col as usize),
-                if *desc { " DESC" } else { "" }
-            ));
-        }
-    }
-    order.extend((0..q.group_by.len()).map(|i| format!("{} NULLS LAST", column(i))));
-    let limit = limit_of(q);
-    let order_sql = if order.is_empty() {
-        String::new()
-    } else {
-        format!(" ORDER BY {}", order.join(", "))
-    };
-    // The grouping is a materialised CTE. On PostgreSQL, seen through the order, the planner
-    // sorted every input row to group them in the answer's order whenever it guessed as many
-    // groups as rows (a computed period, which has no statistics), where hashing them and
-    // sorting the groups alone is less work (the deals' 25k rows into 1,636 week groups: the
-    // statement 9.7 -> 7.9 ms; end to end the same, as the sorted plan streamed its groups
-    // while the host decoded them). Where sorted input is cheaper for the grouping itself (an
-    // index in key order), the CTE's own plan still takes it. The number of groups is a
-    // count over the CTE, not `COUNT(*) OVER ()`: the window buffered every group again
-    // before the order's top rows were picked (an Admin's 6,650 officers, schema v11: 11-13
-    // ms against 4.7-6 ms on PostgreSQL, 10 against 5 ms on SQLite). The answer needs every
-    // group for its `total_groups`, so the CTE costs no early stop.
-    let groups = format!(
-        "SELECT g.*, (SELECT COUNT(*) FROM g) AS total_groups FROM g{order_sql} LIMIT {limit}"
-    );
-    let totals = if totals {
-        totals_row(q, limit, postgres)
-    } else {
-        None
-    };
-    let sql = match totals {
-        None => format!("WITH g AS MATERIALIZED ({grouped}) {groups}"),
-        Some(totals) => format!(
-            "WITH g AS MATERIALIZED ({grouped}) SELECT * FROM ({groups}) r UNION ALL {totals}"
-        ),
-    };
+    check_order(q)?;
     let mut params = key_params;
     params.extend(where_params);
-    let wrapped = Compiled {
-        sql,
-        params,
-        outs,
-        columns: result_columns(q),
-        limit,
-        fold: None,
-        order: None,
-        full: None,
-        plans: Plans::PerCall,
-    };
-    if !personal {
-        return Ok(wrapped);
-    }
-    // One group more than the host orders tells it to run the wrapped statement instead.
-    let order = HostOrder::new(q, wrapped.outs.clone());
     Ok(Compiled {
-        sql: format!("{grouped} LIMIT {}", order.cap + 1),
-        params: wrapped.params.clone(),
-        outs: HostOrder::raw_outs(&wrapped.outs),
-        columns: wrapped.columns.clone(),
-        limit,
+        sql: grouped,
+        params,
+        outs: HostOrder::raw_outs(&outs),
+        columns: result_columns(q),
+        limit: limit_of(q),
         fold: None,
-        order: Some(order),
-        full: Some(Box::new(wrapped)),
+        order: Some(HostOrder::new(q, outs, how)),
+        full: None,
         plans: Plans::PerCall,
     })
 }
 
-/// How [`finish`] wraps a statement.
+/// How [`finish`] answers a statement.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Wrapping {
     /// For PostgreSQL (else SQLite).
     pub(super) postgres: bool,
-    /// The caller's scope is a person's: the host orders the groups ([`HostOrder`]).
-    pub(super) personal: bool,
-    /// Cut groups append their totals ([`totals_row`]): not where the statement reads the
+    /// Cut groups give their totals ([`HostOrder`]): not where the statement reads the
     /// import's totals, which answer the query without its keys as cheaply.
     pub(super) totals: bool,
 }
 
-/// The `total_groups` of the row [`totals_row`] appends: no count of groups is negative.
+/// The `total_groups` of a totals row after a statement's own ordered groups (the tests'
+/// `engine_order`): no count of groups is negative.
 pub(super) const TOTALS_ROW: i64 = -1;
 
 /// Whether `q` without its keys is answered by adding up its groups: every row is in exactly
@@ -143,51 +59,6 @@ pub(super) fn adds_up(q: &Query) -> bool {
         && q.aggregates
             .iter()
             .all(|a| !matches!(a, Aggregate::CountDistinct(_)))
-}
-
-/// The branch that appends, after the groups, one row answering `q` without its keys (NULL
-/// keys, each aggregate over every group, `total_groups` [`TOTALS_ROW`]), when the groups
-/// pass `limit` and `q` [`adds_up`]. A guest told its groups were cut asks the ungrouped
-/// query next for its totals (`report_loans`'s `totalCount`), which read every row a second
-/// time (an Admin's 33,300 officers at 5M loans, filtered: 1.1 s twice); the `data`
-/// capability answers that query from this row (`answer_from_totals`). A sum that would not
-/// fit in 64 bits gives no row (the ungrouped query then runs and fails as it would have),
-/// rather than failing this statement: on PostgreSQL only the cast of the NUMERIC sum can
-/// overflow (checked before it, in `HAVING`); SQLite's `SUM` fails as it adds, so every
-/// partial sum is bounded first, by the float total of the groups' magnitudes (its rounding,
-/// at most n·2⁻⁵³ of it, is far inside the bound's 2·10¹⁷ margin).
-fn totals_row(q: &Query, limit: u32, postgres: bool) -> Option<String> {
-    if !adds_up(q) {
-        return None;
-    }
-    let bigint = if postgres { "BIGINT" } else { "INTEGER" };
-    let mut columns = vec!["NULL".to_string(); q.group_by.len()];
-    let mut gate = format!("COUNT(*) > {limit}");
-    let mut fits = String::new();
-    for (i, a) in q.aggregates.iter().enumerate() {
-        columns.push(match a {
-            Aggregate::Min(_) => format!("MIN(a{i})"),
-            Aggregate::Max(_) => format!("MAX(a{i})"),
-            _ => format!("CAST(SUM(a{i}) AS {bigint})"),
-        });
-        if !matches!(a, Aggregate::Sum(_)) {
-            continue;
-        }
-        if postgres {
-            fits.push_str(&format!(
-                " AND (SUM(a{i}) IS NULL OR SUM(a{i}) BETWEEN -9223372036854775808 AND 9223372036854775807)"
-            ));
-        } else {
-            gate.push_str(&format!(" AND TOTAL(ABS(CAST(a{i} AS REAL))) < 9.0e18"));
-        }
-    }
-    columns.push(TOTALS_ROW.to_string());
-    // The gate is a constant of the statement (one scan of the groups, before the loop): no
-    // groups are added up unless they pass the limit.
-    Some(format!(
-        "SELECT {} FROM g WHERE (SELECT {gate} FROM g) HAVING COUNT(*) > 0{fits}",
-        columns.join(", ")
-    ))
 }
 
 /// The answer to `q` from the totals row of `grouped`'s rows (`Rows::totals`), when `q` is
@@ -220,8 +91,7 @@ pub fn answer_from_totals(grouped: &Query, totals: &[Value], q: &Query) -> Optio
 }
 
 impl Compiler {
-    /// [`finish`] for this compiler's engine and scope (a person's groups ordered by the host),
-    /// cut groups with their totals.
+    /// [`finish`] for this compiler's engine, cut groups with their totals.
     pub(super) fn finish(
         &self,
         q: &Query,
@@ -238,7 +108,6 @@ impl Compiler {
     pub(super) fn wrapping(&self, totals: bool) -> Wrapping {
         Wrapping {
             postgres: self.postgres,
-            personal: self.personal,
             totals,
         }
     }
@@ -254,9 +123,10 @@ pub(super) fn order_columns(order_by: &[(u32, bool)], keys: usize) -> Vec<(usize
         .collect()
 }
 
-/// Two rows in the order [`finish`] writes in SQL, for the rows the host orders itself (the
-/// period sets' fold, a person's groups): each of `columns` in turn, a cell `None` (NULL)
-/// after every value in either direction (`NULLS LAST`), values by their own order.
+/// Two rows in the answer's order, for the rows the host orders itself (the period sets' fold,
+/// every statement's groups): each of `columns` in turn, a cell `None` (NULL) after every
+/// value in either direction (`NULLS LAST`, as the engines' order was written), values by
+/// their own order.
 pub(super) fn in_statement_order<T: Ord>(
     columns: &[(usize, bool)],
     a: impl Fn(usize) -> Option<T>,

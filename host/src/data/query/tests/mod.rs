@@ -3,6 +3,7 @@
 use super::*;
 use crate::data::Db;
 
+mod engine_order;
 mod engines;
 mod filter;
 mod fold;

@@ -232,7 +232,7 @@ fn the_totals_merge_counts_sums_minimums_and_maximums() {
                         estimated_compensation_min AS p3, loan_amount_max AS p4";
         assert!(
             none.sql.contains(&format!(
-                "SELECT {merged} FROM (SELECT {partials} FROM loan_totals_status) i)"
+                "SELECT {merged} FROM (SELECT {partials} FROM loan_totals_status) i"
             )),
             "{}",
             none.sql

@@ -1,10 +1,10 @@
-//! The totals row after groups cut by their limit (`statement::totals_row`), on both engines:
-//! what it adds up, when it is left out (groups within the limit, a sum past 64 bits), and
-//! the ungrouped query it answers (`answer_from_totals`).
+//! The totals of groups cut by their limit (`HostOrder`, against the engines' own totals row,
+//! `engine_order`), on both engines: what they add up, when they are left out (groups within
+//! the limit, a sum past 64 bits), and the ungrouped query they answer (`answer_from_totals`).
 
 use super::*;
 
-/// Count, sum and least amount, greatest status, by status.
+/// Count, sum, least and greatest amount, by status.
 fn by_status(limit: u32) -> Query {
     Query {
         group_by: vec![Key::Field("status".into())],
@@ -12,7 +12,7 @@ fn by_status(limit: u32) -> Query {
             Aggregate::Count,
             Aggregate::Sum("loanAmount".into()),
             Aggregate::Min("loanAmount".into()),
-            Aggregate::Max("status".into()),
+            Aggregate::Max("loanAmount".into()),
         ],
         order_by: vec![(1, true)],
         limit: Some(limit),
@@ -20,13 +20,16 @@ fn by_status(limit: u32) -> Query {
     }
 }
 
-/// [`by_status`]'s statement over fixed groups (key, count, sum, min, max), as `finish` wraps
-/// any planner's.
-fn over_groups(groups: &[(&str, i64, i64, i64, &str)], limit: u32, postgres: bool) -> Compiled {
+/// [`by_status`]'s statement over fixed groups (key, count, sum, min, max), as `finish`
+/// answers any planner's, and as the engine orders it.
+fn over_groups(groups: &[(&str, i64, i64, i64, i64)], limit: u32, postgres: bool) -> [Compiled; 2] {
     let values: Vec<String> = groups
         .iter()
         .map(|(k, n, s, m, x)| {
-            format!("('{k}', CAST({n} AS BIGINT), CAST({s} AS BIGINT), CAST({m} AS BIGINT), '{x}')")
+            format!(
+                "('{k}', CAST({n} AS BIGINT), CAST({s} AS BIGINT), CAST({m} AS BIGINT), \
+                 CAST({x} AS BIGINT))"
+            )
         })
         .collect();
     let grouped = format!(
@@ -34,68 +37,93 @@ fn over_groups(groups: &[(&str, i64, i64, i64, &str)], limit: u32, postgres: boo
          FROM (VALUES {}) v",
         values.join(", ")
     );
-    let outs = vec![Out::Text, Out::Int, Out::Decimal, Out::Decimal, Out::Text];
-    finish(
-        &by_status(limit),
-        grouped,
-        vec![],
-        vec![],
-        outs,
-        Wrapping {
-            postgres,
-            personal: false,
-            totals: true,
-        },
-    )
-    .unwrap()
+    let outs = vec![
+        Out::Text,
+        Out::Int,
+        Out::Decimal,
+        Out::Decimal,
+        Out::Decimal,
+    ];
+    let how = Wrapping {
+        postgres,
+        totals: true,
+    };
+    let q = by_status(limit);
+    [
+        finish(&q, grouped.clone(), vec![], vec![], outs.clone(), how).unwrap(),
+        engine_order::wrap(&q, grouped, vec![], outs, how),
+    ]
 }
 
 async fn totals_rows_on(store: ReportStore, postgres: bool) {
     let groups = [
-        ("Loan Open", 3, 30_000, 5_000, "Loan Open"),
-        ("Loan Funded", 2, 50_000, 20_000, "Loan Funded"),
-        ("Loan Closed", 1, 7_000, 7_000, "Loan Closed"),
+        ("Loan Open", 3, 30_000, 5_000, 20_000),
+        ("Loan Funded", 2, 50_000, 20_000, 30_000),
+        ("Loan Closed", 1, 7_000, 7_000, 7_000),
     ];
     let fetch = |c: Compiled| spawn_execute(&store, c, Allowance::standard());
-
-    // Act: cut to two groups; within the limit; cut, with sums past 64 bits between them.
-    let cut = fetch(over_groups(&groups, 2, postgres)).await.unwrap();
-    let whole = fetch(over_groups(&groups, 3, postgres)).await.unwrap();
     let huge = 4_000_000_000_000_000_000;
     let past = [
-        ("a", 1, huge, 1, "a"),
-        ("b", 1, huge, 2, "b"),
-        ("c", 1, huge, 3, "c"),
+        ("a", 1, huge, 1, 1),
+        ("b", 1, huge, 2, 2),
+        ("c", 1, huge, 3, 3),
     ];
-    let overflowing = fetch(over_groups(&past, 1, postgres)).await.unwrap();
+    let [cut, whole, overflowing] = [(&groups[..], 2), (&groups[..], 3), (&past[..], 1)]
+        .map(|(groups, limit)| over_groups(groups, limit, postgres));
+    for (i, by) in ["the host", "the engine"].into_iter().enumerate() {
+        // Act: cut to two groups; within the limit; cut, with sums past 64 bits between them.
+        let cut = fetch(cut[i].clone()).await.unwrap();
+        let whole = fetch(whole[i].clone()).await.unwrap();
+        let overflowing = fetch(overflowing[i].clone()).await.unwrap();
 
-    // Assert: the cut groups in their order, their number, and every group added up.
-    let engine = if postgres { "PostgreSQL" } else { "SQLite" };
-    let firsts: Vec<&Value> = cut.rows.iter().map(|r| &r[0]).collect();
+        // Assert: the cut groups in their order, their number, and every group added up.
+        let case = format!("{by}, {}", if postgres { "PostgreSQL" } else { "SQLite" });
+        let firsts: Vec<&Value> = cut.rows.iter().map(|r| &r[0]).collect();
+        assert_eq!(
+            firsts,
+            [
+                &Value::Text("Loan Open".into()),
+                &Value::Text("Loan Funded".into())
+            ],
+            "{case}"
+        );
+        assert_eq!(cut.total, 3, "{case}");
+        assert_eq!(
+            cut.totals,
+            Some(vec![
+                Value::Null,
+                Value::Integer(6),
+                Value::Decimal("8.7".into()),
+                Value::Decimal("0.5".into()),
+                Value::Decimal("3".into()),
+            ]),
+            "{case}"
+        );
+        assert_eq!((whole.rows.len(), whole.totals), (3, None), "{case}");
+        // A sum that does not fit gives no totals, and the groups still arrive.
+        assert_eq!(overflowing.rows.len(), 1, "{case}");
+        assert_eq!(overflowing.totals, None, "{case}");
+    }
+
+    // Arrange: sums whose running total passes 64 bits on the way to one that fits.
+    let big = 5_000_000_000_000_000_000;
+    let there_and_back = [
+        ("a", 1, big, 1, 1),
+        ("b", 1, big, 2, 2),
+        ("c", 1, -big, 3, 3),
+        ("d", 1, -big, 4, 4),
+    ];
+    let [host, _] = over_groups(&there_and_back, 1, postgres);
+
+    // Act
+    let added = fetch(host).await.unwrap();
+
+    // Assert: the host adds up in 128 bits: the total it gives is the exact one.
     assert_eq!(
-        firsts,
-        [
-            &Value::Text("Loan Open".into()),
-            &Value::Text("Loan Funded".into())
-        ],
-        "{engine}"
+        added.totals.as_ref().map(|t| t[2].clone()),
+        Some(Value::Decimal("0".into())),
+        "postgres {postgres}"
     );
-    assert_eq!(cut.total, 3, "{engine}");
-    assert_eq!(
-        cut.totals,
-        Some(vec![
-            Value::Null,
-            Value::Integer(6),
-            Value::Decimal("8.7".into()),
-            Value::Decimal("0.5".into()),
-            Value::Text("Loan Open".into()),
-        ]),
-        "{engine}"
-    );
-    assert_eq!((whole.rows.len(), whole.totals), (3, None), "{engine}");
-    // A sum that does not fit gives no row, and the groups still arrive.
-    assert_eq!(overflowing.rows.len(), 1, "{engine}");
-    assert_eq!(overflowing.totals, None, "{engine}");
 }
 
 #[tokio::test]
@@ -136,21 +164,18 @@ fn only_queries_whose_groups_add_up_get_a_totals_row() {
     };
     for postgres in [false, true] {
         // Act
-        let sql = |q: &Query| compile(q, Some(&admin()), true, postgres).unwrap().sql;
+        let compiled = |q: &Query| compile(q, Some(&admin()), true, postgres).unwrap();
+        let totals = |q: &Query| compiled(q).order.is_some_and(|o| o.gives_totals());
 
         // Assert
+        assert!(totals(&grouped), "{}", compiled(&grouped).sql);
         assert!(
-            sql(&grouped).contains(") r UNION ALL SELECT NULL, CAST(SUM(a0) AS"),
+            compiled(&from_import).sql.contains("FROM loan_totals"),
             "{}",
-            sql(&grouped)
-        );
-        assert!(
-            sql(&from_import).contains("FROM loan_totals"),
-            "{}",
-            sql(&from_import)
+            compiled(&from_import).sql
         );
         for other in [&distinct_count, &distinct_on, &ungrouped, &from_import] {
-            assert!(!sql(other).contains("UNION ALL"), "{}", sql(other));
+            assert!(!totals(other), "{}", compiled(other).sql);
         }
     }
 }
@@ -164,7 +189,7 @@ fn the_ungrouped_twin_alone_is_answered_from_the_totals() {
         Value::Integer(6),
         Value::Decimal("8.7".into()),
         Value::Decimal("0.5".into()),
-        Value::Text("Loan Open".into()),
+        Value::Decimal("3".into()),
     ];
     let twin = Query {
         group_by: vec![],
@@ -207,7 +232,7 @@ fn the_ungrouped_twin_alone_is_answered_from_the_totals() {
     assert_eq!(answer.rows, vec![totals[1..].to_vec()]);
     assert_eq!(answer.columns, ["agg0", "agg1", "agg2", "agg3"]);
     assert_eq!((answer.total_groups, answer.truncated), (1, false));
-    assert_eq!(answer.bytes, 8 + 11 + 11 + 17);
+    assert_eq!(answer.bytes, 8 + 11 + 11 + 9);
     assert!(answer_from_totals(
         &grouped,
         &totals,
