@@ -160,7 +160,25 @@ pub async fn import_dir(
     tx.count_warehouse(&stale).await?;
     tx.count_totals(&stale).await?;
     tx.commit().await?;
+    if let Db::Sqlite(pool) = db {
+        checkpoint(pool).await;
+    }
     Ok(report)
+}
+
+/// Copies an import's pages from SQLite's write-ahead log back into the database file and
+/// empties the log. An import writes the whole database through the log (2.3 GB at 1M
+/// loans); left there, every read looks its pages up in the log's index until something
+/// checkpoints it (a ConciergeKey's 1 ms statements took 3 ms over an import's log). Best
+/// effort, after the commit: readers in flight keep their pages, and what they hold back is
+/// copied by SQLite's own checkpoints after later writes.
+async fn checkpoint(pool: &sqlx::SqlitePool) {
+    if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+        .execute(pool)
+        .await
+    {
+        tracing::warn!(error = %e, "the import's write-ahead log was not checkpointed");
+    }
 }
 
 /// The table a file writes its rows to (agents also write their roles and managed agents).
@@ -297,6 +315,30 @@ mod tests {
     #[test]
     fn a_good_loan_parses() {
         assert!(parse_line("loans.jsonl", LOAN).is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_import_leaves_sqlites_write_ahead_log_empty() {
+        // Arrange: a database file, and a folder of loans to import into it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let db = Db::open(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let files = dir.path().join("import");
+        std::fs::create_dir(&files).unwrap();
+        let loans: Vec<String> = (0..300)
+            .map(|i| LOAN.replace("00000000000a", &format!("{i:012x}")))
+            .collect();
+        std::fs::write(files.join("loans.jsonl"), loans.join("\n") + "\n").unwrap();
+
+        // Act
+        import_dir(&db, &files, |_, _| {}).await.unwrap();
+
+        // Assert: the rows are in the database file, and the log is empty.
+        let wal = dir.path().join("t.db-wal");
+        let logged = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        assert_eq!(logged, 0, "{}", wal.display());
     }
 
     #[test]
