@@ -64,12 +64,13 @@ impl HostOrder {
                 })
                 .collect()
         });
+        let limit = limit_of(q) as usize;
         HostOrder {
             outs,
             keys,
             columns: order_columns(&q.order_by, keys),
-            limit: limit_of(q) as usize,
-            hold: (2 * limit_of(q) as usize).max(CUT_EVERY),
+            limit,
+            hold: (2 * limit).max(CUT_EVERY),
             rows: Vec::new(),
             total: 0,
             totals,
@@ -120,9 +121,8 @@ impl HostOrder {
         }
         let columns = &self.columns;
         if self.limit > 0 {
-            self.rows.select_nth_unstable_by(self.limit - 1, |a, b| {
-                in_statement_order(columns, |i| sort_key(&a[i]), |i| sort_key(&b[i]))
-            });
+            self.rows
+                .select_nth_unstable_by(self.limit - 1, |a, b| in_order(columns, a, b));
         }
         self.rows.truncate(self.limit);
     }
@@ -134,9 +134,7 @@ impl HostOrder {
         self.cut();
         let columns = &self.columns;
         // Unstable: the keys make the order total.
-        self.rows.sort_unstable_by(|a, b| {
-            in_statement_order(columns, |i| sort_key(&a[i]), |i| sort_key(&b[i]))
-        });
+        self.rows.sort_unstable_by(|a, b| in_order(columns, a, b));
         let total = self.total as i64;
         let label = |row: Vec<Value>, outs: &[Out]| -> Vec<Value> {
             row.into_iter()
@@ -167,6 +165,12 @@ impl HostOrder {
         }
         Ok(())
     }
+}
+
+/// Two of a statement's rows in the answer's order ([`in_statement_order`] by their cells'
+/// [`sort_key`]s).
+fn in_order(columns: &[(usize, bool)], a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+    in_statement_order(columns, |i| sort_key(&a[i]), |i| sort_key(&b[i]))
 }
 
 /// Adds one group's aggregates into `totals` (a sum in 128 bits: 2⁶⁴ groups cannot pass
