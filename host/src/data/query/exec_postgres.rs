@@ -35,6 +35,7 @@ pub(super) async fn execute_postgres_once(
 ) -> Result<Fetched, Failed> {
     use futures_util::TryStreamExt as _;
     let mut sink = Sink::new(c, allowance);
+    let counted = sink.counts_groups();
     let left = || allowance.deadline.saturating_duration_since(Instant::now());
     let mut lease = match tokio::time::timeout(left(), reads.acquire(c.plans)).await {
         Err(_) => return Err(timed_out(&allowance).into()),
@@ -90,7 +91,11 @@ pub(super) async fn execute_postgres_once(
             .map_err(|e| undecodable(i, &e))?;
             values.push(v.unwrap_or(Value::Null));
         }
-        let total: i64 = row.try_get(c.outs.len()).unwrap_or(0);
+        let total: i64 = if counted {
+            row.try_get(c.outs.len()).unwrap_or(0)
+        } else {
+            0
+        };
         sink.push(values, total)?;
     }
     drop(stream);

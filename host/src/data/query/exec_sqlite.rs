@@ -37,6 +37,7 @@ pub(super) async fn execute_sqlite(
     let outcome = reads
         .run(deadline, move |conn| {
             let mut sink = Sink::new(&c, allowance);
+            let counted = sink.counts_groups();
             let failed = |e: rusqlite::Error| {
                 if Instant::now() >= deadline
                     || e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted)
@@ -57,7 +58,10 @@ pub(super) async fn execute_sqlite(
                     .enumerate()
                     .map(|(i, o)| sqlite_value(row, i, *o))
                     .collect::<Result<Vec<_>, _>>()?;
-                let total = row.get::<_, Option<i64>>(c.outs.len()).ok().flatten();
+                let total = match counted {
+                    true => row.get::<_, Option<i64>>(c.outs.len()).ok().flatten(),
+                    false => None,
+                };
                 sink.push(values, total.unwrap_or(0))?;
             }
             sink.finish()

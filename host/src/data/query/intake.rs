@@ -135,6 +135,15 @@ impl Sink {
         }
     }
 
+    /// Whether the statement's rows carry its count of groups after their columns (and a
+    /// row of totals may follow them): only a statement that orders and counts its own groups
+    /// (the tests' `engine_order`). The executors read that column only then: reading a column
+    /// a row does not have builds an error, once per row (5 % of the server's profile samples
+    /// for an Admin's 5,869 officers under a wide filter, PostgreSQL).
+    pub(super) fn counts_groups(&self) -> bool {
+        self.fold.is_none() && self.order.is_none()
+    }
+
     /// Whether no row has arrived yet.
     pub(super) fn is_empty(&self) -> bool {
         self.intake.rows.is_empty()
