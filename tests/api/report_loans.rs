@@ -312,7 +312,9 @@ async fn filter_and_argument_errors() {
 async fn more_than_100_buckets_are_truncated_but_counted() {
     // Arrange: 103 officers with a loan each, officer 7 with two more and officer 50 with one
     // more; two loans without an officer, under two names (two groups for a caller who reads
-    // names, one "Unassigned" bucket in the answer).
+    // names, one "Unassigned" bucket in the answer); officer 60's loan without a name and
+    // three more under an empty name, a blank one and the officer's id (four groups, one
+    // bucket keyed by the id).
     let app = spawn_app_with(AppOptions::default().plugin(
         "report_loans",
         tool_wasm("report_loans"),
@@ -340,6 +342,12 @@ async fn more_than_100_buckets_are_truncated_but_counted() {
             json!({"status": "Loan Open", "loanOfficerName": name}),
         ));
     }
+    for (n, name) in [(109, String::new()), (110, "  ".into()), (111, officer(60))] {
+        loans.push(loan(
+            n,
+            json!({"status": "Loan Open", "loanOfficerId": officer(60), "loanOfficerName": name}),
+        ));
+    }
     crate::helpers::import_lines(&app, "loans.jsonl", &loans).await;
 
     // Act
@@ -358,7 +366,7 @@ async fn more_than_100_buckets_are_truncated_but_counted() {
             r["bucketCount"].clone(),
             r["totalCount"].clone()
         ),
-        (json!(true), json!(100), json!(108))
+        (json!(true), json!(100), json!(111))
     );
     let got: Vec<(String, u64)> = r["buckets"]
         .as_array()
@@ -372,15 +380,16 @@ async fn more_than_100_buckets_are_truncated_but_counted() {
         })
         .collect();
     let mut want = vec![
+        (officer(60), 4),
         (officer(7), 3),
         (officer(50), 2),
         ("Unassigned".to_string(), 2),
     ];
     want.extend(
         (1..=103)
-            .filter(|n| ![7, 50].contains(n))
+            .filter(|n| ![7, 50, 60].contains(n))
             .map(|n| (officer(n), 1))
-            .take(97),
+            .take(96),
     );
     assert_eq!(got, want);
 }

@@ -107,6 +107,8 @@ struct Bucket {
     sum: Option<String>,
     min: Option<String>,
     max: Option<String>,
+    /// Whether another group's bucket may have the same (key, keyId): see [`merge`].
+    twin: bool,
 }
 
 /// The cell's text, moved out of the row (the row keeps a null).
@@ -293,24 +295,31 @@ fn answer(arguments: Value) -> Result<LoanAggregationResponse, ToolError> {
     let single = rows.len() == 1;
     let mut buckets: Vec<Bucket> = Vec::with_capacity(rows.len());
     for mut r in rows {
-        let (key, key_id) = match group_by {
-            GroupBy::None => ("all".to_string(), None),
+        // A person is grouped per (id, name) when names are read: the groups of one id whose
+        // names are blank, or are the id itself, are all keyed by the id, and every group
+        // without an id is "Unassigned". Any other person's group has a bucket of its own.
+        let (key, key_id, twin) = match group_by {
+            GroupBy::None => ("all".to_string(), None, false),
             GroupBy::Status | GroupBy::LoanType | GroupBy::Purpose => (
                 take_text(&mut r[0]).unwrap_or_else(|| "Unknown".into()),
                 None,
+                true,
             ),
             GroupBy::LoanOfficer | GroupBy::ReferringAgent => match take_text(&mut r[0]) {
-                None => ("Unassigned".to_string(), None),
+                None => ("Unassigned".to_string(), None, names),
                 Some(id) => {
                     let name = if names {
                         take_text(&mut r[1]).filter(|n| !n.trim().is_empty())
                     } else {
                         None
                     };
-                    (name.unwrap_or_else(|| id.clone()), Some(id))
+                    match name {
+                        Some(name) if name != id => (name, Some(id), false),
+                        _ => (id.clone(), Some(id), names),
+                    }
                 }
             },
-            _ => (take_text(&mut r[0]).unwrap_or_default(), None),
+            _ => (take_text(&mut r[0]).unwrap_or_default(), None, true),
         };
         let a = &mut r[nkeys..];
         let b = Bucket {
@@ -321,6 +330,7 @@ fn answer(arguments: Value) -> Result<LoanAggregationResponse, ToolError> {
             sum: take_money(&mut a[2]),
             min: take_money(&mut a[3]),
             max: take_money(&mut a[4]),
+            twin,
         };
         if group_by != GroupBy::None || b.count > 0 || single {
             buckets.push(b);
@@ -328,7 +338,8 @@ fn answer(arguments: Value) -> Result<LoanAggregationResponse, ToolError> {
         loanhost_guest::discard(r);
     }
     // "Unassigned" officers / referrers may come from several null-id rows only when names
-    // are grouped too; merge buckets with the same (key, keyId).
+    // are grouped too, and an officer from several rows with blank names; merge buckets with
+    // the same (key, keyId).
     let mut buckets = merge(buckets);
     let total_count: u64 = if truncated {
         let all = Query {
@@ -394,19 +405,25 @@ fn answer(arguments: Value) -> Result<LoanAggregationResponse, ToolError> {
     })
 }
 
-/// Merges buckets with the same (key, keyId), keeping the first one's place. The keys are
-/// looked up borrowed (no copies), with a multiply-rotate hash: an organisation's officers
-/// are thousands of buckets, and twins are rare.
+/// Merges buckets with the same (key, keyId), keeping the first one's place. Only buckets
+/// marked `twin` can share theirs (a person's bucket keyed by their name, not their id, is
+/// the only one with that name and id), so only they are looked up: an organisation's
+/// officers are thousands of buckets, of which a few at most have no id or no name. The keys
+/// are looked up borrowed (no copies), with a multiply-rotate hash.
 fn merge(buckets: Vec<Bucket>) -> Vec<Bucket> {
     use std::collections::HashMap;
     use std::hash::BuildHasherDefault;
     let first: Vec<usize> = {
+        let twins = buckets.iter().filter(|b| b.twin).count();
         let mut seen: HashMap<(&str, Option<&str>), usize, BuildHasherDefault<KeyHasher>> =
-            HashMap::with_capacity_and_hasher(buckets.len(), Default::default());
+            HashMap::with_capacity_and_hasher(twins, Default::default());
         buckets
             .iter()
             .enumerate()
-            .map(|(i, b)| *seen.entry((&b.key, b.key_id.as_deref())).or_insert(i))
+            .map(|(i, b)| match b.twin {
+                true => *seen.entry((&b.key, b.key_id.as_deref())).or_insert(i),
+                false => i,
+            })
             .collect()
     };
     if first.iter().enumerate().all(|(i, &f)| f == i) {
