@@ -96,60 +96,41 @@ const DECIMAL_SCALE: u64 = 10_000;
 /// host writes its decimal cells with it and the guest SDK its sums and averages, so a value
 /// reads the same on both sides.
 pub fn decimal_text(scaled: i128) -> String {
-    // Written backwards into a buffer of the longest text (a sign, the 35 whole digits of
-    // 2¹²⁷ / 10⁴, a point, four places): through `core::fmt` the whole part cost a result row
-    // more than the rest of its decoding (a report's amounts are most of its cells; an Admin's
-    // 5,869 officers are 17,607 of them).
-    let mut text = [0u8; 41];
-    let mut at = text.len();
-    let mut put = |digit: u8| {
-        at -= 1;
-        text[at] = digit;
-    };
+    use std::fmt::Write as _;
     let abs = scaled.unsigned_abs();
+    let scale = DECIMAL_SCALE as u128;
+    // Written piece by piece: through `format!` this cost a result row more than the rest
+    // of its decoding (a report's amounts are most of its cells).
+    let mut out = String::with_capacity(24);
+    if scaled < 0 {
+        out.push('-');
+    }
     // 64-bit arithmetic when the value fits (every amount does); 128-bit division is slow.
-    let (frac, mut whole_small, mut whole_large) = match u64::try_from(abs) {
-        Ok(small) => ((small % DECIMAL_SCALE) as u32, small / DECIMAL_SCALE, 0),
+    let frac = match u64::try_from(abs) {
+        Ok(small) => {
+            let scale = DECIMAL_SCALE;
+            write!(out, "{}", small / scale).expect("writing to a String cannot fail");
+            (small % scale) as u32
+        }
         Err(_) => {
-            let scale = u128::from(DECIMAL_SCALE);
-            ((abs % scale) as u32, 0, abs / scale)
+            write!(out, "{}", abs / scale).expect("writing to a String cannot fail");
+            (abs % scale) as u32
         }
     };
     if frac != 0 {
-        // Four places, trailing zeros left out.
+        out.push('.');
+        let mut digits = [b'0'; 4];
         let mut f = frac;
-        let mut started = false;
-        for _ in 0..4 {
-            let d = (f % 10) as u8;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (f % 10) as u8;
             f /= 10;
-            if started || d != 0 {
-                started = true;
-                put(b'0' + d);
-            }
         }
-        put(b'.');
-    }
-    if whole_large > 0 {
-        // Past 64 bits: 128-bit division until what is left fits in 64.
-        while whole_large > u128::from(u64::MAX) {
-            put(b'0' + (whole_large % 10) as u8);
-            whole_large /= 10;
-        }
-        whole_small = whole_large as u64;
-    }
-    loop {
-        put(b'0' + (whole_small % 10) as u8);
-        whole_small /= 10;
-        if whole_small == 0 {
-            break;
+        let len = 4 - digits.iter().rev().take_while(|d| **d == b'0').count();
+        for d in &digits[..len] {
+            out.push(char::from(*d));
         }
     }
-    if scaled < 0 {
-        put(b'-');
-    }
-    std::str::from_utf8(&text[at..])
-        .expect("digits, a point and a sign are ASCII")
-        .to_owned()
+    out
 }
 
 macro_rules! text_format {
