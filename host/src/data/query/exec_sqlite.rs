@@ -58,9 +58,10 @@ pub(super) async fn execute_sqlite(
                     .enumerate()
                     .map(|(i, o)| sqlite_value(row, i, *o))
                     .collect::<Result<Vec<_>, _>>()?;
-                let total = match counted {
-                    true => row.get::<_, Option<i64>>(c.outs.len()).ok().flatten(),
-                    false => None,
+                let total = if counted {
+                    row.get::<_, Option<i64>>(c.outs.len()).ok().flatten()
+                } else {
+                    None
                 };
                 sink.push(values, total.unwrap_or(0))?;
             }
