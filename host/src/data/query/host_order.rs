@@ -27,8 +27,8 @@ pub(super) struct HostOrder {
     limit: usize,
     /// Most rows held before a cut to the best `limit`: `max(2 × limit, CUT_EVERY)`.
     pub(super) hold: usize,
-    /// The best rows so far.
-    rows: Vec<Vec<Value>>,
+    /// The best rows so far, each with its [`Prefix`].
+    rows: Vec<(Prefix, Vec<Value>)>,
     /// Groups that arrived.
     total: u64,
     /// The aggregates added up over every group, when the query [`adds_up`] and its totals
@@ -107,7 +107,7 @@ impl HostOrder {
                 self.totals = None;
             }
         }
-        self.rows.push(row);
+        self.rows.push((prefix(&self.columns, &row), row));
         if self.rows.len() >= self.hold {
             self.cut();
         }
@@ -122,7 +122,7 @@ impl HostOrder {
         let columns = &self.columns;
         if self.limit > 0 {
             self.rows
-                .select_nth_unstable_by(self.limit - 1, |a, b| in_order(columns, a, b));
+                .select_nth_unstable_by(self.limit - 1, |a, b| before(columns, a, b));
         }
         self.rows.truncate(self.limit);
     }
@@ -133,13 +133,8 @@ impl HostOrder {
     pub(super) fn finish(mut self, intake: &mut Intake) -> Result<(), QueryError> {
         self.cut();
         let columns = &self.columns;
-        // Sorted by each row's prefix first, every row's cells reached only on a tie;
-        // unstable: the keys make the order total.
-        let mut keyed: Vec<(Prefix, Vec<Value>)> = std::mem::take(&mut self.rows)
-            .into_iter()
-            .map(|row| (prefix(columns, &row), row))
-            .collect();
-        keyed.sort_unstable_by(|(pa, a), (pb, b)| pa.cmp(pb).then_with(|| in_order(columns, a, b)));
+        // Unstable: the keys make the order total.
+        self.rows.sort_unstable_by(|a, b| before(columns, a, b));
         let total = self.total as i64;
         let label = |row: Vec<Value>, outs: &[Out]| -> Vec<Value> {
             row.into_iter()
@@ -150,7 +145,7 @@ impl HostOrder {
                 })
                 .collect()
         };
-        for (_, row) in keyed {
+        for (_, row) in std::mem::take(&mut self.rows) {
             intake.push(label(row, &self.outs), total)?;
         }
         if let Some(totals) = self.totals.filter(|_| self.total > self.limit as u64) {
@@ -172,6 +167,16 @@ impl HostOrder {
     }
 }
 
+/// Two held rows in the answer's order, the one compare the cut and the sort share: by their
+/// prefixes, then, where those are equal, by their cells ([`in_order`]).
+fn before(
+    columns: &[(usize, bool)],
+    (pa, a): &(Prefix, Vec<Value>),
+    (pb, b): &(Prefix, Vec<Value>),
+) -> std::cmp::Ordering {
+    pa.cmp(pb).then_with(|| in_order(columns, a, b))
+}
+
 /// Two of a statement's rows in the answer's order ([`in_statement_order`] by their cells'
 /// [`sort_key`]s).
 fn in_order(columns: &[(usize, bool)], a: &[Value], b: &[Value]) -> std::cmp::Ordering {
@@ -180,9 +185,9 @@ fn in_order(columns: &[(usize, bool)], a: &[Value], b: &[Value]) -> std::cmp::Or
 
 /// The first two of a row's order columns, each as whether it is NULL and 64 bits whose
 /// unsigned order is the column's own in its direction: an integer exactly, text by its first
-/// eight bytes. Their order agrees with [`in_order`] wherever they differ, so a sort compares
-/// them first and reaches into the rows' cells (a pointer to each row, one to each text) only
-/// where they are equal: an Admin's 5,869 officers are ordered by their counts, of which
+/// eight bytes. Their order agrees with [`in_order`] wherever they differ, so the cut and the
+/// sort compare them first ([`before`]; each row's is made once, as it arrives) and reach
+/// into the rows' cells (a pointer to each row, one to each text) only where they are equal: an Admin's 5,869 officers are ordered by their counts, of which
 /// many are equal, then by their ids, which differ in their first bytes.
 type Prefix = [(bool, u64); 2];
 
