@@ -500,7 +500,16 @@ fn reference(line: &Line, who: Who, facts: &ScopeFacts, postgres: bool) -> Vec<S
     let (scope, scope_params) = scope_sql(who, facts);
     let mut where_sql = scope;
     let mut params = scope_params;
-    and(&mut where_sql, &mut params, &line.filter.0, &line.filter.1);
+    // A person's search on PostgreSQL reads their own loans and tests each, off the trigram
+    // index (schema v14), whose bitmap of a common token alone is ten times their statement.
+    let filter = if postgres && matches!(who, Who::Agent | Who::Concierge) {
+        line.filter
+            .0
+            .replace("l.search_key", "(l.search_key || '')")
+    } else {
+        line.filter.0.clone()
+    };
+    and(&mut where_sql, &mut params, &filter, &line.filter.1);
     let bigint = if postgres { "BIGINT" } else { "INTEGER" };
     match &line.shape {
         Shape::Loans { key, date_not_null } => {

@@ -29,6 +29,12 @@ impl Application {
     /// token validation, plugins.
     pub async fn build(config: Config) -> anyhow::Result<Application> {
         let db = Db::open_identity(&config.database_url).await?;
+        if db.lacks_search_index().await? {
+            tracing::warn!(
+                "the loans have no trigram index (schema v14 needs the pg_trgm extension): \
+                 searchText reads every loan; see docs/decisions.md, \"Schema v14\""
+            );
+        }
         let dev_idp = if config.dev_idp {
             let key = SigningKey::load_or_create(&dev_idp_key_path(&config))?;
             Some(Arc::new(DevIdp::new(

@@ -242,6 +242,20 @@ impl Db {
         r.map_err(|e| DbError::Migrate(e.to_string()))
     }
 
+    /// Whether searches lack the trigram index they use on PostgreSQL (schema v14: built only
+    /// where the `pg_trgm` extension could be created); always `false` on SQLite.
+    pub async fn lacks_search_index(&self) -> Result<bool, DbError> {
+        let Db::Postgres(p) = self else {
+            return Ok(false);
+        };
+        let found: Option<String> =
+            sqlx::query_scalar("SELECT to_regclass('loans_search_trigrams')::text")
+                .fetch_one(p)
+                .await
+                .map_err(DbError::Query)?;
+        Ok(found.is_none())
+    }
+
     /// Connections open in the pool, and how many of them are idle.
     pub fn pool_stats(&self) -> (u32, usize) {
         match self {

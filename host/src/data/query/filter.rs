@@ -116,9 +116,10 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
                         "`searchText` has {words} words; at most {MAX_SEARCH_WORDS} are allowed"
                     )));
                 }
+                let column = c.search_column();
                 for token in text.split_whitespace() {
                     let escaped = token.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-                    out.push(bound(c, "l.search_key", "LIKE", P::T(format!("%{escaped}%"))) + " ESCAPE '\\'");
+                    out.push(bound(c, column, "LIKE", P::T(format!("%{escaped}%"))) + " ESCAPE '\\'");
                 }
             }
             "statuses" | "loanTypes" | "purposes" => {

@@ -14,6 +14,7 @@ mod planners;
 mod plans;
 mod raw_status;
 mod scope;
+mod search;
 mod totals;
 mod totals_row;
 mod warehouse;
