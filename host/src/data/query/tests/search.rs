@@ -107,12 +107,18 @@ async fn the_trigram_index_serves_an_organisations_search_and_not_a_persons() {
     let lacks = db.lacks_search_index().await.unwrap();
     let organisation = forced_plan(pool, &search(&admin(), true)).await;
     let person = forced_plan(pool, &search(&agent(), true)).await;
+    sqlx::query("DROP INDEX loans_search_trigrams")
+        .execute(pool)
+        .await
+        .unwrap();
+    let lacks_once_dropped = db.lacks_search_index().await.unwrap();
     drop(db);
 
     // Assert: the migration built the index; the organisation's search reads it (a
     // company's is written the same: whether its index alone is cheaper is the planner's
     // call on its data), the person's can not.
     assert!(!lacks);
+    assert!(lacks_once_dropped, "the host's warning at start reads this");
     assert!(
         organisation.contains("loans_search_trigrams"),
         "{organisation}"
