@@ -222,8 +222,8 @@ impl Compiler {
     /// expression (`l.search_key || ''`), which the trigram index (schema v14) cannot serve:
     /// the planner AND-ed the person's index with the trigrams of a common token, whose
     /// bitmap alone took 12 ms at 1M loans, where reading the person's 150 loans and
-    /// testing each took 0.5 ms. A company's or an organisation's search uses it (a
-    /// company's 20k loans 29 -> 13-18 ms, an organisation's 300 -> 65-104 ms).
+    /// testing each took 0.5 ms. A company's or an organisation's search uses it (in the
+    /// matrix at 1M loans, a company's 31 -> 14-18 ms, an organisation's 221-331 -> 67-146).
     pub(super) fn search_column(&self) -> &'static str {
         if self.postgres && self.personal {
             "(l.search_key || '')"

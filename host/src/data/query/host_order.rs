@@ -187,8 +187,9 @@ fn in_order(columns: &[(usize, bool)], a: &[Value], b: &[Value]) -> std::cmp::Or
 /// unsigned order is the column's own in its direction: an integer exactly, text by its first
 /// eight bytes. Their order agrees with [`in_order`] wherever they differ, so the cut and the
 /// sort compare them first ([`before`]; each row's is made once, as it arrives) and reach
-/// into the rows' cells (a pointer to each row, one to each text) only where they are equal: an Admin's 5,869 officers are ordered by their counts, of which
-/// many are equal, then by their ids, which differ in their first bytes.
+/// into the rows' cells (a pointer to each row, one to each text) only where they are equal:
+/// an Admin's 5,869 officers are ordered by their counts, of which many are equal, then by
+/// their ids, which differ in their first bytes.
 type Prefix = [(bool, u64); 2];
 
 /// A row's [`Prefix`]. The second column counts only after an exact first one: after text
