@@ -24,6 +24,7 @@ mod migration;
 mod oauth;
 mod openapi;
 mod outage;
+mod person_loans;
 mod real_clients;
 mod registry_entry;
 mod reload;

@@ -261,7 +261,7 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
     // Schema v11 and v12: the snapshot's totals per key value, and per company, as 0012 and
     // 0013 count them and the import.
     queries.extend(loanhost::data::totals::TOTALS.iter().flat_map(totals));
-    let mut out = Vec::new();
+    let mut out = vec![person_loans(db).await];
     for sql in queries {
         let rows: Vec<String> = match db {
             Db::Sqlite(p) => sqlx::query_scalar(&sql).fetch_all(p).await.unwrap(),
@@ -269,6 +269,30 @@ async fn contents(db: &Db) -> Vec<Vec<String>> {
         };
         out.push(rows);
     }
+    out
+}
+
+/// Schema v15: each person's loan rows, keys replaced by ids and each row's sets (JSON pairs,
+/// in whatever order the engine aggregated them) sorted.
+async fn person_loans(db: &Db) -> Vec<String> {
+    let sql = "SELECT p.person_id || '|' || k.id || '|' || CAST(p.roles AS TEXT) || '|' \
+               || COALESCE(CAST(p.loan_amount AS TEXT), '-'), p.months, p.weeks \
+               FROM person_loans p JOIN loan_keys k ON k.key = p.loan_key";
+    let rows: Vec<(String, String, String)> = match db {
+        Db::Sqlite(p) => sqlx::query_as(sql).fetch_all(p).await.unwrap(),
+        Db::Postgres(p) => sqlx::query_as(sql).fetch_all(p).await.unwrap(),
+    };
+    let sorted = |sets: &str| {
+        let mut pairs: Vec<(i64, i64)> = serde_json::from_str(sets).unwrap();
+        pairs.sort_unstable();
+        format!("{pairs:?}")
+    };
+    let mut out: Vec<String> = rows
+        .into_iter()
+        .map(|(row, months, weeks)| format!("{row}|{}|{}", sorted(&months), sorted(&weeks)))
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "the seed's people have loans with history");
     out
 }
 

@@ -295,6 +295,10 @@ impl Dataset {
         row_bit: "h.status_bit",
         row_month: "h.month_index",
         row_week: "h.week_index",
+        person_loans: "person_loans p",
+        person_months: "p.months",
+        person_weeks: "p.weeks",
+        person_carried: &[("loan.loanAmount", "p.loan_amount")],
     };
 
     /// What history rows carry of their loan: (field, column).
@@ -403,4 +407,14 @@ pub struct HistorySets {
     pub row_month: &'static str,
     /// A history row's week index (as the weeks' `period_index`).
     pub row_week: &'static str,
+    /// Each person's loans with the loans' sets (schema v15, alias `p`): `person_id`,
+    /// `loan_key`, `roles` (`Scope::person_predicate`), the carried fields, and the sets of
+    /// every period as JSON pairs `[[period_index, status_bits], ...]`.
+    pub person_loans: &'static str,
+    /// A person's loan's sets of months.
+    pub person_months: &'static str,
+    /// A person's loan's sets of weeks.
+    pub person_weeks: &'static str,
+    /// Loan fields a person's loan row carries: (field, column).
+    pub person_carried: &'static [(&'static str, &'static str)],
 }

@@ -111,6 +111,50 @@ impl Scope {
     }
 }
 
+/// A person's role on a loan, as `person_loans.roles` holds it (schema v15): its loan officer.
+pub const ROLE_OFFICER: i64 = 1;
+/// A person's role on a loan: its loan assistant.
+pub const ROLE_ASSISTANT: i64 = 2;
+/// A person's role on a loan: its referring agent.
+pub const ROLE_REFERRER: i64 = 4;
+
+impl Scope {
+    /// For a personal scope ([`Scope::is_personal`]), the same loans as [`Scope::predicate`]
+    /// as a condition over a person's loan rows (alias `p` of `person_loans`, schema v15),
+    /// with its parameters: each part of the union is the person and the roles that part
+    /// grants. A loan two parts reach has a row for each person: the reader keeps one.
+    /// `None` for any other scope (the organisation's, a company's: no person names them).
+    pub fn person_predicate(&self) -> Option<(String, Vec<String>)> {
+        if !self.is_personal() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        let mut params = Vec::new();
+        if !self.managed_officers.is_empty() {
+            parts.push(format!(
+                "(p.person_id IN ({}) AND (p.roles & {ROLE_OFFICER}) <> 0)",
+                vec!["?"; self.managed_officers.len()].join(", ")
+            ));
+            params.extend(self.managed_officers.iter().cloned());
+        }
+        if let Some(me) = &self.originated_by {
+            // Officer, assistant or referrer: every role a row can hold.
+            parts.push("p.person_id = ?".to_string());
+            params.push(me.clone());
+        }
+        if let Some(me) = &self.referred_by {
+            parts.push(format!(
+                "(p.person_id = ? AND (p.roles & {ROLE_REFERRER}) <> 0)"
+            ));
+            params.push(me.clone());
+        }
+        if parts.is_empty() {
+            return Some(("1 = 0".into(), vec![]));
+        }
+        Some((format!("({})", parts.join(" OR ")), params))
+    }
+}
+
 impl Db {
     /// The agent's company.
     pub async fn agent_company(&self, id: &str) -> Result<Option<String>, DbError> {

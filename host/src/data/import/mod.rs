@@ -19,6 +19,7 @@ use super::values::{
 };
 
 mod parse;
+mod persons;
 mod totals;
 mod tx;
 mod write;
@@ -159,6 +160,7 @@ pub async fn import_dir(
     tx.count_sets(&stale).await?;
     tx.count_warehouse(&stale).await?;
     tx.count_totals(&stale).await?;
+    tx.write_person_loans(&stale).await?;
     tx.commit().await?;
     if let Db::Sqlite(pool) = db {
         checkpoint(pool).await;
@@ -216,6 +218,9 @@ struct Stale {
     warehouse: [[BTreeSet<i64>; 2]; 2],
     /// Every total (loans were written into an empty snapshot).
     totals_all: bool,
+    /// The loans written, or whose history was: their person rows are written again
+    /// (schema v15; all of them when `all` or `totals_all`).
+    loans: BTreeSet<i64>,
     totals: [BTreeSet<KeyValue>; crate::data::totals::TOTALS.len()],
 }
 

@@ -214,6 +214,7 @@ pub(super) async fn write(
                     if !history_empty {
                         tx.sync_history(&batch_keys, stale).await?;
                     }
+                    stale.loans.extend(&batch_keys);
                 }
                 "los_status_history.jsonl" => {
                     let keys = tx.loan_keys(&first_texts(&rows)).await?;
@@ -269,6 +270,7 @@ pub(super) async fn write(
                     )
                     .await?;
                     if !history_empty {
+                        stale.loans.extend(&batch_keys);
                         tx.add_to_history_sets(&sets).await?;
                         for set in &sets {
                             for (periods, period) in stale.periods.iter_mut().zip(set.periods) {

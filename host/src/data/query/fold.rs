@@ -50,6 +50,9 @@ pub(super) struct SetFold {
     /// no unlisted status's rows: a set with the unlisted bit then cannot be labelled, and
     /// the fold asks for the statement that reads them ([`SetFold::needs_full`]).
     pub(super) sets_only: bool,
+    /// The statement reads a person's loan rows (schema v15), not counted sets: each row's
+    /// sets in the window are folded as sets of one loan.
+    pub(super) packed: Option<Packed>,
     /// A set with the unlisted bit arrived while `sets_only`.
     unlabelled: bool,
     groups: HashMap<(i64, u32), Vec<Acc>, BuildHasherDefault<KeyHasher>>,
@@ -131,6 +134,7 @@ impl SetFold {
             order_by: q.order_by.clone(),
             limit: limit_of(q),
             sets_only: false,
+            packed: None,
             unlabelled: false,
             groups: HashMap::default(),
             seen: 0,
@@ -148,8 +152,26 @@ impl SetFold {
         self.unlabelled
     }
 
-    /// Folds one statement row into the groups of its labels.
+    /// Folds one statement row into the groups of its labels: a set counted by the
+    /// statement, or a person's loan row (its sets in the window, each a set of one loan).
     pub(super) fn add(&mut self, row: Vec<Value>) -> Result<(), QueryError> {
+        let Some(mut packed) = self.packed.take() else {
+            return self.add_set(&row);
+        };
+        let folded = packed.sets(&row).and_then(|sets| {
+            for set in sets {
+                self.add_set(&set)?;
+            }
+            Ok(())
+        });
+        self.packed = Some(packed);
+        self.seen += 1;
+        folded
+    }
+
+    /// Folds one set (the statement's columns: period, bits, status, count, partials) into
+    /// the groups of its labels.
+    fn add_set(&mut self, row: &[Value]) -> Result<(), QueryError> {
         self.seen += 1;
         let int = |i: usize| match row.get(i) {
             Some(Value::Integer(n)) => Ok(Some(*n)),
@@ -312,4 +334,95 @@ impl SetFold {
         }
         Ok(())
     }
+}
+
+/// How a person's loan rows (schema v15: key, sets as JSON pairs, then the carried field of
+/// each partial) become sets of one loan: the window's periods, and for each partial whether
+/// it counts the field (`COUNT(column)`: 1 or 0) or is the value itself (`SUM`, `MIN`, `MAX`).
+#[derive(Debug, Clone)]
+pub(super) struct Packed {
+    first: i64,
+    last: i64,
+    counts: Vec<bool>,
+    /// The loans folded: a loan two parts of a scope reach has a row for each person.
+    loans: std::collections::HashSet<i64>,
+}
+
+impl Packed {
+    pub(super) fn new(first: i64, last: i64, counts: Vec<bool>) -> Packed {
+        Packed {
+            first,
+            last,
+            counts,
+            loans: Default::default(),
+        }
+    }
+
+    /// The sets of `row`'s loan in the window, as rows of the counted sets' statement; none
+    /// for a loan already folded.
+    fn sets(&mut self, row: &[Value]) -> Result<Vec<Vec<Value>>, QueryError> {
+        let Some(Value::Integer(loan)) = row.first() else {
+            return Err(undecodable(0, &format!("{:?}", row.first())));
+        };
+        if !self.loans.insert(*loan) {
+            return Ok(Vec::new());
+        }
+        let Some(Value::Text(pairs)) = row.get(1) else {
+            return Err(undecodable(1, &format!("{:?}", row.get(1))));
+        };
+        let numbers = integers(pairs).ok_or_else(|| undecodable(1, pairs))?;
+        if numbers.len() % 2 != 0 {
+            return Err(undecodable(1, pairs));
+        }
+        let partials: Vec<Value> = self
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(i, count)| match row.get(2 + i) {
+                Some(v) if *count => Value::Integer(i64::from(!matches!(v, Value::Null))),
+                Some(v) => v.clone(),
+                None => Value::Null,
+            })
+            .collect();
+        let mut sets = Vec::new();
+        for pair in numbers.chunks_exact(2) {
+            let (period, bits) = (pair[0], pair[1]);
+            if period < self.first || period > self.last {
+                continue;
+            }
+            let mut set = Vec::with_capacity(PARTIALS + partials.len());
+            set.extend([
+                Value::Integer(period),
+                Value::Integer(bits),
+                Value::Null,
+                Value::Integer(1),
+            ]);
+            set.extend(partials.iter().cloned());
+            sets.push(set);
+        }
+        Ok(sets)
+    }
+}
+
+/// The integers of a JSON array of integer pairs (`[[24271,5],[24280,16]]`, spaces as
+/// PostgreSQL writes them or none), in order; `None` for anything else in it.
+fn integers(text: &str) -> Option<Vec<i64>> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'[' | b']' | b',' | b' ' => i += 1,
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_digit() {
+                    i += 1;
+                }
+                out.push(text[start..i].parse().ok()?);
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
 }

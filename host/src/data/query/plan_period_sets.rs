@@ -258,10 +258,9 @@ pub(super) fn compile_period_sets(
     // the person's loans can reach. Written as bounds of the period alone, the generic plan
     // (which prices a person at 3,000 loans) read a short window's every set by its period
     // and hashed them: an Agent's four months 26 ms, against 2 ms planned for its values.
-    let generic = c.postgres
-        && !c.history_only
-        && filter_sql.is_empty()
-        && scope.is_some_and(Scope::is_personal);
+    let unfiltered = filter_sql.is_empty();
+    let generic =
+        c.postgres && !c.history_only && unfiltered && scope.is_some_and(Scope::is_personal);
     let mut params = Vec::new();
     let mut wheres = Vec::new();
     let from = if c.history_only {
@@ -386,6 +385,12 @@ pub(super) fn compile_period_sets(
         merges,
         outs,
     );
+    // A person's loans without a filter, aggregating only what their rows carry: the rows of
+    // `person_loans` (schema v15), the window's sets kept and counted by the fold.
+    let person = (!c.history_only && unfiltered)
+        .then(|| scope.and_then(Scope::person_predicate))
+        .flatten()
+        .zip(person_partials(q));
     let compiled = Compiled {
         sql,
         params,
@@ -401,6 +406,46 @@ pub(super) fn compile_period_sets(
             Plans::PerCall
         },
     };
+    if let Some(((predicate, values), partials)) = person {
+        let sets_column = if plan.table == sets.months {
+            sets.person_months
+        } else {
+            sets.person_weeks
+        };
+        let mut statement_outs = vec![Out::Int, Out::Text];
+        statement_outs.extend(partials.iter().map(|_| Out::Int));
+        let mut fold = compiled.fold.clone().expect("the period sets fold");
+        fold.sets_only = plan.raw.is_some();
+        fold.packed = Some(Packed::new(
+            first,
+            last,
+            partials.iter().map(|(count, _)| *count).collect(),
+        ));
+        return Ok(Compiled {
+            sql: format!(
+                "SELECT p.loan_key, {sets_column}{carried} FROM {table} WHERE {predicate}",
+                carried = partials
+                    .iter()
+                    .map(|(_, column)| format!(", {column}"))
+                    .collect::<String>(),
+                table = sets.person_loans,
+            ),
+            params: values.into_iter().map(P::T).collect(),
+            outs: statement_outs,
+            columns: compiled.columns.clone(),
+            limit: compiled.limit,
+            fold: Some(fold),
+            order: None,
+            plans: if c.postgres {
+                Plans::Generic
+            } else {
+                Plans::PerCall
+            },
+            // By raw status, a set holding a status without a bit of its own asks for the
+            // joined statement that reads its history rows.
+            full: plan.raw.is_some().then(|| Box::new(compiled)),
+        });
+    }
     Ok(match sets_only {
         None => compiled,
         Some(sql) => {
@@ -421,4 +466,19 @@ pub(super) fn compile_period_sets(
             }
         }
     })
+}
+
+/// For each aggregate over a field, in order, whether it counts the field's values (else it
+/// merges them) and the column of a person's loan row that carries it; `None` when one reads
+/// a field the rows do not carry.
+fn person_partials(q: &Query) -> Option<Vec<(bool, &'static str)>> {
+    let sets = Dataset::HISTORY_SETS;
+    q.aggregates
+        .iter()
+        .filter_map(|a| a.field().map(|name| (a, name)))
+        .map(|(a, name)| {
+            let (_, column) = sets.person_carried.iter().find(|(n, _)| *n == name)?;
+            Some((matches!(a, Aggregate::CountOf(_)), *column))
+        })
+        .collect()
 }

@@ -190,3 +190,76 @@ fn a_sum_past_64_bits_fails_like_the_engines_cast() {
         Err(QueryError::Unavailable(_))
     ));
 }
+
+/// A fold of a person's loan rows (schema v15): count, count of amounts, sum of amounts.
+fn packed_fold(q: &Query) -> SetFold {
+    let periods = [(10, "P10".to_string()), (11, "P11".to_string())];
+    let labels = [("A".to_string(), 0b0011_i64), ("B".to_string(), 0b0100)];
+    let merges = vec![
+        (Merge::Sum, None),
+        (Merge::Sum, Some(0)),
+        (Merge::Sum, Some(1)),
+    ];
+    let outs = vec![Out::Int, Out::Int, Out::Decimal];
+    let mut f = SetFold::new(q, 0, &periods, &labels, merges, outs);
+    f.packed = Some(Packed::new(10, 11, vec![true, false]));
+    f
+}
+
+fn loan_row(key: i64, sets: &str, amount: Option<i64>) -> Vec<Value> {
+    let amount = amount.map_or(Value::Null, Value::Integer);
+    vec![Value::Integer(key), t(sets), amount.clone(), amount]
+}
+
+#[test]
+fn a_persons_loan_rows_fold_their_window_sets_once_per_loan() {
+    // Arrange: loan 1 in both periods (and one before the window), loan 2 without an amount
+    // in period 11 as PostgreSQL writes JSON, loan 1 again (a second person's row of it).
+    let rows = vec![
+        loan_row(1, "[[9,4],[10,1],[11,6]]", Some(100)),
+        loan_row(2, "[[11, 2], [12, 4]]", None),
+        loan_row(1, "[[9,4],[10,1],[11,6]]", Some(100)),
+    ];
+
+    // Act
+    let (rows, total) = run(packed_fold(&q(Dataset::LosStatusHistory)), rows);
+
+    // Assert: (period, label, loans, loans with an amount, their sum); a loan once per
+    // label, the window's periods only.
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                t("P10"),
+                t("A"),
+                Value::Integer(1),
+                Value::Integer(1),
+                Value::Decimal("0.01".into())
+            ],
+            vec![
+                t("P11"),
+                t("A"),
+                Value::Integer(2),
+                Value::Integer(1),
+                Value::Decimal("0.01".into())
+            ],
+            vec![
+                t("P11"),
+                t("B"),
+                Value::Integer(1),
+                Value::Integer(1),
+                Value::Decimal("0.01".into())
+            ],
+        ]
+    );
+    assert_eq!(total, 3);
+}
+
+#[test]
+fn a_persons_loan_row_that_is_not_pairs_of_integers_is_an_error() {
+    for sets in ["[[10,1],[11]]", "[[10,\"a\"]]", "{\"10\":1}"] {
+        let mut f = packed_fold(&q(Dataset::LosStatusHistory));
+        let err = f.add(loan_row(1, sets, Some(1))).unwrap_err();
+        assert!(matches!(err, QueryError::Unavailable(_)), "{sets}: {err:?}");
+    }
+}

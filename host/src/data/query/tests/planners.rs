@@ -168,8 +168,22 @@ fn whole_periods_count_the_period_sets() {
         let mut by_day = whole();
         by_day.group_by[1] = Key::Field("loanId".into());
         assert!(generic(&by_day, &admin()));
-        // An Agent: the sets of the Agent's loans, joined by key; the loan's own amount.
+        // An Agent: the Agent's loan rows (schema v15) with their months' sets and amounts.
         let c = compile(&whole(), Some(&agent()), false, postgres).unwrap();
+        assert_eq!(
+            (c.sql.as_str(), c.full.is_none()),
+            (
+                "SELECT p.loan_key, p.months, p.loan_amount FROM person_loans p WHERE (p.person_id = ?)",
+                true
+            )
+        );
+        // A field the loan rows do not carry: the sets of the Agent's loans, joined by key;
+        // the loan's own amount.
+        let mut uncarried = whole();
+        uncarried
+            .aggregates
+            .push(Aggregate::Min("loan.lockedCompensation".into()));
+        let c = compile(&uncarried, Some(&agent()), false, postgres).unwrap();
         assert!(
             c.sql.contains(
                 "FROM los_history_months r JOIN loans l ON l.key = r.loan_key WHERE ((l.loan_officer_id"

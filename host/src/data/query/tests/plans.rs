@@ -119,6 +119,16 @@ fn a_persons_period_sets_get_generic_plans_with_the_window_on_the_loan_index() {
         "2026-01-01T00:00:00Z",
         "2026-04-01T00:00:00Z",
     );
+    // A field the person rows (schema v15) do not carry: the sets joined to the loans.
+    let person = compile(&window, Some(&agent()), false, true).unwrap();
+    let person_sqlite = compile(&window, Some(&agent()), false, false).unwrap();
+    let window = Query {
+        aggregates: vec![
+            Aggregate::Count,
+            Aggregate::Sum("loan.lockedCompensation".into()),
+        ],
+        ..window
+    };
     let mut raw = window.clone();
     raw.group_by[1] = Key::Field("milestone".into());
     let mut filtered = window.clone();
@@ -146,6 +156,9 @@ fn a_persons_period_sets_get_generic_plans_with_the_window_on_the_loan_index() {
     ];
 
     // Assert
+    assert_eq!(person.plans, Plans::Generic);
+    assert_eq!(person_sqlite.plans, Plans::PerCall);
+    assert!(person.sql.starts_with("SELECT p.loan_key, p.months"));
     let full = raw
         .full
         .as_deref()

@@ -12,10 +12,30 @@ fn a_persons_raw_status_counts_its_sets_alone_first() {
             "2026-01-26T00:00:00Z",
         );
         raw_week.group_by[1] = Key::Field("milestone".into());
+        // An Agent's loan rows (schema v15), their sets folded so that a set with the
+        // unlisted bit asks for the full statement, which reads those rows.
+        let person = compile(&raw_week, Some(&agent()), false, postgres).unwrap();
+        assert_eq!(
+            person.sql,
+            "SELECT p.loan_key, p.weeks, p.loan_amount FROM person_loans p WHERE (p.person_id = ?)"
+        );
+        assert!(person
+            .fold
+            .as_ref()
+            .is_some_and(|f| f.sets_only && f.packed.is_some()));
+        let person_full = person.full.as_deref().expect("the joined statement");
+        assert!(
+            person_full.sql.contains("h.week_index = x.pi") && person_full.full.is_none(),
+            "{}",
+            person_full.sql
+        );
+        // A field the loan rows do not carry: joined to an Agent's loans, first the sets
+        // alone (no unlisted status's rows, no set kept per loan), folded so that a set with
+        // the unlisted bit asks for the full statement, which reads those rows.
+        raw_week
+            .aggregates
+            .push(Aggregate::Max("loan.lockedCompensation".into()));
         let c = compile(&raw_week, Some(&agent()), false, postgres).unwrap();
-        // Joined to an Agent's loans: first the sets alone (no unlisted status's rows, no
-        // set kept per loan), folded so that a set with the unlisted bit asks for the full
-        // statement, which reads those rows.
         let full = c
             .full
             .as_deref()
