@@ -50,10 +50,16 @@ async fn a_persons_loan_rows_follow_their_loan(postgres: bool) {
             json!({"id": prelicensed, "email": "referrer@example.com", "firstName": "Pat",
                  "lastName": "Lee", "roles": ["Agent", "PreLicensed"], "managedAgentIds": []})
             .to_string(),
+            // A ConciergeKey managing the Agent: the loans the Agent is the officer of.
+            json!({"id": "00000000-0000-0000-0000-0000000000f6", "email": "concierge@example.com",
+                 "firstName": "Kim", "lastName": "Ray", "roles": ["ConciergeKey"],
+                 "managedAgentIds": [agent]})
+            .to_string(),
         ],
     )
     .await;
     let referrer = app.token_for("referrer@example.com");
+    let concierge = app.token_for("concierge@example.com");
     let id = "00000000-0000-4000-8000-00000000b001";
     let loan = |officer: &str, assistant: Option<&str>, referrer: Option<&str>, amount: &str| {
         json!({"id": id, "status": "Loan Open", "loanAmount": amount, "loanOfficerId": officer,
@@ -80,6 +86,7 @@ async fn a_persons_loan_rows_follow_their_loan(postgres: bool) {
     let first = (
         milestones_of(&app, "agent-token", false).await,
         milestones_of(&app, &referrer, false).await,
+        milestones_of(&app, &concierge, false).await,
     );
     // The referrer becomes its assistant: a PreLicensed caller sees referred loans only.
     import_lines(
@@ -98,7 +105,10 @@ async fn a_persons_loan_rows_follow_their_loan(postgres: bool) {
         &[loan(other, Some(agent), None, "250.5")],
     )
     .await;
-    let assisted = milestones_of(&app, "agent-token", false).await;
+    let assisted = (
+        milestones_of(&app, "agent-token", false).await,
+        milestones_of(&app, &concierge, false).await,
+    );
     import_lines(
         &app,
         "los_status_history.jsonl",
@@ -111,16 +121,18 @@ async fn a_persons_loan_rows_follow_their_loan(postgres: bool) {
     let raw = milestones_of(&app, "agent-token", true).await;
 
     // Assert: a person sees the loan exactly while they hold a role on it, at its amount now.
-    assert_eq!(
-        first,
-        ((1, "1. Opened 100".into()), (1, "1. Opened 100".into()))
-    );
+    let opened = |amount: &str| (1, format!("1. Opened {amount}"));
+    assert_eq!(first, (opened("100"), opened("100"), opened("100")));
     assert_eq!(
         moved,
         ((0, String::new()), (0, String::new())),
         "no role left"
     );
-    assert_eq!(assisted, (1, "1. Opened 250.5".into()), "the assistant's");
+    assert_eq!(
+        assisted,
+        (opened("250.5"), (0, String::new())),
+        "the assistant's, and not the ConciergeKey's (its agent is no longer the officer)"
+    );
     assert_eq!(
         raw,
         (2, "Loan Open 250.5,Submitted to investor 250.5".into()),
