@@ -285,6 +285,30 @@ pub async fn seed_app_on(app: &TestApp, seed: u64, loans: u64, today: &str) -> S
     }
 }
 
+/// An app serving the shipped `report_loan_milestones` on SQLite or PostgreSQL.
+pub async fn milestones_app(postgres: bool) -> TestApp {
+    spawn_app_with(AppOptions {
+        postgres,
+        ..AppOptions::default().plugin(
+            "report_loan_milestones",
+            tool_wasm("report_loan_milestones"),
+            tool_manifest("report_loan_milestones"),
+        )
+    })
+    .await
+}
+
+/// The buckets of a caller's `report_loan_milestones` over `args`, with their loans counted.
+pub async fn milestone_buckets(app: &TestApp, token: &str, args: Value) -> (u64, Vec<Value>) {
+    let r = app.call_ok(token, "report_loan_milestones", args).await;
+    let buckets = r["buckets"].as_array().unwrap().clone();
+    let count = buckets
+        .iter()
+        .map(|b| b["loanCount"].as_u64().unwrap())
+        .sum();
+    (count, buckets)
+}
+
 /// Imports one JSON Lines file of `lines` (e.g. `loans.jsonl`) into the app's database.
 pub async fn import_lines(app: &TestApp, file: &str, lines: &[String]) {
     let dir = tempfile::tempdir().unwrap();

@@ -568,18 +568,9 @@ async fn a_postgres_v2_database_is_converted_in_place() {
 
 /// Loan count and amount of an Admin's milestone report (two months ending with TODAY).
 async fn admin_milestones(app: &crate::helpers::TestApp) -> (u64, String) {
-    let r = app
-        .call_ok(
-            "admin-token",
-            "report_loan_milestones",
-            serde_json::json!({"lookback": 2}),
-        )
-        .await;
-    let buckets = r["buckets"].as_array().unwrap();
-    let count = buckets
-        .iter()
-        .map(|b| b["loanCount"].as_u64().unwrap())
-        .sum();
+    let (count, buckets) =
+        crate::helpers::milestone_buckets(app, "admin-token", serde_json::json!({"lookback": 2}))
+            .await;
     let amounts: Vec<String> = buckets
         .iter()
         .map(|b| b["loanAmount"].to_string())
@@ -588,18 +579,10 @@ async fn admin_milestones(app: &crate::helpers::TestApp) -> (u64, String) {
 }
 
 async fn history_rows_carry_their_loan_in_step(postgres: bool) {
-    use crate::helpers::{import_lines, spawn_app_with, tool_manifest, tool_wasm, AppOptions};
+    use crate::helpers::{import_lines, milestones_app};
     use serde_json::json;
     // Arrange: LOS history for a loan the snapshot does not have yet.
-    let app = spawn_app_with(AppOptions {
-        postgres,
-        ..AppOptions::default().plugin(
-            "report_loan_milestones",
-            tool_wasm("report_loan_milestones"),
-            tool_manifest("report_loan_milestones"),
-        )
-    })
-    .await;
+    let app = milestones_app(postgres).await;
     let id = "00000000-0000-4000-8000-00000000a001";
     import_lines(
         &app,

@@ -2,21 +2,11 @@
 //! a person's milestone report counts a loan exactly while they hold a role on it, at its
 //! amount now (the scope's isolation through the rows the import keeps).
 
-/// Loan count and amount of a caller's milestone report (two months ending with TODAY), by
-/// funnel stage or by raw status.
+/// Loan count and (stage, amount) pairs of a caller's milestone report (two months ending with
+/// TODAY), by funnel stage or by raw status.
 async fn milestones_of(app: &crate::helpers::TestApp, token: &str, raw: bool) -> (u64, String) {
-    let r = app
-        .call_ok(
-            token,
-            "report_loan_milestones",
-            serde_json::json!({"lookback": 2, "groupByNorthstar": !raw}),
-        )
-        .await;
-    let buckets = r["buckets"].as_array().unwrap();
-    let count = buckets
-        .iter()
-        .map(|b| b["loanCount"].as_u64().unwrap())
-        .sum();
+    let args = serde_json::json!({"lookback": 2, "groupByNorthstar": !raw});
+    let (count, buckets) = crate::helpers::milestone_buckets(app, token, args).await;
     let stages: Vec<String> = buckets
         .iter()
         .map(|b| format!("{} {}", b["stage"].as_str().unwrap(), b["loanAmount"]))
@@ -25,18 +15,10 @@ async fn milestones_of(app: &crate::helpers::TestApp, token: &str, raw: bool) ->
 }
 
 async fn a_persons_loan_rows_follow_their_loan(postgres: bool) {
-    use crate::helpers::{import_lines, spawn_app_with, tool_manifest, tool_wasm, AppOptions};
+    use crate::helpers::{import_lines, milestones_app};
     use serde_json::json;
     // Arrange: a loan the Agent originates and the PreLicensed caller referred, with history.
-    let app = spawn_app_with(AppOptions {
-        postgres,
-        ..AppOptions::default().plugin(
-            "report_loan_milestones",
-            tool_wasm("report_loan_milestones"),
-            tool_manifest("report_loan_milestones"),
-        )
-    })
-    .await;
+    let app = milestones_app(postgres).await;
     // A referrer who is PreLicensed (held with Agent): referred loans only.
     let (agent, prelicensed, other) = (
         "00000000-0000-0000-0000-0000000000b2",
