@@ -264,6 +264,9 @@ pub(super) fn compile_period_sets(
     let mut params = Vec::new();
     let mut wheres = Vec::new();
     let from = if c.history_only {
+        // Not reached while every field the sets carry is counted (schema v7): a query of
+        // history alone then reads the counts, which hold only the snapshot's loans (the
+        // import's count, M130). Kept so that a carried field without counts stays right.
         wheres.push("r.in_snapshot = 1".to_string());
         plan.table.to_string()
     } else {
