@@ -20,6 +20,13 @@ pub struct Scope {
     pub referred_by: Option<String>,
 }
 
+/// A person's role on a loan, as `person_loans.roles` holds it (schema v15): its loan officer.
+pub const ROLE_OFFICER: i64 = 1;
+/// A person's role on a loan: its loan assistant.
+pub const ROLE_ASSISTANT: i64 = 2;
+/// A person's role on a loan: its referring agent.
+pub const ROLE_REFERRER: i64 = 4;
+
 impl Scope {
     /// Resolves the scope of `caller` from the agent directory.
     pub async fn resolve(db: &Db, caller: &Identity) -> Result<Scope, DbError> {
@@ -109,16 +116,7 @@ impl Scope {
         }
         (format!("({})", parts.join(" OR ")), params)
     }
-}
 
-/// A person's role on a loan, as `person_loans.roles` holds it (schema v15): its loan officer.
-pub const ROLE_OFFICER: i64 = 1;
-/// A person's role on a loan: its loan assistant.
-pub const ROLE_ASSISTANT: i64 = 2;
-/// A person's role on a loan: its referring agent.
-pub const ROLE_REFERRER: i64 = 4;
-
-impl Scope {
     /// For a personal scope ([`Scope::is_personal`]), the same loans as [`Scope::predicate`]
     /// as a condition over a person's loan rows (alias `p` of `person_loans`, schema v15),
     /// with its parameters: each part of the union is the person and the roles that part

@@ -155,18 +155,15 @@ impl SetFold {
     /// Folds one statement row into the groups of its labels: a set counted by the
     /// statement, or a person's loan row (its sets in the window, each a set of one loan).
     pub(super) fn add(&mut self, row: Vec<Value>) -> Result<(), QueryError> {
-        let Some(mut packed) = self.packed.take() else {
-            return self.add_set(&row);
+        let sets = match self.packed.as_mut() {
+            Some(packed) => packed.sets(&row),
+            None => return self.add_set(&row),
         };
-        let folded = packed.sets(&row).and_then(|sets| {
-            for set in sets {
-                self.add_set(&set)?;
-            }
-            Ok(())
-        });
-        self.packed = Some(packed);
         self.seen += 1;
-        folded
+        for set in sets? {
+            self.add_set(&set)?;
+        }
+        Ok(())
     }
 
     /// Folds one set (the statement's columns: period, bits, status, count, partials) into
@@ -370,10 +367,8 @@ impl Packed {
         let Some(Value::Text(pairs)) = row.get(1) else {
             return Err(undecodable(1, &format!("{:?}", row.get(1))));
         };
-        let numbers = integers(pairs).ok_or_else(|| undecodable(1, pairs))?;
-        if numbers.len() % 2 != 0 {
-            return Err(undecodable(1, pairs));
-        }
+        let pairs: Vec<(i64, i64)> =
+            serde_json::from_str(pairs).map_err(|e| undecodable(1, &format!("{e}: {pairs}")))?;
         let partials: Vec<Value> = self
             .counts
             .iter()
@@ -385,8 +380,7 @@ impl Packed {
             })
             .collect();
         let mut sets = Vec::new();
-        for pair in numbers.chunks_exact(2) {
-            let (period, bits) = (pair[0], pair[1]);
+        for (period, bits) in pairs {
             if period < self.first || period > self.last {
                 continue;
             }
@@ -402,27 +396,4 @@ impl Packed {
         }
         Ok(sets)
     }
-}
-
-/// The integers of a JSON array of integer pairs (`[[24271,5],[24280,16]]`, spaces as
-/// PostgreSQL writes them or none), in order; `None` for anything else in it.
-fn integers(text: &str) -> Option<Vec<i64>> {
-    let mut out = Vec::new();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'[' | b']' | b',' | b' ' => i += 1,
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                i += 1;
-                while i < bytes.len() && bytes[i].is_ascii_digit() {
-                    i += 1;
-                }
-                out.push(text[start..i].parse().ok()?);
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
 }

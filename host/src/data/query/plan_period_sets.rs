@@ -439,11 +439,8 @@ pub(super) fn compile_period_sets(
             limit: compiled.limit,
             fold: Some(fold),
             order: None,
-            plans: if c.postgres {
-                Plans::Generic
-            } else {
-                Plans::PerCall
-            },
+            // A person's unfiltered statement: generic on PostgreSQL, as the joined one.
+            plans: compiled.plans,
             // By raw status, a set holding a status without a bit of its own asks for the
             // joined statement that reads its history rows.
             full: plan.raw.is_some().then(|| Box::new(compiled)),
