@@ -8,12 +8,13 @@ use tokio::net::TcpListener;
 
 use crate::auth::Authenticator;
 use crate::clock::Clock;
+use crate::config::CompilerSetting;
 use crate::config::Config;
 use crate::data::Db;
 use crate::devidp::{DevIdp, SigningKey};
 use crate::http::{router, serve, AppState};
 use crate::mcp::Dispatcher;
-use crate::plugins::{CallerLimits, HostOptions, Plugins, Reloader, SignaturePolicy};
+use crate::plugins::{CallerLimits, Compiler, HostOptions, Plugins, Reloader, SignaturePolicy};
 
 /// A built, bound, not yet serving application.
 pub struct Application {
@@ -77,6 +78,21 @@ impl Application {
         options.memory_mib = limits.plugin_memory_mib;
         options.heavy_queries = limits.heavy_queries as usize;
         options.log_lines_per_second = limits.plugin_log_lines_per_second;
+        let compile_limits = crate::plugins::CompileLimits {
+            timeout: limits.compile_timeout,
+            memory_mib: limits.compile_memory_mib,
+        };
+        options.compiler = match &config.compiler {
+            CompilerSetting::ThisExecutable => Compiler::for_this_process(compile_limits),
+            CompilerSetting::Program(program) => Compiler::Isolated {
+                program: program.clone(),
+                limits: compile_limits,
+            },
+            CompilerSetting::InProcess => Compiler::InProcess,
+        };
+        if options.compiler == Compiler::InProcess {
+            tracing::warn!("plugins are compiled in this process, without the compile worker's time and memory bounds (LOANHOST_COMPILER)");
+        }
         options.callers = CallerLimits {
             max_concurrent: limits.caller_max_concurrent,
             calls_per_minute: limits.caller_calls_per_minute,

@@ -63,6 +63,10 @@ enum Command {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// Compiles one component from standard input to standard output, under the memory
+    /// limit the host sets (the host's own compile worker; not for direct use).
+    #[command(name = "compile-worker", hide = true)]
+    CompileWorker,
 }
 
 #[derive(Subcommand)]
@@ -168,6 +172,9 @@ enum PluginCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::CompileWorker = cli.command {
+        return loanhost::plugins::compiler::worker_main();
+    }
     let traces = cli::logs::init_tracing();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
@@ -349,6 +356,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Plugin { .. } => unreachable!("answered by plugin_tool before the configuration"),
+        Command::CompileWorker => unreachable!("answered in main before the runtime starts"),
     }
 }
 

@@ -179,8 +179,9 @@ impl Server {
             _dir: dir,
         };
         let client = reqwest::Client::new();
-        // Up to 2 minutes: the first start compiles the Python and TypeScript components.
-        for _ in 0..2400 {
+        // The first start compiles the Python and TypeScript components: bounded at 10 minutes
+        // (a hung server, not a slow one).
+        for _ in 0..12_000 {
             if let Ok(r) = client.get(format!("{}/ready", server.base)).send().await {
                 if r.status() == 200 {
                     return server;

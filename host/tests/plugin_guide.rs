@@ -185,7 +185,8 @@ async fn serve_deploy_and_call(
     let env = |cmd: &mut Command| {
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("RUST_LOG", "warn")
+            // The reloader's `plugin loaded` line is the signal the call waits for.
+            .env("RUST_LOG", "warn,loanhost::plugins::reload=info")
             .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
             .env("LOANHOST_BASE_URL", &base)
             .env("LOANHOST_DATABASE_URL", &db)
@@ -252,15 +253,15 @@ async fn serve_deploy_and_call(
         }
     };
     // The reloader picks the files up within a second; a Python or JavaScript component then
-    // takes 20 to 30 s to compile on a small machine.
-    let mut reply = Value::Null;
-    for _ in 0..1200 {
-        reply = call(tool).await;
-        if reply.get("result").is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // takes 20 s or more to compile on a small machine (far more with both cores busy). The
+    // call waits for the reloader's own line, never spending the caller's budgets on polls.
+    common::wait_for_log_line(
+        &log,
+        &["plugin loaded", &format!("plugin={tool}")],
+        &mut child,
+    )
+    .await;
+    let reply = call(tool).await;
     let read = client
         .post(format!("{base}/mcp"))
         .bearer_auth(&token)

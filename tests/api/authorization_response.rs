@@ -126,11 +126,23 @@ fn query_of(location: &str) -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// The `name=value` of the sign-in cookie `/authorize` gave the browser.
+fn cookie_of(resp: &reqwest::Response) -> String {
+    let set = resp.headers()["set-cookie"].to_str().unwrap();
+    assert!(set.starts_with("loanhost_signin_"), "{set}");
+    set.split(';').next().unwrap().to_string()
+}
+
 /// `/authorize` on the facade with `redirect_uri` and `state`; the IdP URL it redirects to.
 async fn authorize(app: &TestApp, redirect_uri: &str) -> reqwest::Response {
+    authorize_as(app, "any-client", redirect_uri).await
+}
+
+/// [`authorize`] for client `client_id`.
+async fn authorize_as(app: &TestApp, client_id: &str, redirect_uri: &str) -> reqwest::Response {
     let query = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("response_type", "code")
-        .append_pair("client_id", "any-client")
+        .append_pair("client_id", client_id)
         .append_pair("redirect_uri", redirect_uri)
         .append_pair("state", "client-state")
         .append_pair(
@@ -155,10 +167,19 @@ async fn the_callback_passes_a_code_on_bound_to_the_clients_redirect_uri() {
 
     // Act: facade -> IdP -> facade's callback -> the client's redirect URI.
     let to_idp = authorize(&app, REDIRECT).await;
+    let cookie = cookie_of(&to_idp);
     let idp_url = to_idp.headers()["location"].to_str().unwrap().to_string();
     let from_idp = app.client.get(&idp_url).send().await.unwrap();
     let at_callback = from_idp.headers()["location"].to_str().unwrap().to_string();
-    let to_client = app.client.get(&at_callback).send().await.unwrap();
+    let to_client = app
+        .client
+        .get(&at_callback)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    // The same authorization response from a browser without the cookie.
+    let other_browser = app.client.get(&at_callback).send().await.unwrap();
     let at_client = to_client.headers()["location"]
         .to_str()
         .unwrap()
@@ -179,6 +200,24 @@ async fn the_callback_passes_a_code_on_bound_to_the_clients_redirect_uri() {
             ])
             .send()
     };
+    let plain = app
+        .client
+        .post(format!("{}/token", app.base))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("client_id", "any-client"),
+            ("code", "an-idp-code-the-facade-never-saw"),
+            (
+                "code_verifier",
+                "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+            ),
+            ("redirect_uri", REDIRECT),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let plain_status = plain.status();
+    let plain_body: Value = plain.json().await.unwrap();
     let elsewhere = redeem("http://127.0.0.1:10/callback").await.unwrap();
     let elsewhere_status = elsewhere.status();
     let elsewhere_body: Value = elsewhere.json().await.unwrap();
@@ -202,6 +241,17 @@ async fn the_callback_passes_a_code_on_bound_to_the_clients_redirect_uri() {
     assert_eq!(back["state"], "client-state");
     assert!(!back.contains_key("iss"));
     assert_eq!(to_client.headers()["cache-control"], "no-store");
+    // The browser's secret is spent by the first use (the browser drops the cookie), and the
+    // state alone, in another browser, is refused.
+    let cleared = to_client.headers()["set-cookie"].to_str().unwrap();
+    assert!(cleared.contains("Max-Age=0"), "{cleared}");
+    assert_eq!(other_browser.status(), 400);
+    assert!(other_browser.headers().get("location").is_none());
+    // The IdP's code is not readable in what the client got.
+    assert!(code.starts_with("lhc2."), "{code}");
+    // A code the facade did not issue is refused before the IdP sees it.
+    assert_eq!(plain_status, 400);
+    assert_eq!(plain_body["error"], "invalid_grant");
     // The code, presented with another redirect URI, is refused before the IdP sees it.
     assert_eq!(elsewhere_status, 400);
     assert_eq!(elsewhere_body["error"], "invalid_grant");
@@ -221,6 +271,7 @@ async fn the_callback_refuses_another_issuer_a_forged_state_and_unlisted_redirec
     let idp = mock_idp_sending("agent@example.com", true).await;
     let app = app(Some(&idp), true).await;
     let to_idp = authorize(&app, REDIRECT).await;
+    let cookie = cookie_of(&to_idp);
     let idp_url = to_idp.headers()["location"].to_str().unwrap().to_string();
     let sealed = query_of(&idp_url)["state"].clone();
     let callback = |query: Vec<(&str, &str)>| {
@@ -229,6 +280,7 @@ async fn the_callback_refuses_another_issuer_a_forged_state_and_unlisted_redirec
             .finish();
         app.client
             .get(format!("{}/authorize/callback?{query}", app.base))
+            .header("cookie", &cookie)
             .send()
     };
 
@@ -247,6 +299,7 @@ async fn the_callback_refuses_another_issuer_a_forged_state_and_unlisted_redirec
     let denied = callback(vec![
         ("error", "access_denied"),
         ("error_description", "the user said no"),
+        ("error_uri", "https://attacker.example/help"),
         ("state", &sealed),
         ("iss", &idp.issuer),
     ])
@@ -254,6 +307,9 @@ async fn the_callback_refuses_another_issuer_a_forged_state_and_unlisted_redirec
     .unwrap();
     let unlisted = authorize(&app, "https://evil.example/cb").await;
     let unlisted_body: Value = unlisted.json().await.unwrap();
+    let to_callback = authorize(&app, &format!("{}/authorize/callback", app.base)).await;
+    let to_callback_body: Value = to_callback.json().await.unwrap();
+    let planted = authorize(&app, "http://127.0.0.1:9/callback?code=planted").await;
 
     // Assert: no code and no error text reach the client from another issuer.
     assert_eq!(other_issuer.status(), 400);
@@ -268,7 +324,19 @@ async fn the_callback_refuses_another_issuer_a_forged_state_and_unlisted_redirec
     assert_eq!(back["error_description"], "the user said no");
     assert_eq!(back["state"], "client-state");
     assert!(!back.contains_key("iss"));
+    assert!(
+        !back.contains_key("error_uri"),
+        "an error_uri is not passed on"
+    );
     assert_eq!(unlisted_body["error"], "invalid_request");
+    assert!(
+        to_callback_body["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("own authorization callback"),
+        "{to_callback_body}"
+    );
+    assert_eq!(planted.status(), 400);
     assert!(
         unlisted_body["error_description"]
             .as_str()
@@ -276,4 +344,28 @@ async fn the_callback_refuses_another_issuer_a_forged_state_and_unlisted_redirec
             .contains("LOANHOST_AUTHORIZE_REDIRECT_URIS"),
         "{unlisted_body}"
     );
+}
+
+#[tokio::test]
+async fn a_listed_redirect_uri_is_allowed_only_for_its_client() {
+    // Arrange
+    let idp = mock_idp_sending("agent@example.com", true).await;
+    let mut options = AppOptions::default();
+    options.env.extend(idp.settings());
+    options
+        .env
+        .push(("LOANHOST_AUTHORIZE_CALLBACK", "true".into()));
+    options.env.push((
+        "LOANHOST_AUTHORIZE_REDIRECT_URIS",
+        "app=https://app.example/cb".into(),
+    ));
+    let app = spawn_app_with(options).await;
+
+    // Act
+    let own = authorize_as(&app, "app", "https://app.example/cb").await;
+    let other = authorize_as(&app, "another", "https://app.example/cb").await;
+
+    // Assert
+    assert_eq!(own.status(), 302);
+    assert_eq!(other.status(), 400);
 }

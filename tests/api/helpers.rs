@@ -515,6 +515,11 @@ pub async fn spawn_app_with(options: AppOptions) -> TestApp {
     ] {
         env.insert(k.to_string(), v.to_string());
     }
+    // Components are compiled as a server compiles them: in `loanhost compile-worker`
+    // processes of the binary this test run built (beside the test binary).
+    if let Some(binary) = loanhost_binary() {
+        env.insert("LOANHOST_COMPILER".into(), binary.display().to_string());
+    }
     for (k, v) in options.env {
         env.insert(k.to_string(), v);
     }
@@ -713,13 +718,16 @@ impl TestApp {
         std::fs::rename(&tmp, self.plugin_dir.join(name)).unwrap();
     }
 
-    /// Waits (bounded) until `cond` holds, polling.
+    /// Waits until `cond` holds, checking every 50 ms. `cond` reads the app's own state (the
+    /// plugin registry, a metric, a call with the test's unlimited budgets), so the wait spends
+    /// nothing; its bound (5 minutes) is for a hung app, never for a slow machine.
     pub async fn eventually<F, Fut>(&self, what: &str, mut cond: F)
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        for _ in 0..200 {
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_secs(300) {
             if cond().await {
                 return;
             }
@@ -727,6 +735,14 @@ impl TestApp {
         }
         panic!("timed out waiting until {what}");
     }
+}
+
+/// The `loanhost` binary of this build (`target/<profile>/loanhost`, beside the test binary's
+/// `deps/` folder), when cargo built it.
+pub fn loanhost_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let binary = exe.parent()?.parent()?.join("loanhost");
+    binary.is_file().then_some(binary)
 }
 
 /// The repository's root folder.

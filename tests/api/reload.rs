@@ -84,9 +84,11 @@ impl Load {
         Load { stop, seen, tasks }
     }
 
-    /// Waits (bounded) until every task has seen `what` since the last call of this.
+    /// Waits until every task has seen `what` since the last call of this; bounded at 5
+    /// minutes, for a reload that never lands (a slow machine only makes the wait longer).
     async fn until_all_see(&self, what: &Seen) {
-        for _ in 0..400 {
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_secs(300) {
             if self
                 .seen
                 .iter()

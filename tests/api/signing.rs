@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use loanhost::clock::Clock;
-use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
+use loanhost::plugins::{HostOptions, ManifestBinding, PluginFiles, Plugins, SignaturePolicy};
 use serde_json::json;
 
 use crate::helpers::{
@@ -26,15 +26,19 @@ fn signer() -> Signer {
 
 impl Signer {
     fn sign(&self, bytes: &[u8]) -> String {
-        minisign::sign(
-            None,
-            &self.secret,
-            Cursor::new(bytes),
-            Some("loanhost test"),
-            None,
-        )
-        .unwrap()
-        .to_string()
+        self.sign_with(bytes, "loanhost test")
+    }
+
+    /// A manifest's signature, naming the component it is deployed with (as `loanhost plugin
+    /// sign` writes it).
+    fn sign_manifest(&self, manifest: &[u8], wasm: &[u8]) -> String {
+        self.sign_with(manifest, &ManifestBinding::of(wasm, None).comment())
+    }
+
+    fn sign_with(&self, bytes: &[u8], comment: &str) -> String {
+        minisign::sign(None, &self.secret, Cursor::new(bytes), Some(comment), None)
+            .unwrap()
+            .to_string()
     }
 }
 
@@ -69,7 +73,7 @@ fn deploy(dir: &std::path::Path, wasm: &[u8], sig: Option<&str>, manifest_signer
     );
     put(
         "get_loan_reporting_metadata.toml.minisig",
-        manifest_signer.map(|k| k.sign(manifest.as_bytes())),
+        manifest_signer.map(|k| k.sign_manifest(manifest.as_bytes(), wasm)),
     );
 }
 
@@ -104,8 +108,27 @@ async fn required_signatures_accept_signed_and_refuse_unsigned_or_tampered() {
 
     // Signed by an untrusted key.
     deploy(dir.path(), &wasm, Some(&other.sign(&wasm)), Some(&other));
-    let e = check(dir.path(), required).await.unwrap_err();
+    let e = check(dir.path(), required.clone()).await.unwrap_err();
     assert!(e.ends_with(BAD_WASM_SIGNATURE), "{e}");
+
+    // Another build, itself validly signed, beside the signed manifest of this one.
+    deploy(dir.path(), &wasm, Some(&key.sign(&wasm)), Some(&key));
+    let other_build = fixture_wasm("misbehave");
+    std::fs::write(
+        dir.path().join("get_loan_reporting_metadata.wasm"),
+        &other_build,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("get_loan_reporting_metadata.wasm.minisig"),
+        key.sign(&other_build),
+    )
+    .unwrap();
+    let e = check(dir.path(), required).await.unwrap_err();
+    assert!(
+        e.contains("get_loan_reporting_metadata.toml: its signature names component sha256:"),
+        "{e}"
+    );
 
     // Not required: unsigned loads, but a bad signature is still refused.
     let optional = SignaturePolicy::new(false, std::slice::from_ref(&key.public)).unwrap();
@@ -399,8 +422,11 @@ async fn the_server_in_required_mode_lists_only_signed_plugins() {
     ));
     options.files.push((
         "get_loan_reporting_metadata.toml.minisig".into(),
-        key.sign(tool_manifest("get_loan_reporting_metadata").as_bytes())
-            .into_bytes(),
+        key.sign_manifest(
+            tool_manifest("get_loan_reporting_metadata").as_bytes(),
+            &wasm,
+        )
+        .into_bytes(),
     ));
     options
         .env

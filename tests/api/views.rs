@@ -7,7 +7,7 @@
 use std::io::Cursor;
 
 use loanhost::clock::Clock;
-use loanhost::plugins::{PluginFiles, Plugins, SignaturePolicy};
+use loanhost::plugins::{ManifestBinding, PluginFiles, Plugins, SignaturePolicy};
 use serde_json::{json, Value};
 
 use crate::helpers::{
@@ -307,7 +307,11 @@ impl Signer {
     }
 
     fn sign(&self, bytes: &[u8]) -> String {
-        minisign::sign(None, &self.secret, Cursor::new(bytes), None, None)
+        self.sign_with(bytes, None)
+    }
+
+    fn sign_with(&self, bytes: &[u8], comment: Option<&str>) -> String {
+        minisign::sign(None, &self.secret, Cursor::new(bytes), comment, None)
             .unwrap()
             .to_string()
     }
@@ -342,7 +346,13 @@ fn deploy_report_loans(
         if let Some(bytes) = bytes {
             std::fs::write(&path, bytes).unwrap();
             if let Some(s) = signer {
-                std::fs::write(&sig, s.sign(bytes)).unwrap();
+                // A manifest's signature names the component and the view it is deployed with.
+                let signed = if name.ends_with(".toml") {
+                    s.sign_with(bytes, Some(&ManifestBinding::of(&wasm, view).comment()))
+                } else {
+                    s.sign(bytes)
+                };
+                std::fs::write(&sig, signed).unwrap();
             }
         }
     }
@@ -386,6 +396,22 @@ async fn a_view_is_covered_by_the_plugins_signature() {
     let e = load(dir.path(), key.required()).await.unwrap_err();
     assert!(
         e.ends_with("report_loans.html: report_loans.html.minisig: the signature does not verify against any trusted key (tampered plugin or untrusted signer)"),
+        "{e}"
+    );
+
+    // Another view, itself validly signed by the same key, put beside the signed manifest: the
+    // manifest's signature names the view it was signed with.
+    deploy_report_loans(dir.path(), Some(&view), &manifest, (Some(&key), Some(&key)));
+    std::fs::write(dir.path().join("report_loans.html"), &changed).unwrap();
+    std::fs::write(
+        dir.path().join("report_loans.html.minisig"),
+        key.sign(&changed),
+    )
+    .unwrap();
+    let e = load(dir.path(), key.required()).await.unwrap_err();
+    assert!(
+        e.contains("report_loans.toml: its signature names view sha256:")
+            && e.contains("but the view beside it is sha256:"),
         "{e}"
     );
 
@@ -481,15 +507,10 @@ async fn a_changed_view_is_hot_reloaded_with_its_plugin() {
 
     // Assert: the server's own reloader serves the new view (bounded wait).
     assert!(!served(before));
-    let mut seen = false;
-    for _ in 0..200 {
-        if served(app.rpc("agent-token", "resources/read", read.clone()).await) {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert!(seen, "the changed view was not served within 10 s");
+    app.eventually("the changed view is served", || async {
+        served(app.rpc("agent-token", "resources/read", read.clone()).await)
+    })
+    .await;
 }
 
 /// A number as the views print it: `en-US` grouping, at most two decimals.

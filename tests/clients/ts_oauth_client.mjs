@@ -57,15 +57,27 @@ class Provider {
   }
 }
 
-/** The browser: from the authorization URL to the client's callback, one redirect at a time. */
+/** The browser: from the authorization URL to the client's callback, one redirect at a time,
+ * keeping the cookies each origin sets (the facade's callback binds a sign-in to one). */
 async function browse(start) {
   const hops = [];
+  const jar = new Map();
   let url = start.toString();
   for (let i = 0; i < 5 && !url.startsWith(REDIRECT); i++) {
     const next = new URL(url);
     // The embedded dev IdP signs in whoever login_hint names; other IdPs ignore it.
     if (i === 1) next.searchParams.set("login_hint", email);
-    const reply = await fetch(next, { redirect: "manual" });
+    const cookies = jar.get(next.origin);
+    const reply = await fetch(next, {
+      redirect: "manual",
+      headers: cookies ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join("; ") } : {},
+    });
+    for (const set of reply.headers.getSetCookie()) {
+      const [pair] = set.split(";");
+      const at = pair.indexOf("=");
+      if (!jar.has(next.origin)) jar.set(next.origin, new Map());
+      jar.get(next.origin).set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+    }
     if (reply.status !== 302 && reply.status !== 303) {
       throw new Error(`${next.origin}${next.pathname} answered ${reply.status}: ${await reply.text()}`);
     }

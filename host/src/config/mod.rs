@@ -60,6 +60,9 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_PLUGIN_MEMORY_MIB", Some("256")),
     ("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", Some("200")),
     ("LOANHOST_HEAVY_QUERIES", Some("auto")),
+    ("LOANHOST_COMPILER", Some("")),
+    ("LOANHOST_COMPILE_TIMEOUT_SECS", Some("300")),
+    ("LOANHOST_COMPILE_MEMORY_MIB", Some("4096")),
 ];
 
 impl Default for Config {
@@ -271,6 +274,16 @@ impl Config {
             } else {
                 number("LOANHOST_HEAVY_QUERIES", 64)? as u32
             },
+            compile_timeout: std::time::Duration::from_secs(number(
+                "LOANHOST_COMPILE_TIMEOUT_SECS",
+                3600,
+            )?),
+            compile_memory_mib: number("LOANHOST_COMPILE_MEMORY_MIB", 65_536)?,
+        };
+        let compiler = match required("LOANHOST_COMPILER").trim() {
+            "" => CompilerSetting::ThisExecutable,
+            "in-process" => CompilerSetting::InProcess,
+            path => CompilerSetting::Program(PathBuf::from(path)),
         };
         let cache_dir = PathBuf::from(required("LOANHOST_CACHE_DIR"));
         let cache_key_file = match get("LOANHOST_CACHE_KEY_FILE") {
@@ -294,9 +307,18 @@ impl Config {
             "LOANHOST_AUTHORIZE_CALLBACK",
             &required("LOANHOST_AUTHORIZE_CALLBACK"),
         )? {
-            let redirect_uris = list(&required("LOANHOST_AUTHORIZE_REDIRECT_URIS"));
-            for uri in &redirect_uris {
-                redirect_uri("LOANHOST_AUTHORIZE_REDIRECT_URIS", uri)?;
+            let mut redirect_uris = Vec::new();
+            for entry in list(&required("LOANHOST_AUTHORIZE_REDIRECT_URIS")) {
+                let allowed = AllowedRedirect::parse(&entry);
+                redirect_uri("LOANHOST_AUTHORIZE_REDIRECT_URIS", &allowed.uri)?;
+                let url = url::Url::parse(&allowed.uri).expect("checked above");
+                if !url.username().is_empty() || url.password().is_some() {
+                    return Err(err(
+                        "LOANHOST_AUTHORIZE_REDIRECT_URIS",
+                        format!("`{entry}` carries user information"),
+                    ));
+                }
+                redirect_uris.push(allowed);
             }
             Some(AuthorizeCallback {
                 redirect_uris,
@@ -309,6 +331,7 @@ impl Config {
             None
         };
         Ok(Config {
+            compiler,
             listen,
             base_url,
             database_url,

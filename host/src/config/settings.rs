@@ -43,6 +43,21 @@ pub struct ServerLimits {
     /// Organisation-wide report statements run at once (0, `auto`: half the cores, at least
     /// one); caller-scoped statements never wait for these.
     pub heavy_queries: u32,
+    /// A component's compilation is stopped after this long.
+    pub compile_timeout: std::time::Duration,
+    /// The address space of the process that compiles a component, in MiB.
+    pub compile_memory_mib: u64,
+}
+
+/// Where components are compiled (`LOANHOST_COMPILER`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompilerSetting {
+    /// Empty (the default): a worker process of this executable, when it is `loanhost`.
+    ThisExecutable,
+    /// A worker process of this `loanhost` binary.
+    Program(PathBuf),
+    /// `in-process`: on a thread of the server itself, without the worker's bounds.
+    InProcess,
 }
 
 /// The upstream identity provider's endpoints.
@@ -63,11 +78,39 @@ pub struct IdpConfig {
 /// clients compare with loanhost's issuer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthorizeCallback {
-    /// Client redirect URIs allowed besides loopback ones (exact strings). The IdP sees the
-    /// facade's callback instead of the client's URI, so the facade checks the client's.
-    pub redirect_uris: Vec<String>,
+    /// Client redirect URIs allowed besides loopback ones (exact strings), each for one
+    /// client or for all. The IdP sees the facade's callback instead of the client's URI, so
+    /// the facade checks the client's.
+    pub redirect_uris: Vec<AllowedRedirect>,
     /// The key that seals the pending request in `state` and binds codes to redirect URIs.
     pub key_file: PathBuf,
+}
+
+/// One entry of `LOANHOST_AUTHORIZE_REDIRECT_URIS`: `client_id=uri` (the URI only for that
+/// client), or a bare `uri` (for every client).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedRedirect {
+    /// The client it is allowed for; `None`: every client.
+    pub client_id: Option<String>,
+    /// The redirect URI, exactly.
+    pub uri: String,
+}
+
+impl AllowedRedirect {
+    /// Reads one entry: before the first `=`, a client id when that part holds no `:` (a URI
+    /// always has its scheme's `:` before any `=`).
+    pub fn parse(entry: &str) -> AllowedRedirect {
+        match entry.split_once('=') {
+            Some((client, uri)) if !client.contains(':') && !client.is_empty() => AllowedRedirect {
+                client_id: Some(client.trim().to_string()),
+                uri: uri.trim().to_string(),
+            },
+            _ => AllowedRedirect {
+                client_id: None,
+                uri: entry.to_string(),
+            },
+        }
+    }
 }
 
 /// The second, internal bearer scheme (routed by issuer).
@@ -82,6 +125,8 @@ pub struct InternalScheme {
 /// The validated configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
+    /// Where components are compiled.
+    pub compiler: CompilerSetting,
     /// Bind address.
     pub listen: SocketAddr,
     /// Public origin, `{base_url}`, without a trailing slash.

@@ -131,7 +131,7 @@ fn the_authorize_callback_is_off_by_default_and_its_redirect_uris_are_checked() 
         ("LOANHOST_AUTHORIZE_CALLBACK", "true"),
         (
             "LOANHOST_AUTHORIZE_REDIRECT_URIS",
-            "https://claude.ai/api/mcp/auth_callback, https://app.example/cb",
+            "claude=https://claude.ai/api/mcp/auth_callback, https://app.example/cb?a=b",
         ),
     ])
     .unwrap()
@@ -140,12 +140,23 @@ fn the_authorize_callback_is_off_by_default_and_its_redirect_uris_are_checked() 
     assert_eq!(
         on.redirect_uris,
         [
-            "https://claude.ai/api/mcp/auth_callback",
-            "https://app.example/cb"
+            AllowedRedirect {
+                client_id: Some("claude".into()),
+                uri: "https://claude.ai/api/mcp/auth_callback".into()
+            },
+            AllowedRedirect {
+                client_id: None,
+                uri: "https://app.example/cb?a=b".into()
+            }
         ]
     );
     assert_eq!(on.key_file, std::path::PathBuf::from("data/authorize.key"));
-    for bad in ["app.example/cb", "https://app.example/cb#x", "ftp://x/cb"] {
+    for bad in [
+        "app.example/cb",
+        "https://app.example/cb#x",
+        "ftp://x/cb",
+        "c=https://u:p@app.example/cb",
+    ] {
         let e = with(&[
             ("LOANHOST_AUTHORIZE_CALLBACK", "true"),
             ("LOANHOST_AUTHORIZE_REDIRECT_URIS", bad),

@@ -7,9 +7,12 @@
 //! `LOANHOST_IDP_ISSUER` and redirects the browser on to the client without it.
 //!
 //! Nothing is stored on the server: the client's redirect URI and `state` travel sealed (HMAC)
-//! in the `state` sent to the IdP, and the code handed to the client carries a MAC that binds it
-//! to that redirect URI, which `/token` checks before it puts the facade's callback back in the
-//! request. Hosts that share the key file (`LOANHOST_AUTHORIZE_KEY_FILE`) accept each other's.
+//! in the `state` sent to the IdP, bound to the browser that started the sign-in by a cookie
+//! whose hash the sealed state carries; the code handed to the client is the IdP's code
+//! encrypted (ChaCha20-Poly1305) with that redirect URI as associated data, which `/token`
+//! opens, with the redirect URI the client presents, before it puts the facade's callback back
+//! in the request; a code the facade did not issue is refused there. Hosts that share the key
+//! file (`LOANHOST_AUTHORIZE_KEY_FILE`) accept each other's.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -20,10 +23,12 @@ use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
+use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305, NONCE_LEN};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 use super::AppState;
+pub use crate::config::AllowedRedirect;
 
 /// Where the IdP sends the authorization response, under `{base_url}`.
 pub const CALLBACK_PATH: &str = "/authorize/callback";
@@ -34,8 +39,12 @@ pub fn url(base_url: &str) -> String {
 
 /// How long a sign-in may take between `/authorize` and the callback.
 pub const PENDING_TTL_SECS: u64 = 600;
-/// The prefix of a code bound to its redirect URI by the facade.
-const CODE_PREFIX: &str = "lhc1.";
+/// The prefix of a code the facade issued (the IdP's code, encrypted and bound to the client's
+/// redirect URI).
+const CODE_PREFIX: &str = "lhc2.";
+/// The prefix of the cookie that binds a sign-in to its browser; the rest of its name is the
+/// start of the binding the sealed state carries.
+const COOKIE_PREFIX: &str = "loanhost_signin_";
 
 /// Why a callback's `state` or a bound code was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,9 +55,17 @@ pub enum CallbackError {
     /// Sealed, but the sign-in took longer than [`PENDING_TTL_SECS`].
     #[error("the sign-in took longer than {PENDING_TTL_SECS} s; start it again")]
     Expired,
-    /// A bound code presented with another redirect URI than the one it was sent to.
-    #[error("the code was not sent to this redirect_uri")]
+    /// A code the facade issued presented with another redirect URI than the one it was
+    /// sent to, or altered.
+    #[error("the code was not issued by this server for this redirect_uri")]
     OtherRedirect,
+    /// A code the facade did not issue, while codes go through its callback.
+    #[error("the code was not issued through this server's authorization callback")]
+    Unbound,
+    /// The callback was reached from a browser that did not start the sign-in (or its
+    /// cookie expired).
+    #[error("this sign-in was started in another browser, or took too long; start it again")]
+    OtherBrowser,
 }
 
 /// The client's side of a sign-in under way, sealed into the `state` the IdP sees.
@@ -63,6 +80,55 @@ pub struct Pending {
     /// Expiry, seconds since the epoch.
     #[serde(rename = "e")]
     pub expires: u64,
+    /// The SHA-256 (base64url) of the secret in the cookie of the browser that started the
+    /// sign-in ([`Pending::cookie_name`]).
+    #[serde(rename = "b", default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+}
+
+impl Pending {
+    /// The name of the cookie that holds this sign-in's browser secret.
+    pub fn cookie_name(&self) -> Option<String> {
+        let b = self.browser.as_deref()?;
+        Some(format!("{COOKIE_PREFIX}{}", b.get(..16).unwrap_or(b)))
+    }
+
+    /// Whether `cookies` (the request's `Cookie` header values) hold this sign-in's secret.
+    pub fn same_browser<'a>(&self, cookies: impl Iterator<Item = &'a str>) -> bool {
+        let (Some(name), Some(binding)) = (self.cookie_name(), self.browser.as_deref()) else {
+            return false;
+        };
+        cookies
+            .flat_map(|h| h.split(';'))
+            .filter_map(|c| c.trim().split_once('='))
+            .filter(|(n, _)| *n == name)
+            .any(|(_, secret)| browser_binding(secret).as_bytes() == binding.as_bytes())
+    }
+}
+
+/// A new browser secret: the cookie's value, and the binding the sealed state carries.
+pub fn browser_secret() -> (String, String) {
+    use rand::RngCore as _;
+    let mut secret = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut secret);
+    let secret = URL_SAFE_NO_PAD.encode(secret);
+    let binding = browser_binding(&secret);
+    (secret, binding)
+}
+
+fn browser_binding(secret: &str) -> String {
+    use sha2::Digest as _;
+    URL_SAFE_NO_PAD.encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// The `Set-Cookie` value that hands a browser its sign-in secret: only for the callback's
+/// path, not readable by scripts, sent on the IdP's top-level redirect back (`Lax`), and
+/// `Secure` behind https.
+pub fn set_cookie(name: &str, secret: &str, secure: bool) -> String {
+    format!(
+        "{name}={secret}; Path={CALLBACK_PATH}; Max-Age={PENDING_TTL_SECS}; HttpOnly; SameSite=Lax{}",
+        if secure { "; Secure" } else { "" }
+    )
 }
 
 /// The key that seals pending requests and binds codes.
@@ -132,42 +198,54 @@ impl CallbackKey {
         Ok(pending)
     }
 
-    /// The IdP's `code` as handed to the client: bound to the redirect URI it is sent to.
-    pub fn bind_code(&self, code: &str, redirect_uri: &str) -> String {
-        let tag = self
-            .mac("code", &[redirect_uri.as_bytes(), code.as_bytes()])
-            .finalize()
-            .into_bytes();
-        format!(
-            "{CODE_PREFIX}{}.{}",
-            URL_SAFE_NO_PAD.encode(code),
-            URL_SAFE_NO_PAD.encode(tag)
+    /// The key that encrypts codes: derived from this key for that purpose alone.
+    fn code_key(&self) -> LessSafeKey {
+        let bytes = self.mac("code-aead-key", &[]).finalize().into_bytes();
+        LessSafeKey::new(
+            UnboundKey::new(&CHACHA20_POLY1305, &bytes).expect("a 32-byte ChaCha20 key"),
         )
     }
 
-    /// The IdP's code inside a bound `code`, checked against the `redirect_uri` the client
-    /// presents; `Ok(None)` for a code the facade did not bind (passed on as it is).
-    pub fn unbind_code(
-        &self,
-        code: &str,
-        redirect_uri: &str,
-    ) -> Result<Option<String>, CallbackError> {
-        let Some(rest) = code.strip_prefix(CODE_PREFIX) else {
-            return Ok(None);
-        };
-        let (inner, tag) = rest.split_once('.').ok_or(CallbackError::Forged)?;
-        let inner = URL_SAFE_NO_PAD
-            .decode(inner)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .ok_or(CallbackError::Forged)?;
-        let tag = URL_SAFE_NO_PAD
-            .decode(tag)
+    /// The IdP's `code` as handed to the client: encrypted, with the redirect URI it is sent
+    /// to as associated data, so it opens only with that URI and says nothing of the IdP's
+    /// code to whoever sees it on the way.
+    pub fn bind_code(&self, code: &str, redirect_uri: &str) -> String {
+        use rand::RngCore as _;
+        let mut nonce = [0u8; NONCE_LEN];
+        rand::rngs::OsRng.fill_bytes(&mut nonce);
+        let mut sealed = code.as_bytes().to_vec();
+        self.code_key()
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(redirect_uri.as_bytes()),
+                &mut sealed,
+            )
+            .expect("a code fits ChaCha20-Poly1305");
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&sealed);
+        format!("{CODE_PREFIX}{}", URL_SAFE_NO_PAD.encode(out))
+    }
+
+    /// The IdP's code inside a code the facade issued, opened with the `redirect_uri` the
+    /// client presents; a code it did not issue is refused ([`CallbackError::Unbound`]).
+    pub fn unbind_code(&self, code: &str, redirect_uri: &str) -> Result<String, CallbackError> {
+        let rest = code
+            .strip_prefix(CODE_PREFIX)
+            .ok_or(CallbackError::Unbound)?;
+        let bytes = URL_SAFE_NO_PAD
+            .decode(rest)
             .map_err(|_| CallbackError::Forged)?;
-        self.mac("code", &[redirect_uri.as_bytes(), inner.as_bytes()])
-            .verify_slice(&tag)
+        if bytes.len() < NONCE_LEN {
+            return Err(CallbackError::Forged);
+        }
+        let (nonce, sealed) = bytes.split_at(NONCE_LEN);
+        let mut sealed = sealed.to_vec();
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| CallbackError::Forged)?;
+        let inner = self
+            .code_key()
+            .open_in_place(nonce, Aad::from(redirect_uri.as_bytes()), &mut sealed)
             .map_err(|_| CallbackError::OtherRedirect)?;
-        Ok(Some(inner))
+        String::from_utf8(inner.to_vec()).map_err(|_| CallbackError::Forged)
     }
 }
 
@@ -179,29 +257,70 @@ pub fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether the facade may send a code to `uri`: a loopback `http` URI on any port (RFC 8252
-/// §7.3, how native clients such as the SDKs listen), or one listed exactly in
-/// `LOANHOST_AUTHORIZE_REDIRECT_URIS`. The IdP only sees the facade's callback, so it can no
-/// longer hold the client to its registered URIs; this check stands in for that.
-pub fn redirect_allowed(uri: &str, listed: &[String]) -> bool {
-    if listed.iter().any(|l| l == uri) {
-        return true;
+/// Parameters of an authorization response: a client redirect URI that already carries one
+/// would reach the client with two of it (clients that read the first take the planted one).
+const RESPONSE_PARAMETERS: [&str; 5] = ["code", "state", "error", "error_description", "iss"];
+
+/// Whether the facade may send client `client_id`'s code to `uri`; `Err` says why not. Never
+/// the callback itself, a URI with user information, or one that already carries an
+/// authorization response's parameters; otherwise a URI listed in
+/// `LOANHOST_AUTHORIZE_REDIRECT_URIS` for this client (or for every client), exactly, or a
+/// loopback `http` URI on any port (RFC 8252 §7.3, how native clients such as the SDKs
+/// listen) written as its canonical form (lower-case host, a path). The IdP only sees the
+/// facade's callback, so it can no longer hold the client to its registered URIs; this check
+/// stands in for that.
+pub fn redirect_allowed(
+    uri: &str,
+    client_id: &str,
+    listed: &[AllowedRedirect],
+    callback_url: &str,
+) -> Result<(), String> {
+    let url = url::Url::parse(uri).map_err(|_| "it is not an absolute URL".to_string())?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("it carries user information".into());
     }
-    let Ok(url) = url::Url::parse(uri) else {
-        return false;
-    };
+    if url.fragment().is_some() {
+        return Err("it has a fragment".into());
+    }
+    if let Some((k, _)) = url
+        .query_pairs()
+        .find(|(k, _)| RESPONSE_PARAMETERS.contains(&k.as_ref()))
+    {
+        return Err(format!(
+            "it already carries `{k}`, a parameter of the authorization response"
+        ));
+    }
+    let mut bare = url.clone();
+    bare.set_query(None);
+    if bare.as_str().trim_end_matches('/') == callback_url.trim_end_matches('/') {
+        return Err("it is this server's own authorization callback".into());
+    }
+    if listed
+        .iter()
+        .any(|l| l.uri == uri && l.client_id.as_deref().is_none_or(|c| c == client_id))
+    {
+        return Ok(());
+    }
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Domain(d)) => d == "localhost",
         None => false,
     };
-    url.scheme() == "http" && loopback && url.fragment().is_none() && url.username().is_empty()
+    if url.scheme() == "http" && loopback && url.as_str() == uri {
+        return Ok(());
+    }
+    Err(
+        "use a loopback http:// URI written in its canonical form, or one listed for this \
+         client in LOANHOST_AUTHORIZE_REDIRECT_URIS"
+            .into(),
+    )
 }
 
-/// The `/token` form body with a bound code replaced by the IdP's and the client's redirect
-/// URI by the facade's callback; `Ok(None)` when nothing is to change (another grant, or a
-/// code the facade did not bind), so the body is forwarded verbatim.
+/// The `/token` form body with the code the facade issued replaced by the IdP's and the
+/// client's redirect URI by the facade's callback; `Ok(None)` for another grant (forwarded
+/// verbatim). An authorization code the facade did not issue is refused: through the
+/// callback, every code the IdP issues reaches clients encrypted.
 pub fn rewrite_token_form(
     key: &CallbackKey,
     body: &[u8],
@@ -212,12 +331,8 @@ pub fn rewrite_token_form(
     if one("grant_type") != Some("authorization_code") {
         return Ok(None);
     }
-    let (Some(code), redirect_uri) = (one("code"), one("redirect_uri").unwrap_or("")) else {
-        return Ok(None);
-    };
-    let Some(inner) = key.unbind_code(code, redirect_uri)? else {
-        return Ok(None);
-    };
+    let (code, redirect_uri) = (one("code").unwrap_or(""), one("redirect_uri").unwrap_or(""));
+    let inner = key.unbind_code(code, redirect_uri)?;
     let mut out = url::form_urlencoded::Serializer::new(String::new());
     for (k, v) in &pairs {
         match k.as_str() {
@@ -246,6 +361,7 @@ fn refuse(error: &str, description: &str) -> Response {
 pub async fn authorize_callback(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
+    headers: axum::http::HeaderMap,
 ) -> Response {
     let Some(key) = state.authorize_key.as_deref() else {
         return StatusCode::NOT_FOUND.into_response();
@@ -266,6 +382,16 @@ pub async fn authorize_callback(
             return refuse("invalid_request", &e.to_string());
         }
     };
+    let cookies = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    if !pending.same_browser(cookies) {
+        let e = CallbackError::OtherBrowser;
+        tracing::warn!(reason = %e, "authorization response refused");
+        state.refused("authorize_callback");
+        return refuse("invalid_request", &e.to_string());
+    }
     if let Some(iss) = one("iss") {
         if iss != state.config.idp.issuer {
             tracing::warn!(
@@ -289,11 +415,19 @@ pub async fn authorize_callback(
         if let Some(code) = one("code").filter(|c| !c.is_empty()) {
             query.append_pair("code", &key.bind_code(code, &pending.redirect_uri));
         } else if let Some(error) = one("error") {
+            // RFC 6749 §4.1.2.1's character set, else a generic code; a description cut to
+            // 256 characters of the same set; no `error_uri` (a link of the IdP's choosing,
+            // or a forger's, is not the facade's to hand a client).
+            let printable = |c: char| matches!(c, ' '..='~') && c != '"' && c != '\\';
+            let error = if !error.is_empty() && error.chars().all(printable) {
+                error
+            } else {
+                "server_error"
+            };
             query.append_pair("error", error);
-            for k in ["error_description", "error_uri"] {
-                if let Some(v) = one(k) {
-                    query.append_pair(k, v);
-                }
+            if let Some(v) = one("error_description") {
+                let v: String = v.chars().filter(|c| printable(*c)).take(256).collect();
+                query.append_pair("error_description", &v);
             }
         } else {
             return refuse(
@@ -305,19 +439,30 @@ pub async fn authorize_callback(
             query.append_pair("state", s);
         }
     }
+    // The browser's secret is spent: a second use of this state finds no cookie.
+    let clear = pending
+        .cookie_name()
+        .map(|name| format!("{name}=; Path={CALLBACK_PATH}; Max-Age=0; HttpOnly; SameSite=Lax"))
+        .and_then(|c| HeaderValue::from_str(&c).ok());
     match HeaderValue::from_str(target.as_str()) {
-        Ok(location) => (
-            StatusCode::FOUND,
-            [
-                (header::LOCATION, location),
-                (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-                (
-                    header::REFERRER_POLICY,
-                    HeaderValue::from_static("no-referrer"),
-                ),
-            ],
-        )
-            .into_response(),
+        Ok(location) => {
+            let mut resp = (
+                StatusCode::FOUND,
+                [
+                    (header::LOCATION, location),
+                    (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+                    (
+                        header::REFERRER_POLICY,
+                        HeaderValue::from_static("no-referrer"),
+                    ),
+                ],
+            )
+                .into_response();
+            if let Some(clear) = clear {
+                resp.headers_mut().append(header::SET_COOKIE, clear);
+            }
+            resp
+        }
         Err(_) => refuse(
             "invalid_request",
             "the redirect URI cannot be redirected to",
@@ -338,13 +483,15 @@ mod tests {
             redirect_uri: "http://127.0.0.1:9/cb".into(),
             state: Some("client-state".into()),
             expires,
+            browser: Some(browser_secret().1),
         }
     }
 
     #[test]
     fn a_sealed_state_opens_until_it_expires() {
-        let sealed = key().seal(&pending(1000));
-        assert_eq!(key().open(&sealed, 1000), Ok(pending(1000)));
+        let p = pending(1000);
+        let sealed = key().seal(&p);
+        assert_eq!(key().open(&sealed, 1000), Ok(p));
         assert_eq!(key().open(&sealed, 1001), Err(CallbackError::Expired));
     }
 
@@ -367,51 +514,114 @@ mod tests {
     }
 
     #[test]
-    fn a_bound_code_opens_only_with_its_redirect_uri() {
+    fn a_state_opens_only_in_the_browser_that_holds_its_cookie() {
+        let (secret, binding) = browser_secret();
+        let p = Pending {
+            browser: Some(binding.clone()),
+            ..pending(1000)
+        };
+        let name = p.cookie_name().unwrap();
+        assert!(name.starts_with("loanhost_signin_") && binding.starts_with(&name[16..]));
+        let cookie = format!("other=1; {name}={secret}");
+        assert!(p.same_browser([cookie.as_str()].into_iter()));
+        let (another, _) = browser_secret();
+        let wrong = format!("{name}={another}");
+        assert!(!p.same_browser([wrong.as_str()].into_iter()));
+        assert!(!p.same_browser(std::iter::empty()));
+        let set = set_cookie(&name, &secret, true);
+        assert!(
+            set.contains("Path=/authorize/callback; Max-Age=600; HttpOnly; SameSite=Lax; Secure")
+        );
+    }
+
+    #[test]
+    fn a_code_is_the_idps_code_encrypted_and_opens_only_with_its_redirect_uri() {
         let bound = key().bind_code("idp-code", "http://127.0.0.1:9/cb");
-        assert!(bound.starts_with("lhc1."));
+        assert!(bound.starts_with("lhc2."));
+        assert!(
+            !bound.contains(&URL_SAFE_NO_PAD.encode("idp-code")),
+            "the IdP's code is not readable in it"
+        );
+        assert_ne!(bound, key().bind_code("idp-code", "http://127.0.0.1:9/cb"));
         assert_eq!(
             key().unbind_code(&bound, "http://127.0.0.1:9/cb"),
-            Ok(Some("idp-code".into()))
+            Ok("idp-code".into())
         );
         assert_eq!(
             key().unbind_code(&bound, "http://127.0.0.1:10/cb"),
             Err(CallbackError::OtherRedirect)
         );
-        assert_eq!(key().unbind_code("plain-code", "x"), Ok(None));
         assert_eq!(
-            key().unbind_code("lhc1.bm9wZQ", "x"),
+            CallbackKey::from_bytes(&[8u8; 32]).unbind_code(&bound, "http://127.0.0.1:9/cb"),
+            Err(CallbackError::OtherRedirect)
+        );
+        assert_eq!(
+            key().unbind_code("plain-code", "x"),
+            Err(CallbackError::Unbound)
+        );
+        assert_eq!(
+            key().unbind_code("lhc2.bm9wZQ", "x"),
             Err(CallbackError::Forged)
         );
     }
 
     #[test]
-    fn loopback_http_redirects_are_allowed_on_any_port_others_only_when_listed() {
-        let listed = vec!["https://claude.ai/api/mcp/auth_callback".to_string()];
-        for ok in [
-            "http://127.0.0.1:33418/callback",
-            "http://localhost:9/cb",
-            "http://[::1]:8000/",
-            "https://claude.ai/api/mcp/auth_callback",
+    fn loopback_http_redirects_are_allowed_on_any_port_others_only_when_listed_for_the_client() {
+        let listed = vec![
+            AllowedRedirect::parse("claude=https://claude.ai/api/mcp/auth_callback"),
+            AllowedRedirect::parse("https://any.example/cb?a=b"),
+        ];
+        let cb = "https://lh.example/authorize/callback";
+        for (ok, client) in [
+            ("http://127.0.0.1:33418/callback", "x"),
+            ("http://localhost:9/cb", "x"),
+            ("http://[::1]:8000/", "x"),
+            ("https://claude.ai/api/mcp/auth_callback", "claude"),
+            ("https://any.example/cb?a=b", "x"),
         ] {
-            assert!(redirect_allowed(ok, &listed), "{ok}");
+            assert_eq!(redirect_allowed(ok, client, &listed, cb), Ok(()), "{ok}");
         }
-        for no in [
-            "https://evil.example/cb",
-            "https://claude.ai/api/mcp/auth_callback/x",
-            "https://127.0.0.1/cb",
-            "http://127.0.0.1.evil.example/cb",
-            "http://user@127.0.0.1/cb",
-            "http://127.0.0.1/cb#frag",
-            "javascript:alert(1)",
-            "not a url",
+        for (no, client, why) in [
+            (
+                "https://claude.ai/api/mcp/auth_callback",
+                "other",
+                "listed for this client",
+            ),
+            ("https://evil.example/cb", "x", "listed"),
+            (
+                "https://claude.ai/api/mcp/auth_callback/x",
+                "claude",
+                "listed",
+            ),
+            ("https://127.0.0.1/cb", "x", "listed"),
+            ("http://127.0.0.1.evil.example/cb", "x", "listed"),
+            ("http://user@127.0.0.1/cb", "x", "user information"),
+            ("http://:secret@127.0.0.1:9/cb", "x", "user information"),
+            ("http://LocalHost:9/cb", "x", "canonical"),
+            ("http://127.0.0.1:9", "x", "canonical"),
+            ("http://127.0.0.1/cb#frag", "x", "fragment"),
+            ("http://127.0.0.1:9/cb?code=planted&state=s", "x", "`code`"),
+            ("http://127.0.0.1:9/cb?iss=x", "x", "`iss`"),
+            (
+                "https://lh.example/authorize/callback",
+                "x",
+                "own authorization callback",
+            ),
+            (
+                "https://lh.example/authorize/callback?x=1",
+                "x",
+                "own authorization callback",
+            ),
+            ("javascript:alert(1)", "x", "listed"),
+            ("not a url", "x", "not an absolute URL"),
         ] {
-            assert!(!redirect_allowed(no, &listed), "{no}");
+            let e = redirect_allowed(no, client, &listed, cb).unwrap_err();
+            assert!(e.contains(why), "{no}: {e}");
         }
     }
 
     #[test]
-    fn the_token_form_gets_the_idps_code_and_the_callback_only_for_a_bound_code() {
+    fn the_token_form_gets_the_idps_code_and_the_callback_and_refuses_other_codes() {
         let k = key();
         let bound = k.bind_code("idp-code", "http://127.0.0.1:9/cb");
         let body = url::form_urlencoded::Serializer::new(String::new())
@@ -436,6 +646,14 @@ mod tests {
         let refresh = b"grant_type=refresh_token&refresh_token=r";
         assert_eq!(rewrite_token_form(&k, refresh, "cb"), Ok(None));
         let unbound = b"grant_type=authorization_code&code=plain&redirect_uri=x";
-        assert_eq!(rewrite_token_form(&k, unbound, "cb"), Ok(None));
+        assert_eq!(
+            rewrite_token_form(&k, unbound, "cb"),
+            Err(CallbackError::Unbound)
+        );
+        let none = b"grant_type=authorization_code&redirect_uri=x";
+        assert_eq!(
+            rewrite_token_form(&k, none, "cb"),
+            Err(CallbackError::Unbound)
+        );
     }
 }

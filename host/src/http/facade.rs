@@ -64,12 +64,18 @@ pub(super) fn oauth_error(status: StatusCode, error: &str, description: &str) ->
 /// none of them), and answers `302` to the IdP.
 pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
     let query = query.as_deref().unwrap_or("");
+    // Through the callback, the browser gets a secret whose hash is sealed into the state.
+    let secret = state
+        .authorize_key
+        .as_ref()
+        .map(|_| super::callback::browser_secret());
     let through = match (&state.authorize_key, &state.config.authorize_callback) {
         (Some(key), Some(settings)) => Some(Callback {
             key,
             url: super::callback::url(&state.config.base_url),
             listed: &settings.redirect_uris,
             expires: super::callback::now_secs() + super::callback::PENDING_TTL_SECS,
+            browser: secret.as_ref().map(|(_, binding)| binding.clone()),
         }),
         _ => None,
     };
@@ -78,8 +84,28 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
             let upstream = &state.config.idp.authorize_url;
             let sep = if upstream.contains('?') { '&' } else { '?' };
             let location = format!("{upstream}{sep}{query}");
+            let cookie = through
+                .as_ref()
+                .zip(secret.as_ref())
+                .and_then(|(t, (value, _))| {
+                    let pending = super::callback::Pending {
+                        redirect_uri: String::new(),
+                        state: None,
+                        expires: t.expires,
+                        browser: t.browser.clone(),
+                    };
+                    let secure = state.config.base_url.starts_with("https://");
+                    let name = pending.cookie_name()?;
+                    HeaderValue::from_str(&super::callback::set_cookie(&name, value, secure)).ok()
+                });
             match HeaderValue::from_str(&location) {
-                Ok(v) => (StatusCode::FOUND, [(header::LOCATION, v)]).into_response(),
+                Ok(v) => {
+                    let mut resp = (StatusCode::FOUND, [(header::LOCATION, v)]).into_response();
+                    if let Some(cookie) = cookie {
+                        resp.headers_mut().insert(header::SET_COOKIE, cookie);
+                    }
+                    resp
+                }
                 Err(_) => oauth_error(
                     StatusCode::BAD_REQUEST,
                     "invalid_request",
@@ -99,9 +125,11 @@ pub struct Callback<'a> {
     /// `{base_url}/authorize/callback`.
     pub url: String,
     /// `LOANHOST_AUTHORIZE_REDIRECT_URIS`.
-    pub listed: &'a [String],
+    pub listed: &'a [super::callback::AllowedRedirect],
     /// When the sign-in expires (seconds since the epoch).
     pub expires: u64,
+    /// The hash of the secret the browser's cookie holds (sealed into the state).
+    pub browser: Option<String>,
 }
 
 /// The parameters `/authorize` passes to the IdP unchanged (the spec's list).
@@ -185,13 +213,13 @@ pub fn rewrite_authorize_through(
         if redirect.is_empty() {
             return Err(("invalid_request", "redirect_uri is required".into()));
         }
-        if !super::callback::redirect_allowed(redirect, through.listed) {
+        let client = one("client_id").unwrap_or("");
+        if let Err(why) =
+            super::callback::redirect_allowed(redirect, client, through.listed, &through.url)
+        {
             return Err((
                 "invalid_request",
-                format!(
-                    "redirect_uri `{redirect}` is not allowed: use a loopback http:// URI or \
-                     one listed in LOANHOST_AUTHORIZE_REDIRECT_URIS"
-                ),
+                format!("redirect_uri `{redirect}` is not allowed: {why}"),
             ));
         }
     }
@@ -228,6 +256,7 @@ pub fn rewrite_authorize_through(
             redirect_uri: one("redirect_uri").unwrap_or("").to_string(),
             state: one("state").map(str::to_string),
             expires: through.expires,
+            browser: through.browser.clone(),
         };
         out.append_pair("state", &through.key.seal(&pending));
     }
@@ -274,6 +303,15 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
     // it, with the redirect URI the IdP saw (the callback); anything else goes verbatim.
     let is_form = super::media_type(&content_type) == "application/x-www-form-urlencoded";
     let body = match (&state.authorize_key, is_form) {
+        // A body the facade cannot read could carry a code it did not issue past its check.
+        (Some(_), false) => {
+            state.refused("authorize_callback");
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "token requests are application/x-www-form-urlencoded (RFC 6749 §4.1.3)",
+            );
+        }
         (Some(key), true) => {
             let callback = super::callback::url(&state.config.base_url);
             match super::callback::rewrite_token_form(key, &body, &callback) {
@@ -407,12 +445,15 @@ mod tests {
     fn through_the_callback_the_idp_sees_the_callback_and_a_sealed_state() {
         use super::super::callback::{CallbackKey, Pending};
         let key = CallbackKey::from_bytes(&[3u8; 32]);
-        let listed = vec!["https://app.example/cb".to_string()];
+        let listed = vec![crate::config::AllowedRedirect::parse(
+            "c=https://app.example/cb",
+        )];
         let through = super::Callback {
             key: &key,
             url: "https://lh.example/authorize/callback".into(),
             listed: &listed,
             expires: 5000,
+            browser: Some("binding".into()),
         };
         let q = "response_type=code&client_id=c&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s1&code_challenge=abc&code_challenge_method=S256";
         let out = super::rewrite_authorize_through(q, AUD, Some(&through)).unwrap();
@@ -429,7 +470,8 @@ mod tests {
             Pending {
                 redirect_uri: "https://app.example/cb".into(),
                 state: Some("s1".into()),
-                expires: 5000
+                expires: 5000,
+                browser: Some("binding".into()),
             }
         );
         assert_eq!(pairs["client_id"], "c");

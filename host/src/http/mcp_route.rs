@@ -5,6 +5,7 @@
 //! nothing of HTTP handlers.
 
 use std::future::Future as _;
+use std::io::Write as _;
 use std::task::Poll;
 
 use axum::extract::{Request, State};
@@ -16,6 +17,7 @@ use tracing::Instrument as _;
 use super::body::BodyError;
 use super::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
 use crate::auth::{AuthError, Identity, TokenKey};
+use crate::mcp::body::Chunks;
 use crate::mcp::modern::{self, MODERN_VERSION};
 use crate::mcp::observe::Operation;
 use crate::mcp::protocol::{
@@ -176,34 +178,77 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
                     ),
                 );
             }
-            let mut replies = Vec::new();
+            let mut body = Chunks::default();
+            let mut answered = 0usize;
+            let mut retry = None;
             for m in batch {
-                if let Some(r) = handle_one(&state, &identity, m, version).await {
-                    replies.push(r);
+                // A notification gets no reply; a request after the cap is not run.
+                let id = m.get("id").cloned().filter(|_| m.get("method").is_some());
+                let reply = if body.len() >= MAX_BATCH_REPLY_BYTES {
+                    id.map(|id| Outgoing::Error(failure(id, &over_batch_cap())))
+                } else {
+                    handle_one(&state, &identity, m, version).await
+                };
+                let Some(mut reply) = reply else { continue };
+                let before = body.len();
+                let _ = body.write_all(if answered == 0 { b"[" } else { b"," });
+                reply.write_to(&mut body);
+                if body.len() > MAX_BATCH_REPLY_BYTES + 1 {
+                    // Its result does not fit: the entry is answered with the cap instead.
+                    let id = match &reply {
+                        Outgoing::Result { id, .. } => id.clone(),
+                        Outgoing::Error(e) => e["id"].clone(),
+                    };
+                    body.truncate(before);
+                    let _ = body.write_all(if answered == 0 { b"[" } else { b"," });
+                    reply = Outgoing::Error(failure(id, &over_batch_cap()));
+                    reply.write_to(&mut body);
+                }
+                answered += 1;
+                if reply.is_error_code(RATE_LIMITED) {
+                    let r = reply.error().and_then(retry_after_of);
+                    retry = retry.max(r);
                 }
             }
-            if let Some(retry) = replies
-                .iter()
-                .filter(|r| r.is_error_code(RATE_LIMITED))
-                .filter_map(|r| r.error().and_then(retry_after_of))
-                .max()
-            {
+            if let Some(retry) = retry {
                 hold(retry);
             }
-            if replies.is_empty() {
+            if answered == 0 {
                 StatusCode::ACCEPTED.into_response()
             } else {
-                json(StatusCode::OK, &replies)
+                let _ = body.write_all(b"]");
+                json_chunks(StatusCode::OK, body)
             }
         }
         single => match handle_one(&state, &identity, single, version).await {
             Some(Outgoing::Error(reply)) if reply["error"]["code"] == RATE_LIMITED => {
                 throttled(reply, &hold)
             }
-            Some(reply) => json(StatusCode::OK, &reply),
+            Some(reply) => {
+                let mut body = Chunks::default();
+                reply.write_to(&mut body);
+                json_chunks(StatusCode::OK, body)
+            }
             None => StatusCode::ACCEPTED.into_response(),
         },
     }
+}
+
+/// The most bytes a batch's reply may hold: twice the largest tool result (4 MiB). Entries
+/// that do not fit are answered `-32050` without running; each entry is also charged to its
+/// caller's budgets, which a batch of large replies spends first.
+pub const MAX_BATCH_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The error of a batch entry that does not fit in [`MAX_BATCH_REPLY_BYTES`].
+fn over_batch_cap() -> RpcError {
+    RpcError::retry_later(
+        RATE_LIMITED,
+        format!(
+            "this batch's reply reached its cap of {MAX_BATCH_REPLY_BYTES} bytes; the request \
+             was not answered in it: send it again on its own"
+        ),
+        1,
+    )
 }
 
 /// One 2026-07-28 request: a single JSON-RPC request whose envelope and headers are checked
@@ -270,7 +315,11 @@ async fn modern_post(
     };
     operation.finish(&reply, state.plugins.metrics());
     match reply {
-        Ok(result) => json(StatusCode::OK, &Outgoing::Result { id, result }),
+        Ok(result) => {
+            let mut body = Chunks::default();
+            Outgoing::Result { id, result }.write_to(&mut body);
+            json_chunks(StatusCode::OK, body)
+        }
         Err(e) if e.code == RATE_LIMITED => throttled(failure(id, &e), hold),
         Err(e) => json(status_of(e.code), &failure(id, &e)),
     }
@@ -406,6 +455,34 @@ fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
             HeaderValue::from_static("application/json"),
         )],
         bytes,
+    )
+        .into_response()
+}
+
+/// A JSON response whose body is `body`'s pieces, shared ones referenced, not copied.
+fn json_chunks(status: StatusCode, body: Chunks) -> Response {
+    let length = body.len();
+    let pieces = body.into_pieces();
+    let body = if pieces.len() == 1 {
+        axum::body::Body::from(pieces.into_iter().next().unwrap_or_default())
+    } else {
+        let frames = futures_util::stream::iter(
+            pieces
+                .into_iter()
+                .map(|b| Ok::<_, std::convert::Infallible>(http_body::Frame::data(b))),
+        );
+        axum::body::Body::new(http_body_util::StreamBody::new(frames))
+    };
+    (
+        status,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (header::CONTENT_LENGTH, HeaderValue::from(length)),
+        ],
+        body,
     )
         .into_response()
 }

@@ -55,7 +55,10 @@ impl Dispatcher {
         method: &str,
         params: Option<Value>,
     ) -> Result<Reply, RpcError> {
-        match method {
+        if method == "tools/call" {
+            return self.call_tool(caller, id, params).await;
+        }
+        self.charged(caller, method, || match method {
             "initialize" => initialize(params).map(Reply::from),
             "ping" => Ok(json!({}).into()),
             "tools/list" => {
@@ -65,7 +68,6 @@ impl Dispatcher {
                 // key is ignored by clients without the extension).
                 Ok(self.list_tools(caller, true).into())
             }
-            "tools/call" => self.call_tool(caller, id, params).await,
             "resources/list" => {
                 object_params(params)?;
                 Ok(resources::list(self.plugins.registry(), caller).into())
@@ -74,14 +76,12 @@ impl Dispatcher {
                 object_params(params)?;
                 Ok(resources::templates().into())
             }
-            "resources/read" => {
-                resources::read(self.plugins.registry(), caller, params).map(Reply::from)
-            }
+            "resources/read" => resources::read(self.plugins.registry(), caller, params),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("Method not found: {other}"),
             )),
-        }
+        })
     }
 
     /// Handles one 2026-07-28 request (its envelope already validated): no `initialize`,
@@ -93,7 +93,10 @@ impl Dispatcher {
         method: &str,
         params: Option<Value>,
     ) -> Result<Reply, RpcError> {
-        match method {
+        if method == "tools/call" {
+            return self.call_tool(caller, id, params).await;
+        }
+        self.charged(caller, method, || match method {
             "server/discover" => Ok(json!({
                 "supportedVersions": modern::all_versions(),
                 "capabilities": resources::capabilities(),
@@ -106,12 +109,9 @@ impl Dispatcher {
                 let views = resources::client_renders_views(params.as_ref());
                 Ok(self.list_tools(caller, views).into())
             }
-            "tools/call" => self.call_tool(caller, id, params).await,
             "resources/list" => Ok(resources::list(self.plugins.registry(), caller).into()),
             "resources/templates/list" => Ok(resources::templates().into()),
-            "resources/read" => {
-                resources::read(self.plugins.registry(), caller, params).map(Reply::from)
-            }
+            "resources/read" => resources::read(self.plugins.registry(), caller, params),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
@@ -119,7 +119,27 @@ impl Dispatcher {
                     modern::MODERN_VERSION
                 ),
             )),
-        }
+        })
+    }
+
+    /// The one place where a request that runs no plugin is charged to its caller, as a tool
+    /// call is by the plugin host: one call of the calls-per-minute budget before it is
+    /// answered (refused `-32050` once a budget is spent), and its reply's bytes to the
+    /// results budget, shared bytes (a view) included. So a view read costs what a tool result
+    /// of its size costs, and a batch of them runs out of budget as calls do.
+    fn charged(
+        &self,
+        caller: &Identity,
+        method: &str,
+        answer: impl FnOnce() -> Result<Reply, RpcError>,
+    ) -> Result<Reply, RpcError> {
+        let mut ticket = self.plugins.admit_request(caller).map_err(|(refusal, retry)| {
+            tracing::info!(method = ?audit::bounded(method), user_id = %caller.user_id, %refusal, "request refused by the caller's budget");
+            throttled_error(&refusal, retry)
+        })?;
+        let reply = answer()?;
+        ticket.charge_result(reply.encoded_len() as u64);
+        Ok(reply)
     }
 
     /// Every tool; with `views`, a tool whose view the caller may see names it in `_meta`.
@@ -161,8 +181,8 @@ impl Dispatcher {
         let (name, arguments) = match call_params(params) {
             Ok(p) => p,
             Err((name, e)) => {
-                let (e, outcome) = match self.plugins.charge_refused_call(caller) {
-                    Ok(()) => (e, "invalid_request"),
+                let (e, outcome) = match self.plugins.admit_request(caller) {
+                    Ok(_ticket) => (e, "invalid_request"),
                     Err((refusal, retry)) => (throttled_error(&refusal, retry), "rate_limited"),
                 };
                 self.audit(
@@ -221,6 +241,7 @@ impl Dispatcher {
                     ("isError", Value::Bool(false)),
                 ]),
                 structured: Some(output.into_raw()),
+                ..Reply::default()
             }),
             Err(CallError::UnknownTool(n)) => Err(RpcError::new(
                 INVALID_PARAMS,

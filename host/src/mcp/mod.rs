@@ -3,6 +3,7 @@
 //! The HTTP route that carries it, `POST /mcp`, is `http::mcp_route`: this layer
 //! imports nothing from `http`.
 
+pub mod body;
 pub mod dispatch;
 pub mod modern;
 pub mod observe;

@@ -193,7 +193,11 @@ pub fn server_info() -> Value {
 /// Shapes a modern result: `resultType` and the server's identity in `_meta`; list and
 /// discovery results also carry their caching hints.
 pub fn decorate(method: &str, reply: Reply) -> Reply {
-    let Reply { value, structured } = reply;
+    let Reply {
+        value,
+        structured,
+        shared,
+    } = reply;
     let mut result = match value {
         Value::Object(m) => m,
         other => {
@@ -223,6 +227,7 @@ pub fn decorate(method: &str, reply: Reply) -> Reply {
     Reply {
         value: Value::Object(result),
         structured,
+        shared,
     }
 }
 

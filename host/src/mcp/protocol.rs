@@ -1,8 +1,13 @@
 //! JSON-RPC 2.0 framing for MCP: classifying incoming messages and shaping responses and
 //! errors. No HTTP here.
 
+use std::io::Write as _;
+
+use bytes::Bytes;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
+
+use super::body::Chunks;
 use serde_json::{json, Map, Value};
 
 /// The handshake-era protocol versions this server speaks, newest first (the modern
@@ -142,32 +147,93 @@ fn valid_id(id: &Value) -> bool {
 /// the plugin's own JSON text as `structuredContent`, copied into the response as it is
 /// (checked to be one JSON object when it came out of the plugin, never parsed into a tree
 /// and written out again).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Reply {
-    /// The result; when `structured` is set, an object whose members precede it.
+    /// The result; when `structured` or `shared` is set, an object whose members precede
+    /// them.
     pub value: Value,
     /// `structuredContent`, written after `value`'s members.
     pub structured: Option<Box<RawValue>>,
+    /// Members whose JSON text is shared with every other response that serves it (a view's
+    /// contents), written last and never copied into the response (see [`Reply::write_to`]).
+    /// Each is valid JSON text.
+    pub shared: Vec<(&'static str, Bytes)>,
 }
 
 impl From<Value> for Reply {
     fn from(value: Value) -> Self {
         Reply {
             value,
-            structured: None,
+            ..Reply::default()
         }
+    }
+}
+
+impl Reply {
+    /// Writes the result into a response body: owned members are serialized, shared ones
+    /// referenced.
+    pub fn write_to(&self, out: &mut Chunks) {
+        let members = match &self.value {
+            Value::Object(m) if self.structured.is_some() || !self.shared.is_empty() => m,
+            value => {
+                let _ = serde_json::to_writer(out, value);
+                return;
+            }
+        };
+        let _ = out.write_all(b"{");
+        let mut first = true;
+        let mut key = |out: &mut Chunks, k: &str| {
+            if !std::mem::take(&mut first) {
+                let _ = out.write_all(b",");
+            }
+            let _ = serde_json::to_writer(&mut *out, k);
+            let _ = out.write_all(b":");
+        };
+        for (k, v) in members.iter().filter(|(k, _)| !self.is_raw_member(k)) {
+            key(out, k);
+            let _ = serde_json::to_writer(&mut *out, v);
+        }
+        if let Some(raw) = &self.structured {
+            key(out, "structuredContent");
+            let _ = out.write_all(raw.get().as_bytes());
+        }
+        for (k, bytes) in &self.shared {
+            key(out, k);
+            out.shared(bytes);
+        }
+        let _ = out.write_all(b"}");
+    }
+
+    /// The length of the result as [`Reply::write_to`] writes it.
+    pub fn encoded_len(&self) -> usize {
+        let mut out = Chunks::default();
+        self.write_to(&mut out);
+        out.len()
+    }
+
+    fn is_raw_member(&self, k: &str) -> bool {
+        (k == "structuredContent" && self.structured.is_some())
+            || self.shared.iter().any(|(s, _)| *s == k)
     }
 }
 
 impl Serialize for Reply {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match (&self.value, &self.structured) {
-            (Value::Object(members), Some(raw)) => {
-                let mut map = serializer.serialize_map(Some(members.len() + 1))?;
-                for (k, v) in members.iter().filter(|(k, _)| *k != "structuredContent") {
+            (Value::Object(members), raw) if raw.is_some() || !self.shared.is_empty() => {
+                let mut map = serializer.serialize_map(None)?;
+                for (k, v) in members.iter().filter(|(k, _)| !self.is_raw_member(k)) {
                     map.serialize_entry(k, v)?;
                 }
-                map.serialize_entry("structuredContent", raw)?;
+                if let Some(raw) = raw {
+                    map.serialize_entry("structuredContent", raw)?;
+                }
+                for (k, bytes) in &self.shared {
+                    let text = std::str::from_utf8(bytes).map_err(serde::ser::Error::custom)?;
+                    let raw: &RawValue =
+                        serde_json::from_str(text).map_err(serde::ser::Error::custom)?;
+                    map.serialize_entry(k, raw)?;
+                }
                 map.end()
             }
             (value, _) => value.serialize(serializer),
@@ -202,6 +268,23 @@ impl Outgoing {
     /// Whether this is an error response with `code`.
     pub fn is_error_code(&self, code: i64) -> bool {
         self.error().is_some_and(|e| e["error"]["code"] == code)
+    }
+
+    /// Writes the response into a body (as its `Serialize` would, with shared members
+    /// referenced, not copied).
+    pub fn write_to(&self, out: &mut Chunks) {
+        match self {
+            Outgoing::Result { id, result } => {
+                let _ = out.write_all(br#"{"jsonrpc":"2.0","id":"#);
+                let _ = serde_json::to_writer(&mut *out, id);
+                let _ = out.write_all(br#","result":"#);
+                result.write_to(out);
+                let _ = out.write_all(b"}");
+            }
+            Outgoing::Error(e) => {
+                let _ = serde_json::to_writer(out, e);
+            }
+        }
     }
 }
 
@@ -295,6 +378,7 @@ mod tests {
         let reply = Reply {
             value: json!({"content": [{"type": "text", "text": text}], "isError": false}),
             structured: Some(RawValue::from_string(text.to_string()).unwrap()),
+            ..Reply::default()
         };
         // Act
         let written = serde_json::to_string(&Outgoing::Result {

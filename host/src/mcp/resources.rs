@@ -3,25 +3,18 @@
 //! any other URI is "not found" (`-32602` with the URI in `data`, as SEP-2164 has it), so a
 //! view's existence says nothing to a caller who may not call its tool.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::protocol::{object_params, RpcError, INVALID_PARAMS};
+use super::protocol::{object_params, Reply, RpcError, INVALID_PARAMS};
 use crate::identity::Identity;
 use crate::plugins::view::{UI_EXTENSION, VIEW_MIME_TYPE};
 use crate::plugins::{Plugin, Registry};
 
-/// The `_meta.ui` of a view resource (its listing and its contents): no origin outside the
-/// document (every list empty: everything is inlined), and the border preference.
 fn ui_meta(plugin: &Plugin) -> Value {
-    let mut ui = Map::new();
-    ui.insert(
-        "csp".into(),
-        json!({"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []}),
-    );
-    if let Some(b) = plugin.view.as_ref().and_then(|v| v.decl.prefers_border) {
-        ui.insert("prefersBorder".into(), Value::Bool(b));
-    }
-    json!({ "ui": ui })
+    plugin
+        .view
+        .as_ref()
+        .map_or(Value::Null, |v| crate::plugins::view::ui_meta(&v.decl))
 }
 
 /// The views `caller` may see: of the tools their roles may call, in tool-name order.
@@ -63,12 +56,13 @@ pub fn templates() -> Value {
     json!({ "resourceTemplates": [] })
 }
 
-/// The result of `resources/read` for a view the caller may see.
+/// The result of `resources/read` for a view the caller may see: its contents are the bytes
+/// the view was given at load, shared by every read.
 pub fn read(
     registry: &Registry,
     caller: &Identity,
     params: Option<Value>,
-) -> Result<Value, RpcError> {
+) -> Result<Reply, RpcError> {
     let params = object_params(params)?;
     let uri = match params.get("uri") {
         Some(Value::String(u)) => u.as_str(),
@@ -86,14 +80,11 @@ pub fn read(
             .with_data(json!({ "uri": uri }))
         })?;
     let view = plugin.view.as_ref().expect("visible views have one");
-    Ok(json!({
-        "contents": [{
-            "uri": view.uri,
-            "mimeType": VIEW_MIME_TYPE,
-            "text": &*view.html,
-            "_meta": ui_meta(plugin),
-        }]
-    }))
+    Ok(Reply {
+        value: json!({}),
+        shared: vec![("contents", view.contents.clone())],
+        ..Reply::default()
+    })
 }
 
 /// The `_meta` a tool carries in `tools/list` when it has a view the caller may see: the

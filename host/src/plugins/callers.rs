@@ -130,6 +130,17 @@ impl CallerBudgets {
     /// Admits one call of `user`, or says why not. The ticket gives the slot back and charges
     /// the call's wall time when dropped.
     pub fn admit(self: &Arc<Self>, user: &str) -> Result<Ticket, Refusal> {
+        self.admit_as(user, true)
+    }
+
+    /// Admits one request of `user` that is not a tool call (a list, a view read): charged one
+    /// call of the calls-per-minute budget and, through its ticket, its reply's bytes; it takes
+    /// no in-flight slot (it runs no plugin), but is refused while any budget is spent.
+    pub fn admit_request(self: &Arc<Self>, user: &str) -> Result<Ticket, Refusal> {
+        self.admit_as(user, false)
+    }
+
+    fn admit_as(self: &Arc<Self>, user: &str, slot: bool) -> Result<Ticket, Refusal> {
         let now = Instant::now();
         let calls_cap = self.limits.calls_per_minute as f64;
         let time_cap = self.limits.plugin_seconds_per_minute as f64;
@@ -156,7 +167,7 @@ impl CallerBudgets {
         state.time.refill(time_cap, now);
         state.results.refill(results_cap, now);
         let statements = state.statements.clone();
-        if state.in_flight >= self.limits.max_concurrent {
+        if slot && state.in_flight >= self.limits.max_concurrent {
             return Err(Refusal::Concurrent(self.limits.max_concurrent));
         }
         if state.calls.level < 1.0 {
@@ -169,10 +180,11 @@ impl CallerBudgets {
             return Err(Refusal::Results(self.limits.result_mib_per_minute));
         }
         state.calls.level -= 1.0;
-        state.in_flight += 1;
+        state.in_flight += u32::from(slot);
         Ok(Ticket {
             budgets: self.clone(),
             user: user.to_string(),
+            slot,
             started: now,
             statements,
             result_bytes: 0,
@@ -180,10 +192,17 @@ impl CallerBudgets {
         })
     }
 
-    fn release(&self, user: &str, spent: Duration, result_bytes: u64, memory_bytes: u64) {
+    fn release(
+        &self,
+        user: &str,
+        slot: bool,
+        spent: Duration,
+        result_bytes: u64,
+        memory_bytes: u64,
+    ) {
         let mut callers = self.callers.lock().expect("caller budgets lock");
         if let Some(state) = callers.get_mut(user) {
-            state.in_flight = state.in_flight.saturating_sub(1);
+            state.in_flight = state.in_flight.saturating_sub(u32::from(slot));
             // The buckets may go below zero: a long call or a large result is paid for
             // before the next call.
             state.time.level -= spent.as_secs_f64() + memory_cost(memory_bytes).as_secs_f64();
@@ -197,6 +216,8 @@ impl CallerBudgets {
 pub struct Ticket {
     budgets: Arc<CallerBudgets>,
     user: String,
+    /// Whether it holds one of the caller's in-flight slots (a tool call does).
+    slot: bool,
     started: Instant,
     /// The caller's statement slot (see [`STATEMENTS_PER_CALLER`]).
     pub statements: Arc<tokio::sync::Semaphore>,
@@ -226,6 +247,7 @@ impl Drop for Ticket {
     fn drop(&mut self) {
         self.budgets.release(
             &self.user,
+            self.slot,
             self.started.elapsed(),
             self.result_bytes,
             self.memory_bytes,
@@ -278,6 +300,31 @@ mod tests {
     }
 
     #[test]
+    fn a_request_that_is_no_tool_call_spends_calls_and_result_bytes_but_no_slot() {
+        let b = CallerBudgets::new(CallerLimits {
+            max_concurrent: 1,
+            calls_per_minute: 18,
+            result_mib_per_minute: 12,
+            ..Default::default()
+        });
+        let _call = b.admit("a").unwrap();
+        let mut read = b
+            .admit_request("a")
+            .expect("a read needs no in-flight slot");
+        read.charge_result(3 * 1024 * 1024);
+        drop(read);
+        assert_eq!(b.admit_request("a").unwrap_err(), Refusal::Results(12));
+        let c = CallerBudgets::new(CallerLimits {
+            calls_per_minute: 18,
+            ..Default::default()
+        });
+        for _ in 0..3 {
+            drop(c.admit_request("a").unwrap());
+        }
+        assert_eq!(c.admit("a").unwrap_err(), Refusal::Rate(18));
+    }
+
+    #[test]
     fn plugin_time_is_charged_when_the_call_ends() {
         let b = CallerBudgets::new(CallerLimits {
             plugin_seconds_per_minute: 6,
@@ -285,7 +332,7 @@ mod tests {
         });
         let t = b.admit("a").unwrap();
         // Pretend the call ran for two seconds.
-        b.release("a", Duration::from_secs(2), 0, 0);
+        b.release("a", true, Duration::from_secs(2), 0, 0);
         std::mem::forget(t);
         assert_eq!(b.admit("a").unwrap_err(), Refusal::Time(6));
     }

@@ -15,14 +15,19 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use super::bindings::ReportingTool;
 use super::cache::{CacheMiss, CompileCache};
+use super::compiler::{compile_isolated, Compiler};
 use super::manifest::MAX_MEMORY_MIB;
 use super::state::PluginState;
 
 /// How often the epoch advances; deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(2);
 
-/// Bytes of each linear memory and table kept resident between instances.
+/// Bytes of each linear memory kept resident between instances.
 const KEEP_RESIDENT: usize = 4 * 1024 * 1024;
+/// Bytes of each table slot kept resident between instances: 16 KiB (1,024 elements), so
+/// that the pool's tables hold at most [`TABLE_SLOTS`] × 16 KiB = 64 MiB while idle,
+/// whatever the plugins did with them (a slot is 20,000 × 16 bytes = 320 KB).
+const TABLE_KEEP_RESIDENT: usize = 16 * 1024;
 /// Bytes of each async (fiber) stack kept resident between calls.
 const STACK_KEEP_RESIDENT: usize = 256 * 1024;
 
@@ -37,8 +42,12 @@ pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 64;
 /// Linear memories one component may define (every toolchain above defines one; the
 /// interpreters' shims none of their own).
 pub const MAX_MEMORIES_PER_COMPONENT: u32 = 2;
-/// Tables one component may define (CPython's modules bring one each).
+/// Tables one component may define (CPython's modules bring one each). Checked at load from
+/// the component's bytes, before it is compiled.
 pub const MAX_TABLES_PER_COMPONENT: u32 = 64;
+/// Table slots in the pool: every instance slot's worth of tables. Their elements are charged
+/// to each call's memory as they are created or grown (`state::CallLimiter::table_growing`).
+pub const TABLE_SLOTS: u32 = MAX_INSTANCES * MAX_TABLES_PER_COMPONENT;
 
 /// The engine, the linker with every host capability, and the compile cache.
 pub struct PluginEngine {
@@ -46,59 +55,85 @@ pub struct PluginEngine {
     linker: Linker<PluginState>,
     cache: Option<CompileCache>,
     compat_hash: String,
+    compiler: Compiler,
     _ticker: EpochTicker,
+}
+
+/// The engine's settings; `pooling` selects the pooling allocator (the host's), without it
+/// instances are allocated on demand (the compile worker, which instantiates nothing). The
+/// compiled code is the same either way: the allocator is not part of what a compiled
+/// component is checked against when it is loaded.
+fn engine_config(pooling: bool) -> Config {
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .epoch_interruption(true)
+        .memory_init_cow(true)
+        // Bounds-checked memories without guard pages: a slot's pages then keep their
+        // protection from one call to the next. With guard pages, every call whose guest
+        // grew its memory made the next instantiation `mprotect` the slot back, and on a
+        // multi-threaded host each `mprotect` is a TLB shoot-down on every other core
+        // (12 % of the hot path's CPU, measured with perf). Out-of-bounds accesses still
+        // trap: the check is in the code instead of the page tables.
+        .signals_based_traps(false)
+        .memory_guard_size(0)
+        .memory_reservation(u64::from(MAX_MEMORY_MIB) * 1024 * 1024)
+        .max_wasm_stack(1024 * 1024)
+        .async_stack_size(2 * 1024 * 1024);
+    if pooling {
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
+    }
+    config
+}
+
+/// Compiles `wasm` with the host's settings and returns its compiled form (what the compile
+/// worker sends back; see [`super::compiler`]).
+pub(super) fn compile_without_pool(wasm: &[u8]) -> wasmtime::Result<Vec<u8>> {
+    let engine = Engine::new(&engine_config(false))?;
+    Component::from_binary(&engine, wasm)?.serialize()
+}
+
+/// The pooling allocator's slots and limits.
+fn pool_config() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::default();
+    // Per-component limits first: without them one component with many core modules
+    // could take most of the pool's slots for itself.
+    pool.total_component_instances(MAX_INSTANCES)
+        .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_COMPONENT)
+        .max_memories_per_component(MAX_MEMORIES_PER_COMPONENT)
+        .max_tables_per_component(MAX_TABLES_PER_COMPONENT)
+        // Core instances and tables are counters and small allocations, not reserved
+        // slots: enough that 64 interpreter-sized instances at once never run short.
+        .total_core_instances(MAX_INSTANCES * MAX_CORE_INSTANCES_PER_COMPONENT)
+        // Memories are the reserved slots (512 MiB of address space each).
+        .total_memories(MAX_INSTANCES * MAX_MEMORIES_PER_COMPONENT)
+        .total_tables(TABLE_SLOTS)
+        .table_elements(super::state::MAX_TABLE_ELEMENTS)
+        .total_stacks(MAX_INSTANCES)
+        .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024)
+        // Reset, rather than decommit, the pages a call dirtied (found with Linux's
+        // PAGEMAP_SCAN where available): the next instance in the slot then finds its
+        // stack and heap resident instead of page-faulting them in.
+        .pagemap_scan(wasmtime::Enabled::Auto)
+        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(TABLE_KEEP_RESIDENT)
+        .async_stack_keep_resident(STACK_KEEP_RESIDENT)
+        // Decommit a finished instance's pages at once: batching them kept up to 16
+        // finished instances' memory resident (a memory bomb's 512 MiB each).
+        .decommit_batch_size(1);
+    pool
 }
 
 impl PluginEngine {
     /// Builds the engine. `cache_dir` holds precompiled components, authenticated with
-    /// `cache_key` (either `None`: no cache on disk).
+    /// `cache_key` (either `None`: no cache on disk); `compiler` says where components are
+    /// compiled.
     pub fn new(
         cache_dir: Option<PathBuf>,
         cache_key: Option<[u8; 32]>,
+        compiler: Compiler,
     ) -> anyhow::Result<PluginEngine> {
-        let mut pool = PoolingAllocationConfig::default();
-        // Per-component limits first: without them one component with many core modules
-        // could take most of the pool's slots for itself.
-        pool.total_component_instances(MAX_INSTANCES)
-            .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_COMPONENT)
-            .max_memories_per_component(MAX_MEMORIES_PER_COMPONENT)
-            .max_tables_per_component(MAX_TABLES_PER_COMPONENT)
-            // Core instances and tables are counters and small allocations, not reserved
-            // slots: enough that 64 interpreter-sized instances at once never run short.
-            .total_core_instances(MAX_INSTANCES * MAX_CORE_INSTANCES_PER_COMPONENT)
-            // Memories are the reserved slots (512 MiB of address space each).
-            .total_memories(MAX_INSTANCES * MAX_MEMORIES_PER_COMPONENT)
-            .total_tables(MAX_INSTANCES * MAX_TABLES_PER_COMPONENT)
-            .total_stacks(MAX_INSTANCES)
-            .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024)
-            // Reset, rather than decommit, the pages a call dirtied (found with Linux's
-            // PAGEMAP_SCAN where available): the next instance in the slot then finds its
-            // stack and heap resident instead of page-faulting them in.
-            .pagemap_scan(wasmtime::Enabled::Auto)
-            .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(KEEP_RESIDENT)
-            .async_stack_keep_resident(STACK_KEEP_RESIDENT)
-            // Decommit a finished instance's pages at once: batching them kept up to 16
-            // finished instances' memory resident (a memory bomb's 512 MiB each).
-            .decommit_batch_size(1);
-
-        let mut config = Config::new();
-        config
-            .wasm_component_model(true)
-            .epoch_interruption(true)
-            .memory_init_cow(true)
-            // Bounds-checked memories without guard pages: a slot's pages then keep their
-            // protection from one call to the next. With guard pages, every call whose guest
-            // grew its memory made the next instantiation `mprotect` the slot back, and on a
-            // multi-threaded host each `mprotect` is a TLB shoot-down on every other core
-            // (12 % of the hot path's CPU, measured with perf). Out-of-bounds accesses still
-            // trap: the check is in the code instead of the page tables.
-            .signals_based_traps(false)
-            .memory_guard_size(0)
-            .memory_reservation(u64::from(MAX_MEMORY_MIB) * 1024 * 1024)
-            .max_wasm_stack(1024 * 1024)
-            .async_stack_size(2 * 1024 * 1024)
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let config = engine_config(true);
         let engine = Engine::new(&config)
             .map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
 
@@ -123,6 +158,7 @@ impl PluginEngine {
             linker,
             cache,
             compat_hash,
+            compiler,
             _ticker: ticker,
         })
     }
@@ -137,42 +173,61 @@ impl PluginEngine {
         &self.linker
     }
 
-    /// Compiles a component, or loads its precompiled form from the cache when the entry's
-    /// MAC verifies. Runs on the calling thread (use `spawn_blocking` from async code).
+    /// Compiles a component (see [`super::compiler`]), or loads its precompiled form from
+    /// the cache when the entry's MAC verifies. Runs on the calling thread (use
+    /// `spawn_blocking` from async code).
     pub fn compile(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
         let digest = hex::encode(Sha256::digest(wasm));
-        let Some(cache) = &self.cache else {
-            let component = Component::from_binary(&self.engine, wasm);
-            release_compile_memory();
-            return component;
-        };
         let name = format!("{digest}-{}.cwasm", self.compat_hash);
-        match cache.read(&name) {
-            Ok(bytes) => {
-                // SAFETY: the bytes were written by `Component::serialize` of an engine with
-                // the same compatibility hash (it is in the name), and their HMAC under this
-                // host's key verified, so nobody without the key (kept outside the cache
-                // directory) produced them.
-                match unsafe { Component::deserialize(&self.engine, &bytes) } {
-                    Ok(c) => return Ok(c),
-                    Err(e) => {
-                        tracing::warn!(path = %cache.path(&name).display(), error = %e, "discarding unusable precompiled plugin")
+        if let Some(cache) = &self.cache {
+            match cache.read(&name) {
+                Ok(bytes) => {
+                    // SAFETY: the bytes were written by `Component::serialize` of an engine
+                    // with the same compatibility hash (it is in the name), and their HMAC
+                    // under this host's key verified, so nobody without the key (kept outside
+                    // the cache directory) produced them.
+                    match unsafe { Component::deserialize(&self.engine, &bytes) } {
+                        Ok(c) => return Ok(c),
+                        Err(e) => {
+                            tracing::warn!(path = %cache.path(&name).display(), error = %e, "discarding unusable precompiled plugin")
+                        }
                     }
                 }
-            }
-            Err(CacheMiss::Absent) => {}
-            Err(e) => {
-                tracing::warn!(path = %cache.path(&name).display(), error = %e, "not using a precompiled plugin")
+                Err(CacheMiss::Absent) => {}
+                Err(e) => {
+                    tracing::warn!(path = %cache.path(&name).display(), error = %e, "not using a precompiled plugin")
+                }
             }
         }
-        let component = Component::from_binary(&self.engine, wasm).and_then(|component| {
-            if let Err(e) = cache.write(&name, &component.serialize()?) {
+        let compiled = match &self.compiler {
+            Compiler::InProcess => {
+                let component = Component::from_binary(&self.engine, wasm);
+                release_compile_memory();
+                let component = component?;
+                let bytes = if self.cache.is_some() {
+                    Some(component.serialize()?)
+                } else {
+                    None
+                };
+                (component, bytes)
+            }
+            Compiler::Isolated { program, limits } => {
+                let bytes =
+                    compile_isolated(program, *limits, wasm).map_err(wasmtime::Error::msg)?;
+                // SAFETY: the bytes come from `Component::serialize` in a worker process of
+                // this same binary (`program` is this host's own executable), over a pipe
+                // only it writes; `deserialize` checks the engine settings they were compiled
+                // with against this engine's.
+                let component = unsafe { Component::deserialize(&self.engine, &bytes) }?;
+                (component, Some(bytes))
+            }
+        };
+        if let (Some(cache), (_, Some(bytes))) = (&self.cache, &compiled) {
+            if let Err(e) = cache.write(&name, bytes) {
                 tracing::warn!(path = %cache.path(&name).display(), error = %e, "cannot cache precompiled plugin");
             }
-            Ok(component)
-        });
-        release_compile_memory();
-        component
+        }
+        Ok(compiled.0)
     }
 }
 

@@ -6,15 +6,17 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use wasmtime::component::types::ComponentItem;
-use wasmtime::component::Component;
 
 use super::bindings::ReportingToolPre;
-use super::engine::MAX_MEMORIES_PER_COMPONENT;
+use super::checks::{
+    check_interfaces, check_shape, read_capped, tool_version, MAX_MANIFEST_BYTES,
+    MAX_SIGNATURE_BYTES,
+};
+use super::compiler::MAX_COMPONENT_BYTES;
 use super::invoke::{Answer, Op, Runner};
-use super::manifest::{Manifest, DEFAULT_CORE_INSTANCES, MAX_CORE_INSTANCES};
-use super::shape::{wasi_hint, Shape};
-use super::signature::SignaturePolicy;
+use super::manifest::{Manifest, MAX_VIEW_BYTES};
+use super::shape::Shape;
+use super::signature::{trusted_comment, ManifestBinding, SignaturePolicy};
 use super::state::PluginState;
 use super::view::{self, View};
 
@@ -22,8 +24,6 @@ use super::view::{self, View};
 pub const WIT_PACKAGE: &str = "loan:reporting";
 /// Versions of [`WIT_PACKAGE`] this host provides.
 pub const SUPPORTED_WIT_VERSIONS: &[&str] = &["1.0.0"];
-/// The interfaces a plugin may import (besides none at all).
-const IMPORTABLE: &[&str] = &["types", "caller", "clock", "log", "data"];
 
 /// The files of one deployed plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,15 +146,17 @@ pub(crate) async fn load(
     policy: &SignaturePolicy,
     files: &PluginFiles,
 ) -> Result<Plugin, LoadError> {
-    let manifest_text = std::fs::read(&files.manifest)
-        .map_err(|e| LoadError::new(&files.manifest, format!("cannot read: {e}")))?;
-    let wasm = std::fs::read(&files.wasm)
-        .map_err(|e| LoadError::new(&files.wasm, format!("cannot read: {e}")))?;
+    // Each file is read once, and refused unread when it is larger than a plugin's file may
+    // be (a component's compilation is bounded, but reading it is not free either).
+    let manifest_text = read_capped(&files.manifest, MAX_MANIFEST_BYTES)
+        .map_err(|e| LoadError::new(&files.manifest, e))?;
+    let wasm = read_capped(&files.wasm, MAX_COMPONENT_BYTES)
+        .map_err(|e| LoadError::new(&files.wasm, e))?;
     // Signatures first: nothing of an untrusted plugin is parsed beyond what is needed.
-    let signer = check_signature(policy, &wasm, &files.signature)?;
+    let signer = check_signature(policy, &wasm, &files.signature)?.map(|(id, _)| id);
     let signed_wasm = signer.is_some();
-    let signed_manifest =
-        check_signature(policy, &manifest_text, &files.manifest_signature)?.is_some();
+    let manifest_signed_by = check_signature(policy, &manifest_text, &files.manifest_signature)?;
+    let signed_manifest = manifest_signed_by.is_some();
     let name_of = |p: &Path| {
         p.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -180,10 +182,11 @@ pub(crate) async fn load(
         ));
     }
     let signed = signed_wasm && signed_manifest;
-    let view_bytes = match std::fs::read(&files.view) {
+    // One byte over the cap is read, for the view's own message (`view::prepare`).
+    let view_bytes = match read_capped(&files.view, MAX_VIEW_BYTES + 1) {
         Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(LoadError::new(&files.view, format!("cannot read: {e}"))),
+        Err(e) if e.not_found => None,
+        Err(e) => return Err(LoadError::new(&files.view, e)),
     };
     if let Some(bytes) = &view_bytes {
         let signed_view = check_signature(policy, bytes, &files.view_signature)?.is_some();
@@ -201,6 +204,41 @@ pub(crate) async fn load(
             return Err(LoadError::new(
                 &files.view,
                 "the view is signed but the plugin is not",
+            ));
+        }
+    }
+    // The signed manifest names the component and the view it was signed with, so signed files
+    // of different builds or tools cannot be put together.
+    if let (true, Some((_, comment))) = (signed, &manifest_signed_by) {
+        let bound = ManifestBinding::parse(comment);
+        let digest_of = |b: &[u8]| hex::encode(Sha256::digest(b));
+        if bound.component.as_deref() != Some(digest_of(&wasm).as_str()) {
+            return Err(LoadError::new(
+                &files.manifest,
+                format!(
+                    "its signature names {} but the component beside it is sha256:{}: sign the \
+                     manifest with `loanhost plugin sign` beside the build it belongs to",
+                    bound
+                        .component
+                        .map_or("no component".into(), |d| format!("component sha256:{d}")),
+                    digest_of(&wasm)
+                ),
+            ));
+        }
+        let view_digest = view_bytes.as_deref().map(digest_of);
+        if bound.view != view_digest {
+            return Err(LoadError::new(
+                &files.manifest,
+                format!(
+                    "its signature names {} but {}: sign the manifest with `loanhost plugin \
+                     sign` beside the view it belongs to",
+                    bound
+                        .view
+                        .map_or("no view".into(), |d| format!("view sha256:{d}")),
+                    view_digest.map_or("there is no view".into(), |d| format!(
+                        "the view beside it is sha256:{d}"
+                    ))
+                ),
             ));
         }
     }
@@ -262,10 +300,20 @@ pub(crate) async fn load(
     }
 
     // The component's shape before compiling it: a component that imports anything but the
-    // host's interfaces, or that is bigger than its manifest allows, costs no compilation.
+    // host's interfaces, exports no tool of a version this host serves, or is bigger than its
+    // manifest allows, costs no compilation.
     let shape = Shape::of(&wasm)
         .map_err(|e| LoadError::new(&files.wasm, format!("not a valid component: {e}")))?;
     check_shape(&shape, &manifest).map_err(|reason| LoadError::new(&files.wasm, reason))?;
+    let exported = tool_version(&shape.exports, &shape.imports)
+        .map_err(|reason| LoadError::new(&files.wasm, reason))?;
+    if exported != manifest.wit_version {
+        return Err(wit_mismatch(
+            &files.manifest,
+            &manifest.wit_version,
+            &exported,
+        ));
+    }
 
     let engine = runner.engine.clone();
     let bytes = wasm.clone();
@@ -283,12 +331,10 @@ pub(crate) async fn load(
     let wit_version = check_interfaces(engine.engine(), &component)
         .map_err(|reason| LoadError::new(&files.wasm, reason))?;
     if wit_version != manifest.wit_version {
-        return Err(LoadError::new(
+        return Err(wit_mismatch(
             &files.manifest,
-            format!(
-                "wit_version: the manifest says {} but the component was built against {WIT_PACKAGE}@{wit_version}",
-                manifest.wit_version
-            ),
+            &manifest.wit_version,
+            &wit_version,
         ));
     }
 
@@ -345,128 +391,40 @@ pub(crate) async fn load(
     })
 }
 
-/// Checks one file's `.minisig` (absent or present) under the policy; the trusted key's id
-/// when one signed it.
+/// The refusal of a manifest whose `wit_version` is not the component's.
+fn wit_mismatch(manifest_file: &Path, manifest: &str, component: &str) -> LoadError {
+    LoadError::new(
+        manifest_file,
+        format!(
+            "wit_version: the manifest says {manifest} but the component was built against {WIT_PACKAGE}@{component}"
+        ),
+    )
+}
+
+/// Checks one file's `.minisig` (absent or present) under the policy; the trusted key's id and
+/// the signature's trusted comment when one signed it.
 fn check_signature(
     policy: &SignaturePolicy,
     bytes: &[u8],
     signature: &Path,
-) -> Result<Option<String>, LoadError> {
-    let text = match std::fs::read_to_string(signature) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(LoadError::new(signature, format!("cannot read: {e}"))),
+) -> Result<Option<(String, String)>, LoadError> {
+    let text = match read_capped(signature, MAX_SIGNATURE_BYTES) {
+        Ok(bytes) => Some(
+            String::from_utf8(bytes)
+                .map_err(|_| LoadError::new(signature, "cannot read: not UTF-8 text"))?,
+        ),
+        Err(e) if e.not_found => None,
+        Err(e) => return Err(LoadError::new(signature, e)),
     };
     let name = signature
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let target = signature.with_extension("");
-    policy
+    let signer = policy
         .signer(bytes, &name, text.as_deref())
-        .map_err(|e| LoadError::new(&target, e.to_string()))
-}
-
-/// Checks what the component's shape says before it is compiled: only the host's imports
-/// (naming the build flag that removes WASI), and no more core instances, memories or initial
-/// memory than the manifest and the engine allow.
-fn check_shape(shape: &Shape, manifest: &Manifest) -> Result<(), String> {
-    for name in &shape.imports {
-        if !is_importable(name) {
-            return Err(foreign_import(name));
-        }
-    }
-    let limits = &manifest.limits;
-    if shape.core_instances > limits.core_instances {
-        return Err(format!(
-            "the component creates {} core module instances; its manifest allows {} \
-             (limits.core_instances: default {DEFAULT_CORE_INSTANCES}, at most \
-             {MAX_CORE_INSTANCES}; a Python plugin built with componentize-py needs about 40)",
-            shape.core_instances, limits.core_instances
-        ));
-    }
-    if shape.memories > MAX_MEMORIES_PER_COMPONENT {
-        return Err(format!(
-            "the component defines {} linear memories; the host allows {MAX_MEMORIES_PER_COMPONENT}",
-            shape.memories
-        ));
-    }
-    if shape.initial_memory_mib() > u64::from(limits.memory_mib) {
-        return Err(format!(
-            "the component starts with {} MiB of linear memory, more than its manifest's \
-             limits.memory_mib = {} (a Python or JavaScript runtime starts with 10 to 15 MiB: \
-             give it at least 32)",
-            shape.initial_memory_mib(),
-            limits.memory_mib
-        ));
-    }
-    Ok(())
-}
-
-/// Why an import outside the host's interfaces is refused, and how the build removes it.
-fn foreign_import(name: &str) -> String {
-    format!(
-        "imports `{name}`, which this host does not provide: plugins may import only the \
-         {WIT_PACKAGE} interfaces ({}); {}",
-        IMPORTABLE.join(", "),
-        wasi_hint(name)
-    )
-}
-
-/// Whether an import names one of the host's interfaces (`loan:reporting/<interface>@<v>`).
-fn is_importable(name: &str) -> bool {
-    name.strip_prefix(WIT_PACKAGE)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .and_then(|rest| rest.split_once('@'))
-        .is_some_and(|(interface, _)| IMPORTABLE.contains(&interface))
-}
-
-/// Checks every import (first: a component that asks for anything outside `loan:reporting`,
-/// WASI included, is refused whatever it exports), then finds the WIT version of the exported
-/// tool interface, which every import must share.
-fn check_interfaces(engine: &wasmtime::Engine, component: &Component) -> Result<String, String> {
-    let ty = component.component_type();
-    for (name, _) in ty.imports(engine) {
-        if !is_importable(name) {
-            return Err(foreign_import(name));
-        }
-    }
-    let export_prefix = format!("{WIT_PACKAGE}/tool@");
-    let found = ty
-        .exports(engine)
-        .find_map(|(name, item)| {
-            let version = name.strip_prefix(&export_prefix)?;
-            matches!(item.ty, ComponentItem::ComponentInstance(_)).then(|| version.to_string())
-        })
-        .ok_or_else(|| {
-            let names: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
-            format!(
-                "does not export `{WIT_PACKAGE}/tool` (exports: {}); is it a loanhost plugin?",
-                if names.is_empty() {
-                    "none".into()
-                } else {
-                    names.join(", ")
-                }
-            )
-        })?;
-    if !SUPPORTED_WIT_VERSIONS.contains(&found.as_str()) {
-        return Err(format!(
-            "built against {WIT_PACKAGE}@{found}; this host supports {}",
-            SUPPORTED_WIT_VERSIONS
-                .iter()
-                .map(|v| format!("{WIT_PACKAGE}@{v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let suffix = format!("@{found}");
-    if let Some((name, _)) = ty.imports(engine).find(|(n, _)| !n.ends_with(&suffix)) {
-        return Err(format!(
-            "imports `{name}` but exports `{WIT_PACKAGE}/tool{suffix}`: a plugin is built \
-             against one version of {WIT_PACKAGE}"
-        ));
-    }
-    Ok(found)
+        .map_err(|e| LoadError::new(&target, e.to_string()))?;
+    Ok(signer.map(|id| (id, trusted_comment(text.as_deref().unwrap_or("")))))
 }
 
 fn schema(text: &str, which: &str) -> Result<Value, String> {

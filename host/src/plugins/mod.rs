@@ -21,6 +21,8 @@ mod bindings;
 mod cache;
 pub mod callers;
 mod capabilities;
+mod checks;
+pub mod compiler;
 pub(crate) mod engine;
 mod invoke;
 mod loader;
@@ -52,6 +54,7 @@ use tokio::sync::Semaphore;
 
 pub use cache::load_or_create_key as load_or_create_cache_key;
 pub use callers::{CallerBudgets, CallerLimits, Refusal};
+pub use compiler::{CompileLimits, Compiler};
 pub use engine::{PluginEngine, MAX_INSTANCES};
 pub use invoke::Failure;
 pub use loader::{LoadError, Plugin, PluginFiles, ToolInfo, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
@@ -59,7 +62,7 @@ pub use manifest::{Manifest, ManifestError};
 pub use registry::Registry;
 pub use reload::{Reloader, ScanReport};
 pub use shape::Shape;
-pub use signature::{SignatureError, SignaturePolicy};
+pub use signature::{ManifestBinding, SignatureError, SignaturePolicy};
 pub use view::View;
 
 use crate::clock::Clock;
@@ -177,7 +180,11 @@ impl Plugins {
 
     /// A host set up with `options`.
     pub fn with_options(options: HostOptions) -> anyhow::Result<Arc<Plugins>> {
-        let engine = Arc::new(PluginEngine::new(options.cache_dir, options.cache_key)?);
+        let engine = Arc::new(PluginEngine::new(
+            options.cache_dir,
+            options.cache_key,
+            options.compiler,
+        )?);
         Ok(Arc::new(Plugins {
             runner: Runner {
                 engine,
@@ -253,15 +260,17 @@ impl Plugins {
         })
     }
 
-    /// Charges a malformed `tools/call` to the caller's budget, as one call: `Err` is the
-    /// refusal, with its `Retry-After` seconds, when the budget is spent.
-    pub fn charge_refused_call(&self, caller: &Identity) -> Result<(), (Refusal, u64)> {
-        let ticket = self.callers.admit(&caller.user_id).map_err(|refusal| {
-            let retry = refusal.retry_after(self.callers.limits());
-            (refusal, retry)
-        })?;
-        drop(ticket);
-        Ok(())
+    /// Admits a request of `caller` that runs no plugin (a malformed `tools/call`, a list, a
+    /// view read) against the caller's budgets: one call now, and what its ticket is charged
+    /// (the reply's bytes) when it is dropped. `Err` is the refusal, with its `Retry-After`
+    /// seconds, when a budget is spent.
+    pub fn admit_request(&self, caller: &Identity) -> Result<callers::Ticket, (Refusal, u64)> {
+        self.callers
+            .admit_request(&caller.user_id)
+            .map_err(|refusal| {
+                let retry = refusal.retry_after(self.callers.limits());
+                (refusal, retry)
+            })
     }
 
     /// As [`Plugins::call`], with the result as the plugin wrote it (checked to be one JSON

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::cache;
 use super::callers::CallerLimits;
+use super::compiler::{CompileLimits, Compiler};
 use super::signature::SignaturePolicy;
 use crate::clock::Clock;
 
@@ -34,6 +35,9 @@ pub struct HostOptions {
     pub log_lines_per_second: u32,
     /// Where the host counts what it does.
     pub metrics: Arc<crate::telemetry::Metrics>,
+    /// Where components are compiled (a worker process of this binary, when it is
+    /// `loanhost`).
+    pub compiler: Compiler,
 }
 
 impl HostOptions {
@@ -51,6 +55,7 @@ impl HostOptions {
             callers: CallerLimits::default(),
             log_lines_per_second: 200,
             metrics: Arc::default(),
+            compiler: Compiler::for_this_process(CompileLimits::default()),
         }
     }
 

@@ -4,7 +4,10 @@
 //! component built with a language runtime (CPython, SpiderMonkey) is measured and refused with
 //! a message that names the number and the setting, not a pool error from deep inside wasmtime.
 
-use wasmparser::{Instance, Parser, Payload};
+use wasmparser::{
+    ComponentAlias, ComponentExternalKind, ComponentInstance, ComponentOuterAliasKind,
+    ComponentTypeRef, Instance, Parser, Payload,
+};
 
 /// Bytes of a WebAssembly page.
 const PAGE: u64 = 64 * 1024;
@@ -14,12 +17,16 @@ const PAGE: u64 = 64 * 1024;
 pub struct Shape {
     /// The component's top-level imports, by name (`loan:reporting/data@1.0.0`, …).
     pub imports: Vec<String>,
-    /// Core module instances, nested components included.
+    /// The component's top-level exports, by name (`loan:reporting/tool@1.0.0`).
+    pub exports: Vec<String>,
+    /// Core module instances, those of nested components counted once per instantiation.
     pub core_instances: u32,
     /// Linear memories those instances define.
     pub memories: u32,
     /// Tables those instances define.
     pub tables: u32,
+    /// Elements those tables start with.
+    pub table_elements: u64,
     /// Bytes of linear memory those instances start with (their memories' minimum sizes).
     pub initial_memory: u64,
     /// Of those, the bytes the modules' data segments initialise (up to the last initialised
@@ -33,26 +40,76 @@ pub struct Shape {
 struct Module {
     memories: u32,
     tables: u32,
+    table_elements: u64,
     initial_memory: u64,
     /// Initial bytes of the first memory, and the end of its last active data segment.
     first_memory: u64,
     data_end: u64,
 }
 
+/// What instantiating something once creates (a module, or a whole component).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Totals {
+    core_instances: u32,
+    memories: u32,
+    tables: u32,
+    table_elements: u64,
+    initial_memory: u64,
+    image_memory: u64,
+}
+
+impl Totals {
+    fn of_module(m: &Module) -> Totals {
+        let image = m.data_end.div_ceil(PAGE) * PAGE;
+        Totals {
+            core_instances: 1,
+            memories: m.memories,
+            tables: m.tables,
+            table_elements: m.table_elements,
+            initial_memory: m.initial_memory,
+            image_memory: image.min(m.first_memory),
+        }
+    }
+
+    fn add(&mut self, o: &Totals) {
+        self.core_instances = self.core_instances.saturating_add(o.core_instances);
+        self.memories = self.memories.saturating_add(o.memories);
+        self.tables = self.tables.saturating_add(o.tables);
+        self.table_elements = self.table_elements.saturating_add(o.table_elements);
+        self.initial_memory = self.initial_memory.saturating_add(o.initial_memory);
+        self.image_memory = self.image_memory.saturating_add(o.image_memory);
+    }
+}
+
+/// One component being read: its core module and component index spaces (what instantiating
+/// each entry creates) and what the component itself has created so far.
+/// `None` in an index space: an entry whose contents the bytes do not say.
+#[derive(Debug, Default)]
+struct Frame {
+    modules: Vec<Option<Totals>>,
+    components: Vec<Option<Totals>>,
+    totals: Totals,
+}
+
 impl Shape {
     /// Reads the shape of the component `wasm`. Fails on bytes wasmparser cannot read (the
     /// compiler would refuse them too, with its own message).
+    ///
+    /// A nested component's instances count once per instantiation of it (a component defined
+    /// but never instantiated creates nothing). Instantiating a module or component whose
+    /// contents the bytes do not say (one imported, or taken from another instance's exports)
+    /// is refused: what it creates could not be counted. The toolchains plugins are built with
+    /// never do that.
     pub fn of(wasm: &[u8]) -> Result<Shape, String> {
         let mut shape = Shape::default();
-        // One frame per component being read (nested components push one); each holds its
-        // core modules in index order. `None` while a core module's own sections are read.
-        let mut components: Vec<Vec<Module>> = Vec::new();
+        let mut frames: Vec<Frame> = Vec::new();
         let mut module: Option<Module> = None;
         for payload in Parser::new(0).parse_all(wasm) {
             let payload = payload.map_err(|e| e.to_string())?;
+            let depth = frames.len();
             match payload {
                 Payload::Version { encoding, .. } => match encoding {
-                    wasmparser::Encoding::Component => components.push(Vec::new()),
+                    wasmparser::Encoding::Component => frames.push(Frame::default()),
                     wasmparser::Encoding::Module => module = Some(Module::default()),
                 },
                 Payload::MemorySection(reader) => {
@@ -96,45 +153,148 @@ impl Shape {
                 }
                 Payload::TableSection(reader) => {
                     if let Some(m) = module.as_mut() {
-                        m.tables += reader.count();
+                        for table in reader {
+                            let table = table.map_err(|e| e.to_string())?;
+                            m.tables += 1;
+                            m.table_elements = m.table_elements.saturating_add(table.ty.initial);
+                        }
                     }
                 }
-                Payload::ComponentImportSection(reader) if components.len() == 1 => {
+                Payload::ComponentImportSection(reader) => {
                     for import in reader {
                         let import = import.map_err(|e| e.to_string())?;
-                        shape.imports.push(import.name.name.to_string());
+                        if depth == 1 {
+                            shape.imports.push(import.name.name.to_string());
+                        }
+                        if let Some(frame) = frames.last_mut() {
+                            match import.ty {
+                                ComponentTypeRef::Module(_) => frame.modules.push(None),
+                                ComponentTypeRef::Component(_) => frame.components.push(None),
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                Payload::ComponentExportSection(reader) => {
+                    for export in reader {
+                        let export = export.map_err(|e| e.to_string())?;
+                        if depth == 1 {
+                            shape.exports.push(export.name.name.to_string());
+                        }
+                        // An export adds an entry to its kind's index space.
+                        if let Some(frame) = frames.last_mut() {
+                            let at = export.index as usize;
+                            match export.kind {
+                                ComponentExternalKind::Module => {
+                                    let t = frame.modules.get(at).copied().flatten();
+                                    frame.modules.push(t);
+                                }
+                                ComponentExternalKind::Component => {
+                                    let t = frame.components.get(at).copied().flatten();
+                                    frame.components.push(t);
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                Payload::ComponentAliasSection(reader) => {
+                    for alias in reader {
+                        let alias = alias.map_err(|e| e.to_string())?;
+                        let (modules, entry) = match alias {
+                            ComponentAlias::Outer { kind, count, index } => {
+                                let outer = depth.checked_sub(1 + count as usize);
+                                let outer = outer.and_then(|i| frames.get(i));
+                                match kind {
+                                    ComponentOuterAliasKind::CoreModule => (
+                                        true,
+                                        outer
+                                            .and_then(|f| f.modules.get(index as usize))
+                                            .copied()
+                                            .flatten(),
+                                    ),
+                                    ComponentOuterAliasKind::Component => (
+                                        false,
+                                        outer
+                                            .and_then(|f| f.components.get(index as usize))
+                                            .copied()
+                                            .flatten(),
+                                    ),
+                                    _ => continue,
+                                }
+                            }
+                            ComponentAlias::InstanceExport {
+                                kind: ComponentExternalKind::Module,
+                                ..
+                            } => (true, None),
+                            ComponentAlias::InstanceExport {
+                                kind: ComponentExternalKind::Component,
+                                ..
+                            } => (false, None),
+                            _ => continue,
+                        };
+                        if let Some(frame) = frames.last_mut() {
+                            if modules {
+                                frame.modules.push(entry);
+                            } else {
+                                frame.components.push(entry);
+                            }
+                        }
                     }
                 }
                 Payload::InstanceSection(reader) => {
-                    let modules = components.last().map(Vec::as_slice).unwrap_or_default();
                     for instance in reader {
                         if let Instance::Instantiate { module_index, .. } =
                             instance.map_err(|e| e.to_string())?
                         {
-                            // A module imported or aliased from elsewhere is not in the list: it
-                            // still counts as an instance (wasmtime's own limit is the backstop).
-                            let m = modules
-                                .get(module_index as usize)
-                                .copied()
-                                .unwrap_or_default();
-                            shape.core_instances += 1;
-                            shape.memories += m.memories;
-                            shape.tables += m.tables;
-                            shape.initial_memory =
-                                shape.initial_memory.saturating_add(m.initial_memory);
-                            let image = m.data_end.div_ceil(PAGE) * PAGE;
-                            shape.image_memory =
-                                shape.image_memory.saturating_add(image.min(m.first_memory));
+                            if let Some(frame) = frames.last_mut() {
+                                let t = frame
+                                    .modules
+                                    .get(module_index as usize)
+                                    .copied()
+                                    .flatten()
+                                    .ok_or_else(|| uncountable("module", module_index))?;
+                                frame.totals.add(&t);
+                            }
+                        }
+                    }
+                }
+                Payload::ComponentInstanceSection(reader) => {
+                    for instance in reader {
+                        if let ComponentInstance::Instantiate {
+                            component_index, ..
+                        } = instance.map_err(|e| e.to_string())?
+                        {
+                            if let Some(frame) = frames.last_mut() {
+                                let t = frame
+                                    .components
+                                    .get(component_index as usize)
+                                    .copied()
+                                    .flatten()
+                                    .ok_or_else(|| uncountable("component", component_index))?;
+                                frame.totals.add(&t);
+                            }
                         }
                     }
                 }
                 Payload::End(_) => {
                     if let Some(m) = module.take() {
-                        if let Some(modules) = components.last_mut() {
-                            modules.push(m);
+                        if let Some(frame) = frames.last_mut() {
+                            frame.modules.push(Some(Totals::of_module(&m)));
                         }
-                    } else {
-                        components.pop();
+                    } else if let Some(done) = frames.pop() {
+                        match frames.last_mut() {
+                            Some(parent) => parent.components.push(Some(done.totals)),
+                            None => {
+                                let t = done.totals;
+                                shape.core_instances = t.core_instances;
+                                shape.memories = t.memories;
+                                shape.tables = t.tables;
+                                shape.table_elements = t.table_elements;
+                                shape.initial_memory = t.initial_memory;
+                                shape.image_memory = t.image_memory;
+                            }
+                        }
                     }
                 }
                 _ => {}
@@ -152,6 +312,15 @@ impl Shape {
     pub fn image_memory_mib(&self) -> u64 {
         self.image_memory.div_ceil(1024 * 1024)
     }
+}
+
+/// Why instantiating entry `index` of a `kind` index space is refused.
+fn uncountable(kind: &str, index: u32) -> String {
+    format!(
+        "it instantiates {kind} {index}, which it does not define (imported, or taken from \
+         another instance's exports): what that creates cannot be counted from the bytes, so \
+         this host refuses it"
+    )
 }
 
 /// How the imports outside the host's interfaces are removed, by the tool that put them
@@ -238,6 +407,65 @@ mod tests {
         assert_eq!(shape.memories, 2);
         assert_eq!(shape.initial_memory, 17 * PAGE);
         assert!(shape.imports.is_empty(), "only the top level's imports");
+    }
+
+    #[test]
+    fn a_nested_component_counts_once_per_instantiation_and_never_when_not_instantiated() {
+        // Arrange: $inner (one instance, 16 pages of image-less memory, a 100-element table)
+        // instantiated three times, once of them through an outer alias in a nested
+        // component; $idle, with an imaged memory, never.
+        let wasm = component(
+            r#"(component
+                 (component $inner
+                   (core module $m (memory 16) (table 100 funcref))
+                   (core instance (instantiate $m)))
+                 (component $idle
+                   (core module $d (memory 4) (data (i32.const 0) "x"))
+                   (core instance (instantiate $d)))
+                 (instance (instantiate $inner))
+                 (instance (instantiate $inner))
+                 (component $wrap
+                   (alias outer 1 $inner (component $again))
+                   (instance (instantiate $again)))
+                 (instance (instantiate $wrap))
+                 (export "loan:reporting/tool@1.0.0" (instance 0)))"#,
+        );
+        // Act
+        let shape = Shape::of(&wasm).unwrap();
+        // Assert
+        assert_eq!(shape.core_instances, 3);
+        assert_eq!(shape.memories, 3);
+        assert_eq!(shape.tables, 3);
+        assert_eq!(shape.table_elements, 300);
+        assert_eq!(shape.initial_memory, 48 * PAGE);
+        assert_eq!(shape.image_memory, 0, "the imaged memory is never created");
+        assert_eq!(shape.exports, vec!["loan:reporting/tool@1.0.0"]);
+    }
+
+    #[test]
+    fn instantiating_a_component_or_module_it_does_not_define_is_refused() {
+        let wasm = component(
+            r#"(component
+                 (component $takes
+                   (import "c" (component $c))
+                   (instance (instantiate $c))
+                   (instance (instantiate $c)))
+                 (component $big
+                   (core module $m (memory 8))
+                   (core instance (instantiate $m)))
+                 (instance (instantiate $takes (with "c" (component $big)))))"#,
+        );
+        assert!(Shape::of(&wasm)
+            .unwrap_err()
+            .contains("instantiates component 0"));
+        let module = component(
+            r#"(component
+                 (import "m" (core module $m))
+                 (core instance (instantiate $m)))"#,
+        );
+        assert!(Shape::of(&module)
+            .unwrap_err()
+            .contains("instantiates module 0"));
     }
 
     #[test]

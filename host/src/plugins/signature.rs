@@ -112,6 +112,68 @@ impl SignaturePolicy {
     }
 }
 
+/// The trusted comment of a signature (signed with it: `minisign` verifies it too), or empty.
+pub fn trusted_comment(text: &str) -> String {
+    Signature::decode(text)
+        .map(|s| s.trusted_comment().to_string())
+        .unwrap_or_default()
+}
+
+/// What a manifest's signature says it was signed with: the trusted comment
+/// `loanhost-plugin component=sha256:<hex> [view=sha256:<hex>]` that `loanhost plugin sign`
+/// writes for a manifest, naming the component and the view beside it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManifestBinding {
+    /// The component's SHA-256 (hex).
+    pub component: Option<String>,
+    /// The view's SHA-256 (hex), when there was one.
+    pub view: Option<String>,
+}
+
+/// The trusted comment's first word for a manifest's signature.
+pub const MANIFEST_COMMENT: &str = "loanhost-plugin";
+
+impl ManifestBinding {
+    /// Reads a trusted comment (anything else binds nothing).
+    pub fn parse(comment: &str) -> ManifestBinding {
+        let mut words = comment.split_whitespace();
+        let mut out = ManifestBinding::default();
+        if words.next() != Some(MANIFEST_COMMENT) {
+            return out;
+        }
+        for word in words {
+            match word.split_once("=sha256:") {
+                Some(("component", d)) => out.component = Some(d.to_ascii_lowercase()),
+                Some(("view", d)) => out.view = Some(d.to_ascii_lowercase()),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The binding of a manifest to this component and view.
+    pub fn of(wasm: &[u8], view: Option<&[u8]>) -> ManifestBinding {
+        use sha2::Digest as _;
+        let digest = |b: &[u8]| hex::encode(sha2::Sha256::digest(b));
+        ManifestBinding {
+            component: Some(digest(wasm)),
+            view: view.map(digest),
+        }
+    }
+
+    /// The trusted comment that binds a manifest to these digests.
+    pub fn comment(&self) -> String {
+        let mut c = MANIFEST_COMMENT.to_string();
+        if let Some(d) = &self.component {
+            c.push_str(&format!(" component=sha256:{d}"));
+        }
+        if let Some(d) = &self.view {
+            c.push_str(&format!(" view=sha256:{d}"));
+        }
+        c
+    }
+}
+
 /// The key id of a base64 minisign public key (`Ed`, 8 bytes of id, 32 of key), as upper-case
 /// hex the way `minisign` prints it.
 fn key_id(base64_key: &str) -> Option<String> {

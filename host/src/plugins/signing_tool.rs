@@ -34,7 +34,10 @@ pub fn keygen(dir: &Path) -> Result<String, String> {
     Ok(kp.pk.to_base64())
 }
 
-/// Signs `file` with the secret key at `key` into `<file>.minisig`; returns that path.
+/// Signs `file` with the secret key at `key` into `<file>.minisig`; returns that path. A
+/// manifest (`<tool>.toml`) is signed with a trusted comment naming the SHA-256 of the
+/// component (`<tool>.wasm`, which must sit beside it) and of the view (`<tool>.html`, when
+/// there is one): the host then loads it only beside those very files.
 pub fn sign(file: &Path, key: &Path) -> Result<PathBuf, String> {
     let text = std::fs::read_to_string(key).map_err(|e| format!("{}: {e}", key.display()))?;
     let sk = SecretKeyBox::from_string(&text)
@@ -50,11 +53,38 @@ pub fn sign(file: &Path, key: &Path) -> Result<PathBuf, String> {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("plugin");
-    let signature = minisign::sign(None, &sk, data, Some(&format!("file:{name}")), None)
-        .map_err(|e| e.to_string())?;
+    let comment = if file.extension().is_some_and(|e| e == "toml") {
+        manifest_comment(file)?
+    } else {
+        format!("file:{name}")
+    };
+    let signature =
+        minisign::sign(None, &sk, data, Some(&comment), None).map_err(|e| e.to_string())?;
     let out = PathBuf::from(format!("{}.minisig", file.display()));
     std::fs::write(&out, signature.into_string()).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(out)
+}
+
+/// The trusted comment of manifest `file`'s signature: the digests of the files beside it.
+fn manifest_comment(file: &Path) -> Result<String, String> {
+    let beside = |ext: &str| file.with_extension(ext);
+    let read = |p: &Path| -> Result<Option<Vec<u8>>, String> {
+        match std::fs::read(p) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", p.display())),
+        }
+    };
+    let component = read(&beside("wasm"))?.ok_or_else(|| {
+        format!(
+            "{}: a manifest is signed beside its component ({} is missing): the signature \
+             names the component's digest",
+            file.display(),
+            beside("wasm").display()
+        )
+    })?;
+    let view = read(&beside("html"))?;
+    Ok(super::signature::ManifestBinding::of(&component, view.as_deref()).comment())
 }
 
 #[cfg(test)]
@@ -75,5 +105,29 @@ mod tests {
         assert!(super::keygen(dir.path())
             .unwrap_err()
             .ends_with("already exists"));
+    }
+
+    #[test]
+    fn a_manifests_signature_names_the_component_and_the_view_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        super::keygen(dir.path()).unwrap();
+        let key = dir.path().join("loanhost.key");
+        let manifest = dir.path().join("t.toml");
+        std::fs::write(&manifest, b"name = \"t\"").unwrap();
+        assert!(super::sign(&manifest, &key)
+            .unwrap_err()
+            .contains("signed beside its component"));
+        std::fs::write(dir.path().join("t.wasm"), b"component").unwrap();
+        std::fs::write(dir.path().join("t.html"), b"view").unwrap();
+        let sig = super::sign(&manifest, &key).unwrap();
+        let comment =
+            super::super::signature::trusted_comment(&std::fs::read_to_string(sig).unwrap());
+        let bound = super::super::signature::ManifestBinding::parse(&comment);
+        use sha2::{Digest as _, Sha256};
+        assert_eq!(
+            bound.component,
+            Some(hex::encode(Sha256::digest(b"component")))
+        );
+        assert_eq!(bound.view, Some(hex::encode(Sha256::digest(b"view"))));
     }
 }

@@ -247,7 +247,13 @@ impl Drop for CallLimiter {
 #[error("memory limit exceeded")]
 pub struct MemoryLimitExceeded;
 
-const MAX_TABLE_ELEMENTS: usize = 100_000;
+/// Elements one table may have: the pool's slot size ([`super::engine`] sizes each table slot
+/// for this many).
+pub const MAX_TABLE_ELEMENTS: usize = 20_000;
+/// Bytes one table element is charged as: wasmtime's largest element (a continuation
+/// reference, 16 bytes; a function reference is 8), so a table is never charged less than it
+/// holds.
+pub const TABLE_ELEMENT_BYTES: u64 = 16;
 
 impl ResourceLimiter for CallLimiter {
     fn memory_growing(
@@ -280,13 +286,30 @@ impl ResourceLimiter for CallLimiter {
         Ok(true)
     }
 
+    /// A table's elements are memory like any other: charged (at [`TABLE_ELEMENT_BYTES`] each)
+    /// to the call's `memory_mib` and the host-wide budget, and as fresh memory to the
+    /// caller's time, from the moment a table is created (current = 0, desired = its initial
+    /// size) through every `table.grow`.
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(desired <= MAX_TABLE_ELEMENTS)
+        if desired > MAX_TABLE_ELEMENTS {
+            return Ok(false);
+        }
+        let delta = desired.saturating_sub(current) as u64 * TABLE_ELEMENT_BYTES;
+        if self.used + delta > self.max_memory_bytes {
+            self.memory_exceeded = true;
+            return Err(wasmtime::Error::new(MemoryLimitExceeded));
+        }
+        if !self.shared.try_take(&self.caller, delta, delta) {
+            self.host_memory_exhausted = true;
+            return Err(wasmtime::Error::new(MemoryLimitExceeded));
+        }
+        self.used += delta;
+        Ok(true)
     }
 }
 
@@ -373,6 +396,28 @@ mod tests {
         // A second memory of the same store is not covered by the image already used.
         assert!(limiter.memory_growing(0, MIB, None).unwrap());
         assert_eq!(shared.take_grown("a"), MIB as u64);
+    }
+
+    #[test]
+    fn table_elements_are_charged_as_memory_to_the_call_and_the_host() {
+        // Arrange: a call of 1 MiB.
+        let shared = SharedMemoryBudget::new(256);
+        let mut limiter = CallLimiter::new(1, shared.clone(), "a".into());
+        // Act + Assert: a table of 20,000 elements is 320,000 bytes, held and charged.
+        assert!(limiter.table_growing(0, 20_000, None).unwrap());
+        assert_eq!(shared.in_use(), 20_000 * TABLE_ELEMENT_BYTES);
+        assert_eq!(shared.take_grown("a"), 20_000 * TABLE_ELEMENT_BYTES);
+        // Three more such tables pass the call's 1 MiB: refused as memory.
+        assert!(limiter.table_growing(0, 20_000, None).unwrap());
+        assert!(limiter.table_growing(0, 20_000, None).unwrap());
+        assert!(limiter.table_growing(0, 20_000, None).is_err());
+        assert!(limiter.memory_exceeded);
+        // Beyond the slot's elements, the grow fails as the guest sees it (-1).
+        assert!(!limiter
+            .table_growing(10, MAX_TABLE_ELEMENTS + 1, None)
+            .unwrap());
+        drop(limiter);
+        assert_eq!(shared.in_use(), 0, "a dropped store gives its tables back");
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct View {
     pub html: Arc<str>,
     /// SHA-256 of the file's bytes as signed (hex).
     pub digest: String,
+    /// The `contents` of its `resources/read` result as JSON text, made once at load and
+    /// shared by every read (a read references these bytes; it copies nothing).
+    pub contents: bytes::Bytes,
 }
 
 /// The URI of tool `name`'s view.
@@ -55,25 +58,41 @@ pub fn prepare(tool: &str, decl: ViewDecl, bytes: &[u8]) -> Result<View, String>
     }
     let text = std::str::from_utf8(bytes)
         .map_err(|e| format!("the view is not UTF-8 text (byte {})", e.valid_up_to()))?;
-    let body = text.trim_start_matches('\u{feff}').trim_start();
-    if !starts_with_ignore_case(body, "<!doctype html") {
-        return Err("the view is not an HTML document: it must start with <!DOCTYPE html>".into());
-    }
-    let at = head_end(text).ok_or_else(|| {
-        "the view has no <head> element: the host places its content security policy there"
-            .to_string()
-    })?;
+    let at = head_end(text)?;
     let html = format!(
         "{}<meta http-equiv=\"Content-Security-Policy\" content=\"{VIEW_CSP}\">{}",
         &text[..at],
         &text[at..]
     );
+    let uri = view_uri(tool);
+    let contents = serde_json::to_vec(&serde_json::json!([{
+        "uri": uri,
+        "mimeType": VIEW_MIME_TYPE,
+        "text": html,
+        "_meta": ui_meta(&decl),
+    }]))
+    .map_err(|e| format!("the view cannot be written as JSON: {e}"))?;
     Ok(View {
-        uri: view_uri(tool),
+        uri,
         decl,
         html: html.into(),
         digest: hex::encode(Sha256::digest(bytes)),
+        contents: contents.into(),
     })
+}
+
+/// The `_meta.ui` of a view resource (its listing and its contents): no origin outside the
+/// document (every list empty: everything is inlined), and the border preference.
+pub fn ui_meta(decl: &ViewDecl) -> Value {
+    let mut ui = serde_json::Map::new();
+    ui.insert(
+        "csp".into(),
+        serde_json::json!({"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []}),
+    );
+    if let Some(b) = decl.prefers_border {
+        ui.insert("prefersBorder".into(), Value::Bool(b));
+    }
+    serde_json::json!({ "ui": ui })
 }
 
 fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
@@ -81,18 +100,63 @@ fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
         .is_some_and(|t| t.eq_ignore_ascii_case(prefix))
 }
 
-/// The byte offset just after the opening `<head …>` tag, if there is one.
-fn head_end(text: &str) -> Option<usize> {
-    let lower = text.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find("<head") {
-        let start = from + i + "<head".len();
-        match lower.as_bytes().get(start) {
-            Some(b'>') => return Some(start + 1),
-            Some(c) if c.is_ascii_whitespace() => {
-                return lower[start..].find('>').map(|j| start + j + 1);
-            }
-            _ => from = start,
+/// The byte offset just after the document's opening `<head …>` tag. The prefix before it is
+/// read as HTML's tokenizer would: an optional byte-order mark and white space, the
+/// `<!DOCTYPE html>`, an optional `<html …>` start tag, and nothing else but white space. Any
+/// other markup before the head (a comment, a script, text, another element) is refused: a
+/// browser would run or place it before the policy, or (a comment holding `<head>`) the
+/// policy would land inside it.
+fn head_end(text: &str) -> Result<usize, String> {
+    let mut at = text.len() - text.trim_start_matches('\u{feff}').len();
+    let skip_space = |at: usize| at + (text.len() - at - text[at..].trim_start().len());
+    at = skip_space(at);
+    if !starts_with_ignore_case(&text[at..], "<!doctype html") {
+        return Err("the view is not an HTML document: it must start with <!DOCTYPE html>".into());
+    }
+    at = tag_end(text, at).ok_or("the view's <!DOCTYPE html> is not closed")?;
+    at = skip_space(at);
+    if start_tag_is(&text[at..], "html") {
+        at = tag_end(text, at).ok_or("the view's <html> start tag is not closed")?;
+        at = skip_space(at);
+    }
+    if start_tag_is(&text[at..], "head") {
+        return tag_end(text, at).ok_or_else(|| "the view's <head> start tag is not closed".into());
+    }
+    let found: String = text[at..].chars().take(24).collect();
+    if found.is_empty() {
+        return Err(
+            "the view has no <head> element: the host places its content security policy there"
+                .into(),
+        );
+    }
+    Err(format!(
+        "the view has {found:?} before its <head>: only <!DOCTYPE html>, <html> and white space \
+         may come before it, so that the host's content security policy is the first thing a \
+         browser reads (move it inside <head> or <body>)"
+    ))
+}
+
+/// Whether `text` starts with the start tag `<name` followed by white space, `/`, `>` or the
+/// end of the text.
+fn start_tag_is(text: &str, name: &str) -> bool {
+    starts_with_ignore_case(text.get(1..).unwrap_or(""), name)
+        && text.starts_with('<')
+        && matches!(
+            text.as_bytes().get(1 + name.len()),
+            None | Some(b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+        )
+}
+
+/// The byte offset just after the `>` that closes the tag starting at `from` (a `>` inside a
+/// quoted attribute value does not close it).
+fn tag_end(text: &str, from: usize) -> Option<usize> {
+    let mut quote = None;
+    for (i, c) in text[from..].char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '>') => return Some(from + i + 1),
+            _ => {}
         }
     }
     None
@@ -187,7 +251,7 @@ mod tests {
         let v = prepare(
             "report_loans",
             ViewDecl::default(),
-            b"<!DOCTYPE html><html><header></header><HEAD lang=en><script>1</script></HEAD></html>",
+            b"<!DOCTYPE html>\n<html lang=\"a>b\">\n <HEAD lang=en><script>1</script></HEAD></html>",
         )
         .unwrap();
         assert_eq!(v.uri, "ui://loanhost/report_loans");
@@ -204,7 +268,8 @@ mod tests {
     fn a_view_that_is_not_a_bounded_html_document_is_refused() {
         let e = |b: &[u8]| prepare("t", ViewDecl::default(), b).unwrap_err();
         assert!(e(b"<html><head></head></html>").contains("<!DOCTYPE html>"));
-        assert!(e(b"<!doctype html><html><body></body></html>").contains("no <head>"));
+        assert!(e(b"<!doctype html><html>").contains("no <head>"));
+        assert!(e(b"<!doctype html><html><body></body></html>").contains("before its <head>"));
         assert!(e(b"<!doctype html>\xff").contains("not UTF-8"));
         let big = format!(
             "<!doctype html><head></head>{}",
@@ -217,6 +282,21 @@ mod tests {
             b"\xef\xbb\xbf <!doctype html><head></head>"
         )
         .is_ok());
+    }
+
+    #[test]
+    fn markup_before_the_head_is_refused_so_the_policy_comes_first() {
+        let e = |b: &str| prepare("t", ViewDecl::default(), b.as_bytes()).unwrap_err();
+        // A comment holding `<head>` would put the policy inside the comment.
+        assert!(e("<!doctype html><!-- <head> --><head></head>").contains("before its <head>"));
+        // A script before the head would run before any policy exists.
+        assert!(e("<!doctype html><script>x()</script><head></head>").contains("\"<script>x()"));
+        assert!(e("<!doctype html><html><header></header><head></head>").contains("<header>"));
+        assert!(e("<!doctype html>text<head></head>").contains("before its <head>"));
+        assert!(e("<!doctype html><html><headx></headx>").contains("before its <head>"));
+        assert!(e("<!doctype html><head").contains("not closed"));
+        let ok = prepare("t", ViewDecl::default(), b"<!doctype html> <html> <head>x").unwrap();
+        assert!(ok.html.ends_with("<head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; media-src data:; connect-src 'none'; frame-src 'none'; child-src 'none'; worker-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'\">x"));
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub fn free_port() -> u16 {
 }
 
 /// Waits until `GET {base}/health` answers `200` from `child`, started with its standard error
-/// in `log`: bounded at 60 s (a debug build compiles every plugin before it binds); when the
+/// in `log`: bounded at 10 minutes (a debug build compiles every plugin before it binds, far
+/// slower with both cores busy: the bound is for a hung server, not a slow one); when the
 /// process exits or the time runs out, the panic message carries its log. (`/ready` would
 /// wait for a loaded tool, which these servers may not have yet.)
 pub async fn wait_until_serving(base: &str, child: &mut std::process::Child, log: &Path) {
@@ -53,14 +54,37 @@ pub async fn wait_until_serving(base: &str, child: &mut std::process::Child, log
             return;
         }
         let exited = child.try_wait().unwrap();
-        if exited.is_some() || started.elapsed() > Duration::from_secs(60) {
+        if exited.is_some() || started.elapsed() > Duration::from_secs(600) {
             let why = match exited {
                 Some(status) => format!("exited ({status})"),
-                None => "did not answer /health within 60 s".to_string(),
+                None => "did not answer /health within 10 minutes".to_string(),
             };
             let text = std::fs::read_to_string(log).unwrap_or_default();
             panic!("the server at {base} {why}; its log:\n{text}");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until the log file `log` of `child` holds a line containing every one of `needles`
+/// (e.g. the reloader's `plugin loaded` line naming a tool). A signal, not a poll that spends
+/// anything: only the file is read, so a slow machine makes the wait longer, never the outcome
+/// different. Bounded at 15 minutes (a hung build, not a slow one); when the process exits or
+/// the time runs out, the panic message carries the log.
+pub async fn wait_for_log_line(log: &Path, needles: &[&str], child: &mut std::process::Child) {
+    let started = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text
+            .lines()
+            .any(|line| needles.iter().all(|n| line.contains(n)))
+        {
+            return;
+        }
+        let exited = child.try_wait().unwrap();
+        if exited.is_some() || started.elapsed() > Duration::from_secs(900) {
+            panic!("no log line with {needles:?} (exited: {exited:?}); the log:\n{text}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -1,0 +1,237 @@
+//! Where a component is compiled: in a child process of this same binary (`loanhost
+//! compile-worker`) under an address-space limit and a deadline, so that one hostile or
+//! pathological file can neither take the host's memory nor stall its start or a reload for
+//! longer than the deadline. One compilation runs at a time per host. The worker writes the
+//! compiled component back on a pipe; the host reads it (bounded) and deserializes it. A host
+//! embedded in another program (this library's tests) compiles in its own process instead.
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The subcommand of the `loanhost` binary that compiles one component.
+pub const WORKER_SUBCOMMAND: &str = "compile-worker";
+/// Largest component file a plugin may ship (a Python build is about 19 MB, a TypeScript
+/// one 13 MB): larger files are refused before they are read.
+pub const MAX_COMPONENT_BYTES: u64 = 64 * 1024 * 1024;
+/// How the worker's line on standard error starts when it refuses the component itself.
+const REFUSED: &str = "refused:";
+/// Largest compiled form the host reads back from a worker.
+const MAX_COMPILED_BYTES: usize = 512 * 1024 * 1024;
+
+/// The bounds of one compilation in a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompileLimits {
+    /// The worker is killed after this long (`LOANHOST_COMPILE_TIMEOUT_SECS`).
+    pub timeout: Duration,
+    /// The worker's address space, in MiB (`LOANHOST_COMPILE_MEMORY_MIB`): its allocations
+    /// fail past it, and it exits.
+    pub memory_mib: u64,
+}
+
+impl Default for CompileLimits {
+    fn default() -> Self {
+        CompileLimits {
+            timeout: Duration::from_secs(300),
+            memory_mib: 4096,
+        }
+    }
+}
+
+/// How the host compiles components.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compiler {
+    /// In a child process: `program compile-worker`, under `limits`.
+    Isolated {
+        /// The `loanhost` binary.
+        program: PathBuf,
+        /// Its bounds.
+        limits: CompileLimits,
+    },
+    /// On a thread of this process (a host embedded in a program that is not `loanhost`).
+    InProcess,
+}
+
+impl Compiler {
+    /// Isolated in this very executable when it is the `loanhost` binary; in process
+    /// otherwise (a test harness embedding the host cannot run `compile-worker`).
+    pub fn for_this_process(limits: CompileLimits) -> Compiler {
+        match std::env::current_exe() {
+            Ok(exe) if exe.file_stem().is_some_and(|s| s == "loanhost") => Compiler::Isolated {
+                program: exe,
+                limits,
+            },
+            _ => Compiler::InProcess,
+        }
+    }
+}
+
+/// One compilation at a time per host: each may take a worker's whole memory bound.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Compiles `wasm` in a worker; returns the compiled component's bytes (as
+/// `Component::serialize` writes them) or why not.
+pub fn compile_isolated(
+    program: &std::path::Path,
+    limits: CompileLimits,
+    wasm: &[u8],
+) -> Result<Vec<u8>, String> {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut child = Command::new(program)
+        .arg(WORKER_SUBCOMMAND)
+        .env("LOANHOST_COMPILE_MEMORY_MIB", limits.memory_mib.to_string())
+        // The allocator reserves address space in 64 MiB arenas (not its default 1 GiB), so
+        // the limit bounds what the compilation uses rather than what was reserved.
+        .env("MIMALLOC_ARENA_RESERVE", "64MiB")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("LOANHOST_OTLP_ENDPOINT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start the compiler ({}): {e}", program.display()))?;
+    let pid = child.id();
+    let (stdin, mut stdout, mut stderr) = (
+        child.stdin.take().expect("piped stdin"),
+        child.stdout.take().expect("piped stdout"),
+        child.stderr.take().expect("piped stderr"),
+    );
+    let (done, deadline) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let expired = matches!(
+            deadline.recv_timeout(limits.timeout),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
+        if expired {
+            // SAFETY: `kill` with a pid this thread's process spawned and has not yet
+            // reaped (the reaping `wait` happens after this thread is joined).
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        expired
+    });
+    let input = wasm.to_vec();
+    let writer = std::thread::spawn(move || {
+        let mut stdin = stdin;
+        let _ = stdin.write_all(&input);
+    });
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = (&mut stderr).take(64 * 1024).read_to_string(&mut text);
+        text
+    });
+    let mut compiled = Vec::new();
+    let read = (&mut stdout)
+        .take(MAX_COMPILED_BYTES as u64 + 1)
+        .read_to_end(&mut compiled);
+    if compiled.len() > MAX_COMPILED_BYTES {
+        // SAFETY: as above; the child is reaped below.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    let status = child.wait();
+    let _ = done.send(());
+    let timed_out = watchdog.join().unwrap_or(false);
+    let _ = writer.join();
+    let errors = errors.join().unwrap_or_default();
+    if timed_out {
+        return Err(format!(
+            "compilation did not finish within {} s (LOANHOST_COMPILE_TIMEOUT_SECS)",
+            limits.timeout.as_secs()
+        ));
+    }
+    if compiled.len() > MAX_COMPILED_BYTES {
+        return Err(format!(
+            "the compiled component is over {MAX_COMPILED_BYTES} bytes"
+        ));
+    }
+    let status = status.map_err(|e| format!("compiler: {e}"))?;
+    read.map_err(|e| format!("cannot read the compiler's output: {e}"))?;
+    if !status.success() {
+        let why = errors
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        // A refusal of the component is the compiler's own one line; anything else is the
+        // worker failing, most likely for its memory bound.
+        return Err(match why.strip_prefix(REFUSED) {
+            Some(reason) => reason.trim().to_string(),
+            None => format!(
+                "the compiler stopped ({status}) within its {} MiB (LOANHOST_COMPILE_MEMORY_MIB){}",
+                limits.memory_mib,
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", why.chars().take(200).collect::<String>())
+                }
+            ),
+        });
+    }
+    Ok(compiled)
+}
+
+/// `loanhost compile-worker`: reads a component on standard input (at most
+/// [`MAX_COMPONENT_BYTES`]), compiles it with the host's engine settings, and writes the
+/// compiled form on standard output; a failure is one line on standard error and exit code 1.
+/// Its address space is limited to `LOANHOST_COMPILE_MEMORY_MIB` before anything is read.
+pub fn worker_main() -> ExitCode {
+    // One line for any failure, read by the host.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("the compiler failed: {}", what.replace('\n', " "));
+    }));
+    let memory_mib: u64 = std::env::var("LOANHOST_COMPILE_MEMORY_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CompileLimits::default().memory_mib);
+    let bytes = memory_mib.saturating_mul(1024 * 1024);
+    let limit = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: bytes as libc::rlim_t,
+    };
+    // SAFETY: `setrlimit` with a valid pointer to an initialised `rlimit`.
+    if unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) } != 0 {
+        eprintln!(
+            "cannot limit the compiler's memory: {}",
+            std::io::Error::last_os_error()
+        );
+        return ExitCode::FAILURE;
+    }
+    let mut wasm = Vec::new();
+    if let Err(e) = std::io::stdin()
+        .take(MAX_COMPONENT_BYTES + 1)
+        .read_to_end(&mut wasm)
+    {
+        eprintln!("cannot read the component: {e}");
+        return ExitCode::FAILURE;
+    }
+    if wasm.len() as u64 > MAX_COMPONENT_BYTES {
+        eprintln!("the component is over {MAX_COMPONENT_BYTES} bytes");
+        return ExitCode::FAILURE;
+    }
+    let compiled = super::engine::compile_without_pool(&wasm);
+    match compiled {
+        Ok(bytes) => {
+            let mut out = std::io::stdout().lock();
+            if out.write_all(&bytes).and_then(|_| out.flush()).is_err() {
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let first = format!("{e:#}");
+            eprintln!(
+                "{REFUSED} {}",
+                first.lines().next().unwrap_or("unknown error")
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
