@@ -111,6 +111,15 @@ impl Server {
         )
         .unwrap();
         std::fs::write(plugin_dir.join("misbehave.toml"), HOSTILE_MANIFEST).unwrap();
+        // The same plugin with 56 more core instances, each with a table of 20,000 elements
+        // (17.9 MB of table slots a call).
+        let misbehave = std::fs::read(fixtures.join("fixture_misbehave.wasm")).unwrap();
+        std::fs::write(plugin_dir.join("tables.wasm"), with_tables(&misbehave, 56)).unwrap();
+        std::fs::write(
+            plugin_dir.join("tables.toml"),
+            HOSTILE_MANIFEST.replace("\"misbehave\"", "\"tables\"") + "core_instances = 64\n",
+        )
+        .unwrap();
         // The hostile plugins in Python and TypeScript, with the same widest manifest.
         for language in ["python", "typescript"] {
             let tool = format!("hostile_{language}");
@@ -215,6 +224,17 @@ impl Server {
     /// Resets the kernel's peak-RSS counter of the server.
     fn reset_peak_rss(&self) {
         let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5");
+    }
+
+    /// The server's resident memory now, in MiB.
+    fn rss_mib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0)
+            / 1024
     }
 
     /// The server's peak RSS since the last reset, in MiB.
@@ -447,7 +467,87 @@ const ATTACKS: &[(&str, &str)] = &[
         "nested arguments",
         "8 loops of 1 MiB arguments nested 120 deep with 8 KiB keys, 4 to an unknown tool and 4 to report_loans",
     ),
+    (
+        "batched view reads",
+        "8 loops of 16-read batches of a 0.7 MiB view",
+    ),
+    (
+        "table hoard",
+        "8 loops calling a plugin whose 56 extra instances each hold a 20,000-element table",
+    ),
+    (
+        "compile bomb",
+        "a component with one 150,000-instruction function dropped into the plugin folder",
+    ),
 ];
+
+/// The attacks whose host must be back within [`SETTLED_MIB`] of the baseline's resident
+/// memory once they end (what they made the host hold is given back, not kept).
+const SETTLES: &[&str] = &["batched view reads", "table hoard", "compile bomb"];
+/// How far above the baseline's resident memory the host may stay after a settling attack.
+const SETTLED_MIB: u64 = 64;
+
+/// `component` with `instances` more core instances of a module that defines one table of
+/// 20,000 function references (appended as a core module section and a core instance
+/// section: a component's sections may come in any order).
+fn with_tables(component: &[u8], instances: u32) -> Vec<u8> {
+    use wasmparser::{Encoding, Parser, Payload};
+    // The index the new module takes: the component's own top-level core modules.
+    let (mut depth, mut modules) = (0usize, 0u32);
+    for payload in Parser::new(0).parse_all(component) {
+        match payload.unwrap() {
+            Payload::Version { encoding, .. } => {
+                depth += 1;
+                let _ = encoding == Encoding::Module;
+            }
+            Payload::ModuleSection { .. } if depth == 1 => modules += 1,
+            Payload::End(_) => depth -= 1,
+            _ => {}
+        }
+    }
+    let leb = |mut n: u32, out: &mut Vec<u8>| loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            break;
+        }
+        out.push(byte | 0x80);
+    };
+    let section = |id: u8, body: &[u8], out: &mut Vec<u8>| {
+        out.push(id);
+        leb(body.len() as u32, out);
+        out.extend_from_slice(body);
+    };
+    let module = wat::parse_str("(module (table 20000 funcref))").unwrap();
+    let mut instances_body = Vec::new();
+    leb(instances, &mut instances_body);
+    for _ in 0..instances {
+        // `instantiate` (0x00) of the new module, with no arguments.
+        instances_body.push(0x00);
+        leb(modules, &mut instances_body);
+        instances_body.push(0x00);
+    }
+    let mut out = component.to_vec();
+    section(0x01, &module, &mut out);
+    section(0x02, &instances_body, &mut out);
+    out
+}
+
+/// A component that exports the tool's interface name (so it passes every check made from
+/// its bytes) around one function of `ops` instructions: costly to compile, and refused once
+/// compiled (it implements nothing).
+fn compile_bomb(ops: usize) -> Vec<u8> {
+    let mut body = String::with_capacity(ops * 12);
+    for _ in 0..ops / 4 {
+        body.push_str("local.get 0 i32.const 1 i32.add local.set 0 ");
+    }
+    wat::parse_str(format!(
+        "(component (core module $m (func (local i32) {body})) (core instance (instantiate $m)) \
+         (instance $tool) (export \"loan:reporting/tool@1.0.0\" (instance $tool)))"
+    ))
+    .unwrap()
+}
 
 /// 160 connections, each announcing a body of 64 KiB to `path` and sending a byte of it
 /// every 500 ms until the server answers (or the phase ends), then waiting 500 ms and
@@ -592,6 +692,47 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
                 Value::Array(vec![one; 1000]),
                 vec![("mcp-protocol-version", "2025-03-26".into())],
             ));
+        }
+        "batched view reads" => {
+            let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "ui://loanhost/report_loans"}});
+            tasks.extend(loops(
+                Value::Array(vec![read; 16]),
+                vec![("mcp-protocol-version", "2025-03-26".into())],
+            ));
+        }
+        "table hoard" => tasks.extend(loops(call("tables", json!({"action": "echo"})), vec![])),
+        "compile bomb" => {
+            let dir = server.plugin_dir.clone();
+            let (client, base, count, token) =
+                (client.clone(), base.clone(), count.clone(), token.clone());
+            tasks.push(tokio::spawn(async move {
+                std::fs::write(
+                    dir.join("bomb.toml"),
+                    HOSTILE_MANIFEST.replace("\"misbehave\"", "\"bomb\""),
+                )
+                .unwrap();
+                let tmp = dir.join(".bomb.wasm.tmp");
+                std::fs::write(&tmp, compile_bomb(150_000)).unwrap();
+                std::fs::rename(&tmp, dir.join("bomb.wasm")).unwrap();
+                count("written".into());
+                while Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let list: Value = client
+                        .post(format!("{base}/mcp"))
+                        .bearer_auth(&token)
+                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                        .send()
+                        .await
+                        .unwrap()
+                        .json()
+                        .await
+                        .unwrap();
+                    let listed = list["result"]["tools"]
+                        .as_array()
+                        .is_some_and(|t| t.iter().any(|t| t["name"] == "bomb"));
+                    count(if listed { "LISTED" } else { "not loaded" }.into());
+                }
+            }));
         }
         "many memories" => {
             let mut text = String::from("(component (core module $m (memory 1))");
@@ -867,6 +1008,27 @@ fn assert_contained(name: &str, outcomes: &BTreeMap<String, usize>) {
             !got("200 ok") && (got("rpc -32602") || got("invalid_params:")),
             "{name}: {outcomes:?}"
         ),
+        // The caller's result budget runs out (429), and no batch's reply passes its cap.
+        "batched view reads" => assert!(
+            got("429")
+                && outcomes.keys().all(|k| {
+                    k.starts_with("429")
+                        || k.strip_prefix("200 ok (")
+                            .and_then(|r| r.strip_suffix(" KiB)"))
+                            .and_then(|kib| kib.parse::<u64>().ok())
+                            .is_some_and(|kib| kib <= 8 * 1024)
+                }),
+            "{name}: {outcomes:?}"
+        ),
+        // Each call's tables are charged to the host's plugin memory: some calls are refused
+        // for it, or for the caller's budget, and the rest answer.
+        "table hoard" => assert!(
+            outcomes
+                .keys()
+                .all(|k| k.starts_with("429") || k == "200 ok" || k.contains("internal:")),
+            "{name}: {outcomes:?}"
+        ),
+        "compile bomb" => assert!(got("not loaded") && !got("LISTED"), "{name}: {outcomes:?}"),
         _ => {}
     }
 }
@@ -885,7 +1047,7 @@ async fn attacks_leave_legitimate_callers_served() {
     let base_rss = server.peak_rss_mib();
     assert!(base_fail.is_empty(), "baseline failures: {base_fail:?}");
     let mut rows = vec![format!(
-        "| (none: baseline) | | 0 of {} | {:.1} ms | 1.0× | {base_rss} MiB |",
+        "| (none: baseline) | | 0 of {} | {:.1} ms | 1.0× | {base_rss} MiB | |",
         base_lat.len(),
         base_p99.as_secs_f64() * 1000.0
     )];
@@ -907,6 +1069,7 @@ async fn attacks_leave_legitimate_callers_served() {
         // Let the attack's last calls drain before the next phase.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let rss = server.peak_rss_mib();
+        let settled = server.rss_mib();
         let p = p99(&mut lat);
         let ratio = p.as_secs_f64() / base_p99.as_secs_f64().max(1e-6);
         eprintln!(
@@ -917,7 +1080,7 @@ async fn attacks_leave_legitimate_callers_served() {
             p.as_secs_f64() * 1000.0
         );
         rows.push(format!(
-            "| {name}: {what} | {} | {} of {} | {:.1} ms | {ratio:.2}× | {rss} MiB |",
+            "| {name}: {what} | {} | {} of {} | {:.1} ms | {ratio:.2}× | {rss} MiB | {settled} MiB |",
             summary(&attacker),
             fails.len(),
             lat.len(),
@@ -948,11 +1111,16 @@ async fn attacks_leave_legitimate_callers_served() {
         if strict && ratio > 2.0 {
             problems.push(format!("{name}: legitimate p99 {ratio:.2}× the baseline"));
         }
+        if SETTLES.contains(name) && settled > base_rss + SETTLED_MIB {
+            problems.push(format!(
+                "{name}: {settled} MiB resident after the attack, more than {SETTLED_MIB} MiB over the baseline's {base_rss} MiB"
+            ));
+        }
     }
 
     // Report
     let table = format!(
-        "| attack | what the attacker got (outcome ×count) | legitimate requests failed | legitimate p99 | ÷ baseline p99 | server peak RSS |\n|---|---|---|---|---|---|\n{}\n",
+        "| attack | what the attacker got (outcome ×count) | legitimate requests failed | legitimate p99 | ÷ baseline p99 | server peak RSS | resident after |\n|---|---|---|---|---|---|---|\n{}\n",
         rows.join("\n")
     );
     eprintln!("{table}");

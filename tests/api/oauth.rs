@@ -318,3 +318,36 @@ async fn rest_token_endpoint() {
 fn url_encode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
+
+#[tokio::test]
+async fn token_forwards_beyond_the_cap_are_refused_at_once() {
+    // Arrange: an IdP that accepts a connection and never answers; one forward at a time.
+    let idp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let idp_url = format!("http://{}/token", idp.local_addr().unwrap());
+    let mut options = AppOptions::default();
+    options.env.push(("LOANHOST_IDP_TOKEN_URL", idp_url));
+    options
+        .env
+        .push(("LOANHOST_MAX_TOKEN_FORWARDS", "1".into()));
+    let app = spawn_app_with(options).await;
+    let token = |app: &crate::helpers::TestApp| {
+        app.client
+            .post(format!("{}/token", app.base))
+            .body("grant_type=refresh_token&refresh_token=x")
+            .send()
+    };
+
+    // Act: the first request is forwarded (the IdP's accept is the signal), the second is not.
+    let held = tokio::spawn(token(&app));
+    let (_connection, _) = idp.accept().await.unwrap();
+    let refused = token(&app).await.unwrap();
+    let status = refused.status();
+    let retry = refused.headers().get("retry-after").cloned();
+    let body: Value = refused.json().await.unwrap();
+    held.abort();
+
+    // Assert
+    assert_eq!(status, 503);
+    assert_eq!(retry.unwrap(), "1");
+    assert_eq!(body["error"], "temporarily_unavailable");
+}

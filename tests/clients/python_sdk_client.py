@@ -6,6 +6,13 @@ Modes (the Rust end-to-end tests run this script and assert on the JSON it print
   oauth  BASE_URL EMAIL [MODE]  the full OAuth flow (MODE: legacy, the default, or auto) with the pre-registered demo client:
                             401 -> metadata -> /authorize -> dev IdP -> /token -> calls; then
                             waits for the access token to expire and calls again (refresh).
+  op BASE_URL EMAIL CLIENT_ID CLIENT_SECRET AUTH_METHOD [cancel]
+                            sign-in through a real OpenID Provider's own login and consent
+                            pages (filled in as a person would: the email as the login, then
+                            "continue"), one call, a refresh through /token with the client's
+                            credentials (AUTH_METHOD: client_secret_basic or _post) and a call
+                            with the refreshed token; with `cancel`, the person cancels at the
+                            login page and the callback's parameters are printed.
   signin BASE_URL EMAIL     one sign-in and one call, as a client that follows RFC 9207: the
                             browser follows every redirect to the client's callback, whose
                             code, state and iss go to the SDK; prints what the callback got, or
@@ -197,6 +204,121 @@ async def signin(base: str, email: str) -> dict:
     }
 
 
+def form_of(html: str) -> tuple[str, dict]:
+    """The first form of a page: its action and its fields (inputs with a name and a value)."""
+    import html as htmllib
+    import re
+
+    action = re.search(r'<form[^>]*action="([^"]*)"', html)
+    fields = {}
+    for tag in re.findall(r"<input[^>]*>", html):
+        name = re.search(r'name="([^"]*)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        if name:
+            fields[htmllib.unescape(name.group(1))] = htmllib.unescape(value.group(1)) if value else ""
+    return (htmllib.unescape(action.group(1)) if action else ""), fields
+
+
+async def through_pages(browser, url: str, email: str, cancel: bool, seen: dict) -> str:
+    """The person at the browser: follows redirects, signs in on the OP's login page with
+    `email` (or cancels there) and accepts its consent page, until the client's callback."""
+    method, data = "GET", None
+    for _ in range(16):
+        if url.startswith(REDIRECT):
+            return url
+        resp = await browser.request(method, url, data=data)
+        method, data = "GET", None
+        if resp.status_code in (302, 303):
+            url = urllib.parse.urljoin(url, resp.headers["location"])
+            if "redirect_uri" in url and "idpQuery" not in seen:
+                seen["idpQuery"] = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+            continue
+        assert resp.status_code == 200, (url, resp.status_code, resp.text[:500])
+        action, fields = form_of(resp.text)
+        target = urllib.parse.urljoin(url, action)
+        if "login" in fields:
+            seen["pages"] = seen.get("pages", []) + ["login"]
+            if cancel:
+                # The page's "cancel" link: the form's action, then /abort.
+                url = target.rstrip("/") + "/abort"
+                continue
+            fields.update({"login": email, "password": "any"})
+        else:
+            seen["pages"] = seen.get("pages", []) + ["consent"]
+        method, data, url = "POST", fields, target
+    raise RuntimeError(f"no way to the client's callback from {url}")
+
+
+async def op(base: str, email: str, client_id: str, secret: str, method: str, cancel: bool) -> dict:
+    storage = MemoryStorage()
+    storage.client = OAuthClientInformationFull(
+        client_id=client_id,
+        client_secret=secret,
+        redirect_uris=[REDIRECT],
+        token_endpoint_auth_method=method,
+        grant_types=["authorization_code", "refresh_token"],
+    )
+    seen: dict = {}
+    browser = httpx2.AsyncClient(follow_redirects=False, timeout=30)
+
+    async def redirect_handler(authorize_url: str) -> None:
+        url = await through_pages(browser, authorize_url, email, cancel, seen)
+        params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+        seen["callback"] = params
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        p = seen["callback"]
+        return AuthorizationCodeResult(code=p.get("code", ""), state=p.get("state"), iss=p.get("iss"))
+
+    provider = OAuthClientProvider(
+        server_url=f"{base}/mcp",
+        client_metadata=OAuthClientMetadata(
+            redirect_uris=[REDIRECT],
+            token_endpoint_auth_method=method,
+            grant_types=["authorization_code", "refresh_token"],
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    out: dict = {}
+    try:
+        async with httpx2.AsyncClient(auth=provider, timeout=30) as hc:
+            async with Client(streamable_http_client(f"{base}/mcp", http_client=hc)) as client:
+                first = await client.call_tool("get_loan_reporting_metadata", {})
+                out["protocolVersion"] = client.protocol_version
+        out["isError"] = first.is_error
+        token = storage.tokens
+        out["hasRefreshToken"] = bool(token.refresh_token)
+        out["accessToken"] = token.access_token
+        # A refresh through loanhost's /token, with the client's credentials as registered.
+        form = {"grant_type": "refresh_token", "refresh_token": token.refresh_token or ""}
+        auth = None
+        if method == "client_secret_basic":
+            auth = httpx2.BasicAuth(client_id, secret)
+        else:
+            form.update({"client_id": client_id, "client_secret": secret})
+        form["resource"] = base
+        refreshed = await browser.post(f"{base}/token", data=form, auth=auth)
+        out["refreshStatus"] = refreshed.status_code
+        new = refreshed.json().get("access_token")
+        out["refreshedAccessToken"] = new
+        if new:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {new}"}) as hc:
+                async with Client(streamable_http_client(f"{base}/mcp", http_client=hc)) as client:
+                    again = await client.call_tool("get_loan_reporting_metadata", {})
+            out["refreshedIsError"] = again.is_error
+    except BaseException as e:  # noqa: BLE001 - the SDK's refusal is the result
+        out["error"] = "; ".join(f"{type(x).__name__}: {x}" for x in leaves(e))
+        if storage.tokens:
+            out["accessToken"] = storage.tokens.access_token
+    await browser.aclose()
+    out["idpQuery"] = seen.get("idpQuery")
+    out["pages"] = seen.get("pages")
+    out["callback"] = seen.get("callback")
+    return out
+
+
 def main() -> None:
     mode = sys.argv[1]
     if mode == "bearer":
@@ -205,6 +327,9 @@ def main() -> None:
         result = asyncio.run(oauth(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "legacy"))
     elif mode == "signin":
         result = asyncio.run(signin(sys.argv[2], sys.argv[3]))
+    elif mode == "op":
+        a = sys.argv
+        result = asyncio.run(op(a[2], a[3], a[4], a[5], a[6], len(a) > 7 and a[7] == "cancel"))
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps(result))

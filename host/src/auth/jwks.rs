@@ -34,6 +34,9 @@ enum Source {
 #[derive(Clone)]
 struct Cached {
     keys: Arc<JwkSet>,
+    /// Keys of the last set this host cannot verify with: (kid, why), for the refusal's
+    /// reason.
+    skipped: Arc<Vec<(String, String)>>,
     fetched: Option<Instant>,
     last_attempt: Option<Instant>,
     failures: u32,
@@ -92,6 +95,7 @@ impl Jwks {
             source,
             cache: RwLock::new(Cached {
                 keys: Arc::new(keys),
+                skipped: Arc::default(),
                 fetched,
                 last_attempt: None,
                 failures: 0,
@@ -126,8 +130,14 @@ impl Jwks {
                 drop(self.fetching.lock().await);
             }
         }
-        find(&self.snapshot().keys, kid).ok_or_else(|| match kid {
-            Some(k) => format!("no signing key with kid {k:?}"),
+        let cached = self.snapshot();
+        find(&cached.keys, kid).ok_or_else(|| match kid {
+            Some(k) => match cached.skipped.iter().find(|(id, _)| id == k) {
+                Some((_, why)) => format!(
+                    "the token's kid {k:?} names a key of the issuer's set that this host skipped ({why})"
+                ),
+                None => format!("no signing key with kid {k:?}"),
+            },
             None => "the token has no kid and the issuer has more than one key".to_string(),
         })
     }
@@ -163,8 +173,14 @@ impl Jwks {
         let mut cache = self.cache.write().expect("jwks cache lock");
         FETCHES[usize::from(result.is_err())].fetch_add(1, Ordering::Relaxed);
         match result {
-            Ok(keys) => {
+            Ok((keys, skipped)) => {
+                for (kid, why) in &skipped {
+                    if !cache.skipped.iter().any(|(k, w)| k == kid && w == why) {
+                        tracing::warn!(url = ?url, kid = ?kid, reason = %why, "skipping a key of the issuer's JWKS that this host cannot verify with; its other keys are used");
+                    }
+                }
                 cache.keys = Arc::new(keys);
+                cache.skipped = Arc::new(skipped);
                 cache.fetched = Some(Instant::now());
                 cache.failures = 0;
             }
@@ -198,14 +214,77 @@ fn find(set: &JwkSet, kid: Option<&str>) -> Option<Jwk> {
     }
 }
 
-async fn fetch(client: &reqwest::Client, url: &str) -> Result<JwkSet, String> {
+async fn fetch(
+    client: &reqwest::Client,
+    url: &str,
+) -> Result<(JwkSet, Vec<(String, String)>), String> {
     let resp = client.get(url).send().await.map_err(|e| e.to_string())?;
     if !resp.status().is_success() {
         return Err(format!("HTTP {}", resp.status()));
     }
-    resp.json::<JwkSet>()
-        .await
-        .map_err(|e| format!("not a JWKS: {e}"))
+    let body = resp.bytes().await.map_err(|e| e.to_string())?;
+    parse_set(&body)
+}
+
+/// A JWKS document: its keys this host can verify signatures with, and the others (kid, why)
+/// skipped. RFC 7517 §5: keys (and members) that are not understood are ignored, so a set
+/// with a new algorithm's key beside the old ones (an IdP's rotation) keeps working.
+pub fn parse_set(body: &[u8]) -> Result<(JwkSet, Vec<(String, String)>), String> {
+    let doc: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| format!("not a JWKS: {e}"))?;
+    let keys = doc
+        .get("keys")
+        .and_then(serde_json::Value::as_array)
+        .ok_or("not a JWKS: no `keys` array")?;
+    let (mut usable, mut skipped) = (Vec::new(), Vec::new());
+    for key in keys {
+        let kid = key
+            .get("kid")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        match usable_for_signatures(key) {
+            Ok(jwk) => usable.push(jwk),
+            Err(why) => skipped.push((kid, why)),
+        }
+    }
+    Ok((JwkSet { keys: usable }, skipped))
+}
+
+/// The key as one this host verifies signatures with, or why not: only signing keys (`use`
+/// absent or `sig`, `key_ops` absent or holding `verify`) of RSA, EC P-256 or P-384, or OKP Ed25519, whose `alg`, when named, is
+/// one of those.
+fn usable_for_signatures(key: &serde_json::Value) -> Result<Jwk, String> {
+    let text = |k: &str| key.get(k).and_then(serde_json::Value::as_str);
+    if let Some(u) = text("use").filter(|u| *u != "sig") {
+        return Err(format!("use {u:?}: not a signing key"));
+    }
+    if let Some(ops) = key.get("key_ops").and_then(serde_json::Value::as_array) {
+        if !ops.iter().any(|o| o == "verify") {
+            return Err("key_ops without \"verify\": not a signing key".into());
+        }
+    }
+    match (text("kty"), text("crv")) {
+        (Some("RSA"), _)
+        | (Some("EC"), Some("P-256" | "P-384"))
+        | (Some("OKP"), Some("Ed25519")) => {}
+        (Some(kty), crv) => {
+            return Err(format!(
+                "key type {kty:?}{} is not supported",
+                crv.map(|c| format!(" on curve {c:?}")).unwrap_or_default()
+            ))
+        }
+        (None, _) => return Err("no `kty`".into()),
+    }
+    if let Some(alg) = text("alg") {
+        let known = [
+            "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+        ];
+        if !known.contains(&alg) {
+            return Err(format!("algorithm {alg:?} is not supported"));
+        }
+    }
+    serde_json::from_value::<Jwk>(key.clone()).map_err(|e| format!("not a usable JWK: {e}"))
 }
 
 #[cfg(test)]
@@ -213,9 +292,65 @@ mod tests {
     use super::*;
 
     #[test]
+    fn keys_this_host_cannot_verify_with_are_skipped_and_named_the_rest_used() {
+        // Arrange: an RSA signing key beside P-521, Ed448, X25519, an encryption-only RSA key,
+        // a symmetric key and an unknown type.
+        let rsa = serde_json::json!({"kty": "RSA", "kid": "rs256-sig", "use": "sig", "alg": "RS256", "n": "sXch", "e": "AQAB"});
+        let doc = serde_json::json!({"keys": [
+            rsa,
+            {"kty": "EC", "kid": "p521", "crv": "P-521", "alg": "ES512", "x": "AQ", "y": "AQ"},
+            {"kty": "OKP", "kid": "x25519", "crv": "X25519", "x": "AQ"},
+            {"kty": "OKP", "kid": "ed448", "crv": "Ed448", "x": "AQ"},
+            {"kty": "RSA", "kid": "rsa-enc", "use": "enc", "alg": "RSA-OAEP", "n": "sXch", "e": "AQAB"},
+            {"kty": "oct", "kid": "hmac", "k": "c2VjcmV0"},
+            {"kty": "PQ", "kid": "future"},
+            {"kty": "EC", "kid": "p256", "crv": "P-256", "x": "MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4", "y": "4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM", "extra": {"ignored": true}}
+        ]});
+
+        // Act
+        let (set, skipped) = parse_set(doc.to_string().as_bytes()).unwrap();
+
+        // Assert
+        let kids: Vec<_> = set
+            .keys
+            .iter()
+            .filter_map(|k| k.common.key_id.clone())
+            .collect();
+        assert_eq!(kids, ["rs256-sig", "p256"]);
+        let why = |kid: &str| skipped.iter().find(|(k, _)| k == kid).unwrap().1.clone();
+        assert!(why("p521").contains("\"P-521\""), "{skipped:?}");
+        assert!(why("x25519").contains("X25519"));
+        assert!(why("ed448").contains("Ed448"));
+        assert!(why("rsa-enc").contains("not a signing key"));
+        assert!(why("hmac").contains("\"oct\""));
+        assert!(why("future").contains("\"PQ\""));
+        assert!(parse_set(b"[]").unwrap_err().contains("no `keys` array"));
+    }
+
+    #[tokio::test]
+    async fn a_token_naming_a_skipped_key_is_refused_with_that_reason() {
+        let keys = Jwks::fixed(JwkSet { keys: vec![] });
+        keys.cache.write().unwrap().skipped = Arc::new(vec![(
+            "p521".into(),
+            "key type \"EC\" on curve \"P-521\" is not supported".into(),
+        )]);
+        let keys = Arc::new(keys);
+        let e = keys.key(Some("p521")).await.unwrap_err();
+        assert!(
+            e.contains("names a key of the issuer's set that this host skipped"),
+            "{e}"
+        );
+        assert_eq!(
+            keys.key(Some("other")).await.unwrap_err(),
+            "no signing key with kid \"other\""
+        );
+    }
+
+    #[test]
     fn back_off_grows_after_failures() {
         let now = Instant::now();
         let mut c = Cached {
+            skipped: Arc::default(),
             keys: Arc::new(JwkSet { keys: vec![] }),
             fetched: None,
             last_attempt: None,

@@ -27,6 +27,7 @@ const VARIABLES: &[(&str, Option<&str>)] = &[
     ("LOANHOST_IDP_AUTHORIZE_URL", None),
     ("LOANHOST_IDP_TOKEN_URL", None),
     ("LOANHOST_IDP_JWKS_URL", None),
+    ("LOANHOST_IDP_PROFILE", Some("auth0")),
     ("LOANHOST_AUTHORIZE_CALLBACK", Some("false")),
     ("LOANHOST_AUTHORIZE_REDIRECT_URIS", Some("")),
     ("LOANHOST_AUTHORIZE_KEY_FILE", None),
@@ -149,6 +150,16 @@ impl Config {
             jwks_url: match get("LOANHOST_IDP_JWKS_URL") {
                 Some(u) => http_url("LOANHOST_IDP_JWKS_URL", &u)?,
                 None => format!("{dev}/jwks"),
+            },
+            profile: match required("LOANHOST_IDP_PROFILE").trim() {
+                "auth0" => IdpProfile::Auth0,
+                "oidc" => IdpProfile::Oidc,
+                other => {
+                    return Err(err(
+                        "LOANHOST_IDP_PROFILE",
+                        format!("`{other}` is neither auth0 (the default) nor oidc"),
+                    ))
+                }
             },
         };
         let internal = match (

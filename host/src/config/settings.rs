@@ -71,6 +71,23 @@ pub struct IdpConfig {
     pub token_url: String,
     /// Its signing keys.
     pub jwks_url: String,
+    /// How the facade speaks to it.
+    pub profile: IdpProfile,
+}
+
+/// How the facade rewrites a sign-in for the upstream IdP (`LOANHOST_IDP_PROFILE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdpProfile {
+    /// `auth0`, the default: the specification's rewrite for an Auth0-shaped IdP. `/authorize`
+    /// gets `audience` (the client's `resource` removed) and `offline_access` added to its
+    /// scope; `/token` is forwarded as it is.
+    Auth0,
+    /// `oidc`: a standard OpenID Provider or OAuth 2.1 server (Okta, Entra ID, Keycloak, an
+    /// OpenID Certified provider). The audience goes as RFC 8707's `resource`, at `/authorize`
+    /// and, replacing the client's, at `/token`; where `offline_access` is added,
+    /// `prompt=consent` is added too (OpenID Connect Core §11: an OP ignores `offline_access`
+    /// without it).
+    Oidc,
 }
 
 /// The facade's own callback for the IdP's authorization response

@@ -4,6 +4,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -24,16 +26,29 @@ pub struct DeadlineBody {
     deadline: Instant,
     limit: Duration,
     sleep: Option<Pin<Box<Sleep>>>,
+    ended: Option<Arc<AtomicBool>>,
 }
 
 impl DeadlineBody {
     /// `inner`, to be read whole within `limit` from now.
     pub fn wrap(inner: Body, limit: Duration) -> Body {
+        Self::tracked(inner, limit, None)
+    }
+
+    /// As [`DeadlineBody::wrap`], setting `ended` once the body has been read to its end (so
+    /// the server knows whether the connection can carry another request after its answer).
+    pub fn tracked(inner: Body, limit: Duration, ended: Option<Arc<AtomicBool>>) -> Body {
+        if let Some(e) = &ended {
+            if http_body::Body::is_end_stream(&inner) {
+                e.store(true, Ordering::Release);
+            }
+        }
         Body::new(DeadlineBody {
             inner,
             deadline: Instant::now() + limit,
             limit,
             sleep: None,
+            ended,
         })
     }
 }
@@ -49,6 +64,11 @@ impl http_body::Body for DeadlineBody {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) if Instant::now() < this.deadline => {
+                if frame.is_none() || this.inner.is_end_stream() {
+                    if let Some(e) = &this.ended {
+                        e.store(true, Ordering::Release);
+                    }
+                }
                 Poll::Ready(frame.map(|f| f.map_err(Into::into)))
             }
             Poll::Ready(_) => Poll::Ready(Some(Err(BodyTimedOut(this.limit).into()))),

@@ -6,6 +6,8 @@
 use std::time::Duration;
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
@@ -86,13 +88,41 @@ pub fn router(state: AppState) -> Router {
 /// a request slot: a client that ignores `Retry-After` gets one answer per connection per
 /// wait, not thousands a second. A token refused as not valid in the last minute waits
 /// [`TARPIT`] (without a slot) before it is handled again.
+///
+/// A request answered before its body was read to the end (a `401` before the body, a
+/// refusal, a body cut at its deadline) is answered with `Connection: close`: the rest of its
+/// body is still on the connection, so the connection cannot carry another request, and a
+/// client that is told so opens a new one instead of sending on a connection being closed.
 async fn admit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path();
     if matches!(path, "/health" | "/ready") {
         return next.run(request).await;
     }
+    let has_body = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() != "0")
+        || request
+            .headers()
+            .contains_key(axum::http::header::TRANSFER_ENCODING);
+    let ended = Arc::new(AtomicBool::new(false));
+    let limit = state.config.limits.body_timeout;
+    let request = request.map(|b| DeadlineBody::tracked(b, limit, Some(ended.clone())));
+    let mut response = admit_read(state, request, next).await;
+    if has_body && !ended.load(Ordering::Acquire) {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            HeaderValue::from_static("close"),
+        );
+    }
+    response
+}
+
+/// [`admit`], once the body is wrapped.
+async fn admit_read(state: AppState, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
     let reads_body_first = path == "/mcp" && request.method() == Method::POST;
-    let mut request = request.map(|b| DeadlineBody::wrap(b, state.config.limits.body_timeout));
     if reads_body_first {
         if let Some(answer) = penalty_box(&state, &mut request).await {
             return answer;

@@ -1,7 +1,7 @@
 //! Where a component is compiled: in a child process of this same binary (`loanhost
-//! compile-worker`) under an address-space limit and a deadline, so that one hostile or
-//! pathological file can neither take the host's memory nor stall its start or a reload for
-//! longer than the deadline. One compilation runs at a time per host. The worker writes the
+//! compile-worker`) under an address-space limit and a deadline, at a lower CPU priority, so
+//! that one hostile or pathological file can neither take the host's memory nor stall its
+//! start or a reload for longer than the deadline. One compilation runs at a time per host. The worker writes the
 //! compiled component back on a pipe; the host reads it (bounded) and deserializes it. A host
 //! embedded in another program (this library's tests) compiles in its own process instead.
 
@@ -86,6 +86,7 @@ pub fn compile_isolated(
         // the limit bounds what the compilation uses rather than what was reserved.
         .env("MIMALLOC_ARENA_RESERVE", "64MiB")
         .env("RUST_BACKTRACE", "0")
+        .env("LOANHOST_COMPILE_PARENT", std::process::id().to_string())
         .env_remove("LOANHOST_OTLP_ENDPOINT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -204,6 +205,21 @@ pub fn worker_main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    // The worker ends with the host that started it (a killed host leaves no compilation
+    // running), and runs below the host's priority: a long compilation yields the cores to
+    // requests.
+    // SAFETY: `prctl(PR_SET_PDEATHSIG)` with a signal number; `getppid` has no arguments.
+    let parent = unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        libc::getppid()
+    };
+    // The host may have ended before the line above: then this worker has a new parent.
+    if std::env::var("LOANHOST_COMPILE_PARENT").ok() != Some(parent.to_string()) {
+        eprintln!("the host that started this compilation has ended");
+        return ExitCode::FAILURE;
+    }
+    // SAFETY: `setpriority` on this process, with plain integer arguments.
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
     let mut wasm = Vec::new();
     if let Err(e) = std::io::stdin()
         .take(MAX_COMPONENT_BYTES + 1)

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
+use crate::config::IdpProfile;
 use crate::http::AppState;
 
 /// Largest `/token` body forwarded.
@@ -79,7 +80,8 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
         }),
         _ => None,
     };
-    match rewrite_authorize_through(query, &state.config.mcp_audience, through.as_ref()) {
+    let profile = state.config.idp.profile;
+    match rewrite_authorize_with(query, &state.config.mcp_audience, profile, through.as_ref()) {
         Ok(query) => {
             let upstream = &state.config.idp.authorize_url;
             let sep = if upstream.contains('?') { '&' } else { '?' };
@@ -172,6 +174,18 @@ pub fn rewrite_authorize_through(
     audience: &str,
     through: Option<&Callback<'_>>,
 ) -> Result<String, (&'static str, String)> {
+    rewrite_authorize_with(query, audience, IdpProfile::Auth0, through)
+}
+
+/// [`rewrite_authorize_through`] for an IdP of `profile`: the specification's rewrite for
+/// Auth0 (`audience`); for a standard OpenID Provider the audience as RFC 8707's `resource`
+/// and `prompt=consent` beside the `offline_access` the facade asks for.
+pub fn rewrite_authorize_with(
+    query: &str,
+    audience: &str,
+    profile: IdpProfile,
+    through: Option<&Callback<'_>>,
+) -> Result<String, (&'static str, String)> {
     let pairs = unique_pairs(query)?;
     let one = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     match one("response_type") {
@@ -250,7 +264,16 @@ pub fn rewrite_authorize_through(
     if !saw_scope {
         out.append_pair("scope", "offline_access");
     }
-    out.append_pair("audience", audience);
+    match profile {
+        IdpProfile::Auth0 => {
+            out.append_pair("audience", audience);
+        }
+        IdpProfile::Oidc => {
+            out.append_pair("resource", audience);
+            // OpenID Connect Core §11: `offline_access` is ignored without it.
+            out.append_pair("prompt", "consent");
+        }
+    }
     if let Some(through) = through {
         let pending = super::callback::Pending {
             redirect_uri: one("redirect_uri").unwrap_or("").to_string(),
@@ -261,6 +284,27 @@ pub fn rewrite_authorize_through(
         out.append_pair("state", &through.key.seal(&pending));
     }
     Ok(out.finish())
+}
+
+/// A `/token` form with every `resource` replaced by `audience` (RFC 8707), or `None` when it
+/// names none (the IdP then issues for the resource of the authorization).
+pub fn rewrite_token_resource(body: &[u8], audience: &str) -> Option<String> {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(body).into_owned().collect();
+    if !pairs.iter().any(|(k, _)| k == "resource") {
+        return None;
+    }
+    let mut out = url::form_urlencoded::Serializer::new(String::new());
+    let mut once = false;
+    for (k, v) in &pairs {
+        if k == "resource" {
+            if !std::mem::replace(&mut once, true) {
+                out.append_pair(k, audience);
+            }
+        } else {
+            out.append_pair(k, v);
+        }
+    }
+    Some(out.finish())
 }
 
 /// `POST /token`: forwards the body verbatim (content type kept, default form-urlencoded) and
@@ -325,6 +369,17 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
         }
         _ => body,
     };
+    // A standard OpenID Provider issues the token for the `resource` the request names:
+    // always the configured audience, whatever the client sent (often its base URL).
+    let body = match (state.config.idp.profile, is_form) {
+        (IdpProfile::Oidc, true) => {
+            match rewrite_token_resource(&body, &state.config.mcp_audience) {
+                Some(rewritten) => axum::body::Bytes::from(rewritten),
+                None => body,
+            }
+        }
+        _ => body,
+    };
     let mut req = state
         .http
         .post(&state.config.idp.token_url)
@@ -367,128 +422,4 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::rewrite_authorize;
-
-    const AUD: &str = "https://loanhost.local/mcp";
-
-    #[test]
-    fn rewrites_audience_resource_and_scope() {
-        let q = "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&resource=http%3A%2F%2Fme&audience=evil&scope=openid%20email";
-        let out = rewrite_authorize(q, AUD).unwrap();
-        assert_eq!(
-            out,
-            "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&scope=openid+email+offline_access&audience=https%3A%2F%2Floanhost.local%2Fmcp"
-        );
-    }
-
-    #[test]
-    fn passes_only_the_six_parameters_and_the_rewritten_ones() {
-        let q = "response_type=code&client_id=c&code_challenge=a&code_challenge_method=S256&state=s&redirect_uri=http%3A%2F%2Fx%2Fcb&request=eyJ&request_uri=urn%3Ax&response_mode=form_post&prompt=none&nonce=n&login_hint=ceo%40x";
-        let out = rewrite_authorize(q, AUD).unwrap();
-        let names: Vec<String> = url::form_urlencoded::parse(out.as_bytes())
-            .map(|(k, _)| k.into_owned())
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "response_type",
-                "client_id",
-                "code_challenge",
-                "code_challenge_method",
-                "state",
-                "redirect_uri",
-                "scope",
-                "audience"
-            ]
-        );
-    }
-
-    #[test]
-    fn adds_scope_when_absent_and_keeps_offline_access_once() {
-        let base = "response_type=code&client_id=c&code_challenge=a&code_challenge_method=S256";
-        assert!(rewrite_authorize(base, AUD)
-            .unwrap()
-            .contains("&scope=offline_access&audience="));
-        let with = format!("{base}&scope=offline_access");
-        assert_eq!(
-            rewrite_authorize(&with, AUD)
-                .unwrap()
-                .matches("offline_access")
-                .count(),
-            1
-        );
-    }
-
-    #[test]
-    fn refuses_plain_pkce_missing_pkce_and_other_response_types() {
-        let e = rewrite_authorize(
-            "response_type=code&client_id=c&code_challenge=a&code_challenge_method=plain",
-            AUD,
-        )
-        .unwrap_err();
-        assert_eq!(
-            e.1,
-            "code_challenge_method `plain` is not supported; use S256"
-        );
-        let e = rewrite_authorize("response_type=code&client_id=c", AUD).unwrap_err();
-        assert_eq!(e.1, "PKCE is required: code_challenge is missing");
-        let e = rewrite_authorize(
-            "response_type=token&client_id=c&code_challenge=a&code_challenge_method=S256",
-            AUD,
-        )
-        .unwrap_err();
-        assert_eq!(e.0, "unsupported_response_type");
-    }
-
-    #[test]
-    fn through_the_callback_the_idp_sees_the_callback_and_a_sealed_state() {
-        use super::super::callback::{CallbackKey, Pending};
-        let key = CallbackKey::from_bytes(&[3u8; 32]);
-        let listed = vec![crate::config::AllowedRedirect::parse(
-            "c=https://app.example/cb",
-        )];
-        let through = super::Callback {
-            key: &key,
-            url: "https://lh.example/authorize/callback".into(),
-            listed: &listed,
-            expires: 5000,
-            browser: Some("binding".into()),
-        };
-        let q = "response_type=code&client_id=c&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s1&code_challenge=abc&code_challenge_method=S256";
-        let out = super::rewrite_authorize_through(q, AUD, Some(&through)).unwrap();
-        let pairs: std::collections::BTreeMap<String, String> =
-            url::form_urlencoded::parse(out.as_bytes())
-                .into_owned()
-                .collect();
-        assert_eq!(
-            pairs["redirect_uri"],
-            "https://lh.example/authorize/callback"
-        );
-        assert_eq!(
-            key.open(&pairs["state"], 5000).unwrap(),
-            Pending {
-                redirect_uri: "https://app.example/cb".into(),
-                state: Some("s1".into()),
-                expires: 5000,
-                browser: Some("binding".into()),
-            }
-        );
-        assert_eq!(pairs["client_id"], "c");
-        assert_eq!(pairs["audience"], AUD);
-        // Without the callback, the same query passes through as the spec says.
-        let plain = rewrite_authorize(q, AUD).unwrap();
-        assert!(plain.contains("redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s1"));
-        // The facade refuses what the IdP would no longer check, and a missing redirect URI.
-        for (bad, why) in [
-            ("https%3A%2F%2Fevil.example%2Fcb", "is not allowed"),
-            ("", "redirect_uri is required"),
-        ] {
-            let q = format!("response_type=code&client_id=c&redirect_uri={bad}&code_challenge=abc&code_challenge_method=S256");
-            let (error, description) =
-                super::rewrite_authorize_through(&q, AUD, Some(&through)).unwrap_err();
-            assert_eq!(error, "invalid_request");
-            assert!(description.contains(why), "{description}");
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,217 @@
+//! What a plugin's files may cost the host before it serves anything
+//! (`docs/threat-model.md`, "Per component"): tables counted and charged as memory at load,
+//! files over their size refused unread, a component that exports no tool refused before it is
+//! compiled, and compilation in a worker process bounded in memory and time.
+
+use std::path::Path;
+use std::time::Duration;
+
+use loanhost::clock::Clock;
+use loanhost::plugins::SignaturePolicy;
+use loanhost::plugins::{CompileLimits, Compiler, HostOptions, PluginFiles, Plugins};
+
+use crate::helpers::{
+    example_plugin, loanhost_binary, manifest, tool_manifest, tool_wasm, DEFAULT_ROLES,
+};
+
+/// A host whose components are compiled in worker processes under `limits`, with a compile
+/// cache in `cache`.
+fn host(limits: CompileLimits, cache: &Path) -> std::sync::Arc<Plugins> {
+    let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
+    options.cache_dir = Some(cache.to_path_buf());
+    options.cache_key = Some([9; 32]);
+    options.compiler = Compiler::Isolated {
+        program: loanhost_binary().expect("cargo builds the loanhost binary for the tests"),
+        limits,
+    };
+    Plugins::with_options(options).unwrap()
+}
+
+/// Writes `name.wasm` and `name.toml` into `dir` and loads them; the refusal, or `Ok`.
+async fn load(
+    plugins: &Plugins,
+    dir: &Path,
+    name: &str,
+    wasm: &[u8],
+    toml: &str,
+) -> Result<(), String> {
+    std::fs::write(dir.join(format!("{name}.wasm")), wasm).unwrap();
+    std::fs::write(dir.join(format!("{name}.toml")), toml).unwrap();
+    plugins
+        .load(&PluginFiles::in_dir(dir, name))
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn compiled_entries(cache: &Path) -> usize {
+    std::fs::read_dir(cache)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn tables_are_charged_as_memory_and_counted_at_load() {
+    // Arrange: 60 instances of a module with a 20,000-element table (19.2 MB of table slots)
+    // under memory_mib = 1; and one module defining 65 tables.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = host(CompileLimits::default(), &dir.path().join("cache"));
+    let mut hoard = String::from("(component (core module $t (table 20000 funcref))");
+    for _ in 0..60 {
+        hoard.push_str(" (core instance (instantiate $t))");
+    }
+    hoard.push(')');
+    let many = format!(
+        "(component (core module $m {}) (core instance (instantiate $m)))",
+        "(table 1 funcref) ".repeat(65)
+    );
+    let toml =
+        |name: &str| manifest(name, DEFAULT_ROLES, &[], 1, 1000, 1000) + "core_instances = 64\n";
+
+    // Act
+    let hoarded = load(
+        &plugins,
+        dir.path(),
+        "hoard",
+        &wat::parse_str(&hoard).unwrap(),
+        &toml("hoard"),
+    )
+    .await;
+    let tables = load(
+        &plugins,
+        dir.path(),
+        "many",
+        &wat::parse_str(&many).unwrap(),
+        &toml("many"),
+    )
+    .await;
+
+    // Assert: refused from the bytes, nothing compiled.
+    let e = hoarded.unwrap_err();
+    assert!(
+        e.contains("1200000 table elements") && e.contains("tables are charged as memory"),
+        "{e}"
+    );
+    let e = tables.unwrap_err();
+    assert!(e.contains("defines 65 tables; the host allows 64"), "{e}");
+    assert_eq!(compiled_entries(&dir.path().join("cache")), 0);
+}
+
+#[tokio::test]
+async fn a_component_over_the_size_cap_is_refused_unread() {
+    // Arrange: a sparse file one byte over 64 MiB (nothing of it is written to disk).
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = host(CompileLimits::default(), &dir.path().join("cache"));
+    std::fs::write(
+        dir.path().join("big.toml"),
+        manifest("big", DEFAULT_ROLES, &[], 16, 1000, 1000),
+    )
+    .unwrap();
+    let file = std::fs::File::create(dir.path().join("big.wasm")).unwrap();
+    file.set_len(64 * 1024 * 1024 + 1).unwrap();
+
+    // Act
+    let e = plugins
+        .load(&PluginFiles::in_dir(dir.path(), "big"))
+        .await
+        .unwrap_err()
+        .to_string();
+
+    // Assert
+    assert!(
+        e.contains("big.wasm: the file is 67108865 bytes or more; a plugin's .wasm file may have at most 67108864"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_component_exporting_no_tool_costs_no_compilation() {
+    // Arrange: a module with a function, and no export at all.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let plugins = host(CompileLimits::default(), &cache);
+    let wasm =
+        wat::parse_str("(component (core module $m (func)) (core instance (instantiate $m)))")
+            .unwrap();
+
+    // Act
+    let e = load(
+        &plugins,
+        dir.path(),
+        "mute",
+        &wasm,
+        &manifest("mute", DEFAULT_ROLES, &[], 16, 1000, 1000),
+    )
+    .await
+    .unwrap_err();
+
+    // Assert: refused from the bytes (a compiled component would be in the cache).
+    assert!(
+        e.contains("does not export `loan:reporting/tool` (exports: none)"),
+        "{e}"
+    );
+    assert_eq!(compiled_entries(&cache), 0);
+}
+
+#[tokio::test]
+async fn compilation_is_bounded_in_memory_and_the_host_compiles_the_next_plugin() {
+    // Arrange: a worker of 300 MiB; the Python runtime's compilation needs about 1 GiB.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = host(
+        CompileLimits {
+            timeout: Duration::from_secs(3600),
+            memory_mib: 300,
+        },
+        &dir.path().join("cache"),
+    );
+    let (python, python_toml) = example_plugin("python", "report_loans");
+
+    // Act
+    let refused = load(&plugins, dir.path(), "report_loans", &python, &python_toml).await;
+    let next = load(
+        &plugins,
+        dir.path(),
+        "get_loan_reporting_metadata",
+        &tool_wasm("get_loan_reporting_metadata"),
+        &tool_manifest("get_loan_reporting_metadata"),
+    )
+    .await;
+
+    // Assert
+    let e = refused.unwrap_err();
+    assert!(
+        e.contains("report_loans.wasm: not a valid component: the compiler stopped")
+            && e.contains("within its 300 MiB (LOANHOST_COMPILE_MEMORY_MIB)"),
+        "{e}"
+    );
+    assert_eq!(next, Ok(()));
+}
+
+#[tokio::test]
+async fn compilation_is_bounded_in_time() {
+    // Arrange: a deadline of 1 s for the Python runtime (about 20 s of compiling).
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = host(
+        CompileLimits {
+            timeout: Duration::from_secs(1),
+            memory_mib: 4096,
+        },
+        &dir.path().join("cache"),
+    );
+    let (python, python_toml) = example_plugin("python", "report_loans");
+
+    // Act
+    let e = load(&plugins, dir.path(), "report_loans", &python, &python_toml)
+        .await
+        .unwrap_err();
+
+    // Assert
+    assert!(
+        e.contains("compilation did not finish within 1 s (LOANHOST_COMPILE_TIMEOUT_SECS)"),
+        "{e}"
+    );
+}

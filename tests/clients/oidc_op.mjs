@@ -1,0 +1,112 @@
+// A certified OpenID Provider for loanhost's end-to-end tests: `oidc-provider` (OpenID
+// Certified), on a loopback port, configured as an operator would configure it for an API:
+// two confidential clients (client_secret_basic and client_secret_post) whose redirect URI is
+// loanhost's authorization callback, RFC 8707 resource indicators with loanhost's audience as
+// the one resource server (JWT access tokens signed with OP_ALG, the account's email in them),
+// refresh tokens for `offline_access`, PKCE required, and its own login and consent pages
+// (devInteractions), which the tests drive as a browser would. It sends RFC 9207's `iss`.
+//
+// Environment: OP_AUDIENCE (loanhost's LOANHOST_MCP_AUDIENCE), OP_REDIRECT_URI (loanhost's
+// {base_url}/authorize/callback), OP_PORT (else a free one), OP_ALG (ES256 or RS256),
+// OP_EXTRA_KEYS=1 to publish, beside the signing keys, an Ed25519 key and keys loanhost does
+// not verify with (P-521, an X25519 key and an RSA key for encryption). Prints one JSON line: {"issuer", "clients": {...}}; serves until killed.
+
+import http from "node:http";
+
+import * as jose from "jose";
+import Provider, { errors } from "oidc-provider";
+
+const audience = process.env.OP_AUDIENCE;
+const callback = process.env.OP_REDIRECT_URI;
+const alg = process.env.OP_ALG || "ES256";
+if (!audience || !callback) throw new Error("OP_AUDIENCE and OP_REDIRECT_URI are required");
+
+async function key(keyAlg, kid, use, options = {}) {
+  const { privateKey } = await jose.generateKeyPair(keyAlg, { extractable: true, ...options });
+  const jwk = await jose.exportJWK(privateKey);
+  return { ...jwk, alg: keyAlg, kid, use };
+}
+
+const keys = [await key("ES256", "es256-sig", "sig"), await key("RS256", "rs256-sig", "sig")];
+if (process.env.OP_EXTRA_KEYS === "1") {
+  keys.push(await key("EdDSA", "ed25519-sig", "sig", { crv: "Ed25519" }));
+  keys.push(await key("ES512", "p521-sig", "sig"));
+  keys.push(await key("ECDH-ES", "x25519-enc", "enc", { crv: "X25519" }));
+  keys.push(await key("RSA-OAEP-256", "rsa-enc", "enc"));
+}
+
+// OP_PORT, or a free port: the issuer names it.
+const port = process.env.OP_PORT
+  ? Number(process.env.OP_PORT)
+  : await new Promise((resolve) => {
+      const probe = http.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address();
+        probe.close(() => resolve(port));
+      });
+    });
+const issuer = `http://127.0.0.1:${port}`;
+
+const clients = {
+  basic: { client_id: "loanhost-basic", client_secret: "loanhost-basic-secret-0123456789abcdef" },
+  post: { client_id: "loanhost-post", client_secret: "loanhost-post-secret-0123456789abcdef" },
+};
+
+const provider = new Provider(issuer, {
+  clients: [
+    {
+      ...clients.basic,
+      redirect_uris: [callback],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "client_secret_basic",
+    },
+    {
+      ...clients.post,
+      redirect_uris: [callback],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "client_secret_post",
+    },
+  ],
+  jwks: { keys },
+  // The sign-in page's login is the account's email.
+  async findAccount(ctx, id) {
+    return { accountId: id, async claims() { return { sub: id, email: id, email_verified: true }; } };
+  },
+  features: {
+    devInteractions: { enabled: true },
+    // Encrypted request objects: the encryption keys in the key set are the OP's own for them.
+    encryption: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => audience,
+      useGrantedResource: () => true,
+      getResourceServerInfo(ctx, resource) {
+        if (resource !== audience) throw new errors.InvalidTarget();
+        return {
+          scope: "offline_access",
+          audience,
+          accessTokenTTL: 3600,
+          accessTokenFormat: "jwt",
+          jwt: { sign: { alg } },
+        };
+      },
+    },
+  },
+  extraTokenClaims(ctx, token) {
+    return token.kind === "AccessToken" ? { email: token.accountId } : undefined;
+  },
+  cookies: { keys: ["loanhost-test-cookie-key"] },
+});
+provider.proxy = false;
+
+// The first line on standard output is the test's; anything printed later goes to standard
+// error (the test reads no more of standard output).
+process.stdout.on("error", () => {});
+console.log = (...args) => console.error(...args);
+const server = provider.listen(port, "127.0.0.1");
+server.on("listening", () => {
+  process.stdout.write(`${JSON.stringify({ issuer, clients, jwks: `${issuer}/jwks` })}\n`);
+});
+process.stdin.on("end", () => process.exit(0));
+process.stdin.resume();
