@@ -16,6 +16,9 @@ use crate::http::{router, serve, AppState};
 use crate::mcp::Dispatcher;
 use crate::plugins::{CallerLimits, Compiler, HostOptions, Plugins, Reloader, SignaturePolicy};
 
+/// Longest the server waits, at start, for its plugins to be compiled before it binds.
+pub const STARTUP_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// A built, bound, not yet serving application.
 pub struct Application {
     listener: TcpListener,
@@ -115,8 +118,24 @@ impl Application {
             );
         }
         let reloader = Reloader::new(plugins.clone(), config.plugin_dir.clone());
-        let report = reloader.scan().await;
-        tracing::info!(loaded = ?report.loaded, failed = report.failed.len(), "plugins loaded");
+        // The first scan loads every plugin before the listener binds, so a server that
+        // answers serves its tools; but it waits at most STARTUP_WAIT for compilations (one
+        // hostile or huge file cannot hold the start for its whole compile deadline): what is
+        // still compiling then is served when it is done, and `/ready` counts what is loaded.
+        let mut first = tokio::spawn({
+            let reloader = reloader.clone();
+            async move { reloader.scan().await }
+        });
+        match tokio::time::timeout(STARTUP_WAIT, &mut first).await {
+            Ok(Ok(report)) => {
+                tracing::info!(loaded = ?report.loaded, failed = report.failed.len(), "plugins loaded")
+            }
+            Ok(Err(e)) => tracing::error!(error = %e, "the first plugin scan failed"),
+            Err(_) => tracing::warn!(
+                wait_secs = STARTUP_WAIT.as_secs(),
+                "plugins are still compiling; serving the ones loaded, the rest as they finish"
+            ),
+        }
         let reloader = reloader.spawn();
 
         let listener = TcpListener::bind(config.listen)

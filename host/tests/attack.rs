@@ -111,13 +111,15 @@ impl Server {
         )
         .unwrap();
         std::fs::write(plugin_dir.join("misbehave.toml"), HOSTILE_MANIFEST).unwrap();
-        // The same plugin with 56 more core instances, each with a table of 20,000 elements
-        // (17.9 MB of table slots a call).
+        // The same plugin, renamed `hoardtabs` (a name of the same length, in its bytes), with
+        // 56 more core instances, each with a table of 20,000 elements (17.9 MB of table
+        // slots a call).
         let misbehave = std::fs::read(fixtures.join("fixture_misbehave.wasm")).unwrap();
-        std::fs::write(plugin_dir.join("tables.wasm"), with_tables(&misbehave, 56)).unwrap();
+        let hoard = rename(&with_tables(&misbehave, 56), b"misbehave", b"hoardtabs");
+        std::fs::write(plugin_dir.join("hoardtabs.wasm"), hoard).unwrap();
         std::fs::write(
-            plugin_dir.join("tables.toml"),
-            HOSTILE_MANIFEST.replace("\"misbehave\"", "\"tables\"") + "core_instances = 64\n",
+            plugin_dir.join("hoardtabs.toml"),
+            HOSTILE_MANIFEST.replace("\"misbehave\"", "\"hoardtabs\"") + "core_instances = 64\n",
         )
         .unwrap();
         // The hostile plugins in Python and TypeScript, with the same widest manifest.
@@ -534,6 +536,22 @@ fn with_tables(component: &[u8], instances: u32) -> Vec<u8> {
     out
 }
 
+/// `bytes` with every `from` replaced by `to` (of the same length).
+fn rename(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    while i + from.len() <= out.len() {
+        if &out[i..i + from.len()] == from {
+            out[i..i + from.len()].copy_from_slice(to);
+            i += from.len();
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 /// A component that exports the tool's interface name (so it passes every check made from
 /// its bytes) around one function of `ops` instructions: costly to compile, and refused once
 /// compiled (it implements nothing).
@@ -700,7 +718,7 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
                 vec![("mcp-protocol-version", "2025-03-26".into())],
             ));
         }
-        "table hoard" => tasks.extend(loops(call("tables", json!({"action": "echo"})), vec![])),
+        "table hoard" => tasks.extend(loops(call("hoardtabs", json!({"action": "echo"})), vec![])),
         "compile bomb" => {
             let dir = server.plugin_dir.clone();
             let (client, base, count, token) =
@@ -1008,11 +1026,13 @@ fn assert_contained(name: &str, outcomes: &BTreeMap<String, usize>) {
             !got("200 ok") && (got("rpc -32602") || got("invalid_params:")),
             "{name}: {outcomes:?}"
         ),
-        // The caller's result budget runs out (429), and no batch's reply passes its cap.
+        // The caller's result budget runs out (429, or a batch whose entries are all refused),
+        // and no batch's reply passes its cap.
         "batched view reads" => assert!(
             got("429")
                 && outcomes.keys().all(|k| {
                     k.starts_with("429")
+                        || k.ends_with("(rpc -32050)")
                         || k.strip_prefix("200 ok (")
                             .and_then(|r| r.strip_suffix(" KiB)"))
                             .and_then(|kib| kib.parse::<u64>().ok())
@@ -1023,9 +1043,10 @@ fn assert_contained(name: &str, outcomes: &BTreeMap<String, usize>) {
         // Each call's tables are charged to the host's plugin memory: some calls are refused
         // for it, or for the caller's budget, and the rest answer.
         "table hoard" => assert!(
-            outcomes
-                .keys()
-                .all(|k| k.starts_with("429") || k == "200 ok" || k.contains("internal:")),
+            got("200 ok")
+                && outcomes
+                    .keys()
+                    .all(|k| k.starts_with("429") || k == "200 ok" || k.contains("internal:")),
             "{name}: {outcomes:?}"
         ),
         "compile bomb" => assert!(got("not loaded") && !got("LISTED"), "{name}: {outcomes:?}"),
