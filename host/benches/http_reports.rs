@@ -29,7 +29,7 @@ use common::full::{bench_dir, engines, loans, Served};
 /// November 2026.
 const WINDOW: (i64, i64) = (1_785_542_400_000, 1_796_083_200_000);
 
-/// The Northstar stage of a raw LOS status, as SQL (DESIGN.md §7.3).
+/// The Northstar stage of a raw LOS status, as SQL (docs/design.md §7.3).
 const STAGE: &str =
     "CASE status WHEN 'Loan Open' THEN '1. Opened' WHEN 'Loan Preapproval' THEN '2. Pre-Approved' \
     WHEN 'Rate Locked' THEN '3. Rate Locked' WHEN 'Loan Approved' THEN '4. Approved' \

@@ -473,7 +473,7 @@ fn lines() -> Vec<Line> {
     out
 }
 
-/// The Northstar stages and their statuses (DESIGN.md §7.3).
+/// The Northstar stages and their statuses (docs/design.md §7.3).
 const NORTHSTAR: [(&str, &[&str]); 5] = [
     ("1. Opened", &["Loan Open"]),
     ("2. Pre-Approved", &["Loan Preapproval"]),

@@ -536,6 +536,35 @@ fn with_tables(component: &[u8], instances: u32) -> Vec<u8> {
     out
 }
 
+/// Until `until`, every 200 ms: whether `tools/list` lists `tool` (`LISTED`) or not (`not
+/// loaded`).
+async fn watch_listing(
+    client: reqwest::Client,
+    base: String,
+    token: String,
+    tool: &'static str,
+    until: Instant,
+    count: impl Fn(String),
+) {
+    while Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let list: Value = client
+            .post(format!("{base}/mcp"))
+            .bearer_auth(&token)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let listed = list["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == tool));
+        count(if listed { "LISTED" } else { "not loaded" }.into());
+    }
+}
+
 /// `bytes` with every `from` replaced by `to` (of the same length).
 fn rename(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     assert_eq!(from.len(), to.len());
@@ -733,23 +762,7 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
                 std::fs::write(&tmp, compile_bomb(150_000)).unwrap();
                 std::fs::rename(&tmp, dir.join("bomb.wasm")).unwrap();
                 count("written".into());
-                while Instant::now() < until {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    let list: Value = client
-                        .post(format!("{base}/mcp"))
-                        .bearer_auth(&token)
-                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
-                        .send()
-                        .await
-                        .unwrap()
-                        .json()
-                        .await
-                        .unwrap();
-                    let listed = list["result"]["tools"]
-                        .as_array()
-                        .is_some_and(|t| t.iter().any(|t| t["name"] == "bomb"));
-                    count(if listed { "LISTED" } else { "not loaded" }.into());
-                }
+                watch_listing(client, base, token, "bomb", until, count).await;
             }));
         }
         "many memories" => {
@@ -782,27 +795,9 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
             }));
             let (client, base, count, token) =
                 (client.clone(), base.clone(), count.clone(), token.clone());
-            tasks.push(tokio::spawn(async move {
-                while Instant::now() < until {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    let list: Value = client
-                        .post(format!("{base}/mcp"))
-                        .bearer_auth(&token)
-                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
-                        .send()
-                        .await
-                        .unwrap()
-                        .json()
-                        .await
-                        .unwrap();
-                    let listed = list["result"]["tools"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .any(|t| t["name"] == "hoard");
-                    count(if listed { "LISTED" } else { "not loaded" }.into());
-                }
-            }));
+            tasks.push(tokio::spawn(watch_listing(
+                client, base, token, "hoard", until, count,
+            )));
         }
         "slow headers" => {
             let addr = base.trim_start_matches("http://").to_string();

@@ -106,7 +106,7 @@ fn scaled_reads_signs_and_fractions() {
     assert_eq!(scaled(&Value::Null), None);
 }
 
-/// The scope table of DESIGN.md §5, applied naively.
+/// The scope table of docs/design.md §5, applied naively.
 pub fn visible(agent: &Value, agents: &HashMap<String, Value>, loan: &Value) -> bool {
     let me = agent["id"].as_str().unwrap();
     let roles: Vec<&str> = agent["roles"]

@@ -2,7 +2,7 @@
 //! holding more than one), with several argument sets each, on SQLite and on PostgreSQL, equals a
 //! straightforward implementation written here as a whole JSON document, and the two engines
 //! answer byte for byte the same. The oracle shares no code with the plugins or the host's query
-//! compiler: it reads the import files and applies DESIGN.md §5 and §7 (scope from `data.rs`).
+//! compiler: it reads the import files and applies docs/design.md §5 and §7 (scope from `data.rs`).
 //! One data set is generated back from a mid-March day, one from 2 January 2027, so windows run
 //! across a year boundary and through ISO week 2026-W53.
 
@@ -75,7 +75,7 @@ const STATUSES: [&str; 45] = [
     "Loan Archived",
 ];
 
-/// DESIGN.md §7.2: (order, stage, terminal, statuses).
+/// docs/design.md §7.2: (order, stage, terminal, statuses).
 const MACRO: [(u32, &str, bool, &[&str]); 10] = [
     (
         1,
@@ -168,7 +168,7 @@ const MACRO: [(u32, &str, bool, &[&str]); 10] = [
     ),
 ];
 
-/// DESIGN.md §7.3.
+/// docs/design.md §7.3.
 const FUNNEL: [&str; 5] = [
     "1. Opened",
     "2. Pre-Approved",
@@ -188,7 +188,7 @@ fn funnel_stage(raw: &str) -> &'static str {
     }
 }
 
-/// DESIGN.md §7.4: milestones in order with their funnel stage.
+/// docs/design.md §7.4: milestones in order with their funnel stage.
 const WAREHOUSE: [(&str, &str); 10] = [
     ("Opened", "1. Opened"),
     ("Submitted", "Other"),
@@ -202,7 +202,7 @@ const WAREHOUSE: [(&str, &str); 10] = [
     ("Withdrawn", "Other"),
 ];
 
-/// DESIGN.md §7.5: candidate stages in display order (1-based).
+/// docs/design.md §7.5: candidate stages in display order (1-based).
 const MLO: [&str; 21] = [
     "1. Lead",
     "2. Contacted",
@@ -460,7 +460,7 @@ fn in_scope<'a>(w: &'a World, caller: &Value, filter: &Value) -> Vec<&'a Value> 
 /// A `report_loans` bucket's `key` and `keyId`.
 type BucketKey = (String, Option<String>);
 
-/// DESIGN.md §7.1.
+/// docs/design.md §7.1.
 fn report_loans(w: &World, caller: &Value, args: &Value) -> Value {
     let group_by = args["groupBy"].as_str().unwrap_or("None");
     let metric = args["metric"].as_str().unwrap_or("Count");
@@ -565,7 +565,7 @@ fn report_loans(w: &World, caller: &Value, args: &Value) -> Value {
     })
 }
 
-/// DESIGN.md §7.2.
+/// docs/design.md §7.2.
 fn loan_pipeline_report(w: &World, caller: &Value, args: &Value) -> Value {
     let months = match args["lookbackMonths"].as_i64() {
         None => 3,
@@ -612,7 +612,7 @@ fn loan_pipeline_report(w: &World, caller: &Value, args: &Value) -> Value {
     })
 }
 
-/// DESIGN.md §7.3.
+/// docs/design.md §7.3.
 fn report_loan_milestones(w: &World, caller: &Value, args: &Value) -> Value {
     let week = args["granularity"] == "Week";
     let lookback = match args["lookback"].as_i64() {
@@ -727,7 +727,7 @@ fn date_arg(args: &Value, key: &str) -> Option<Date> {
         .map(|s| loanhost::config::parse_date(s).unwrap())
 }
 
-/// DESIGN.md §7.4.
+/// docs/design.md §7.4.
 fn warehouse_loan_milestone_report(w: &World, caller: &Value, args: &Value) -> Value {
     if let Some(refusal) = org_wide_refusal("warehouse_loan_milestone_report", caller) {
         return refusal;
@@ -769,7 +769,7 @@ fn warehouse_loan_milestone_report(w: &World, caller: &Value, args: &Value) -> V
     json!({"bucket": bucket, "fromDate": from.to_string(), "toDate": to.to_string(), "rowCount": rows.len(), "rows": rows})
 }
 
-/// DESIGN.md §7.5.
+/// docs/design.md §7.5.
 fn mlo_pipeline_report(w: &World, caller: &Value, args: &Value) -> Value {
     if let Some(refusal) = org_wide_refusal("mlo_pipeline_report", caller) {
         return refusal;

@@ -203,7 +203,7 @@ fn callers(w: &World) -> Vec<Value> {
 }
 
 /// Every shape, over a random amount, for each caller: the totals' answer equals the rows'
-/// and, where it models the key, the oracle's over the `loans` the caller sees (DESIGN.md §5,
+/// and, where it models the key, the oracle's over the `loans` the caller sees (docs/design.md §5,
 /// `visible`).
 async fn totals_equal_the_rows(
     app: &TestApp,

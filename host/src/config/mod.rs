@@ -8,63 +8,11 @@ use std::path::{Path, PathBuf};
 
 use time::Date;
 
+pub mod reference;
 mod settings;
 mod values;
 pub use settings::*;
 pub use values::*;
-
-/// Every recognized variable, with its default (`None`: unset).
-const VARIABLES: &[(&str, Option<&str>)] = &[
-    ("LOANHOST_LISTEN", Some("127.0.0.1:8080")),
-    ("LOANHOST_BASE_URL", Some("http://127.0.0.1:8080")),
-    ("LOANHOST_DATABASE_URL", Some("sqlite://data/loanhost.db")),
-    ("LOANHOST_PLUGIN_DIR", Some("plugins/dist")),
-    ("LOANHOST_CACHE_DIR", Some("data/cache")),
-    ("LOANHOST_MCP_AUDIENCE", Some("https://loanhost.local/mcp")),
-    ("LOANHOST_CLAIMS_NAMESPACE", Some("https://loanhost.local")),
-    ("LOANHOST_API_PREFIX", Some("/api")),
-    ("LOANHOST_IDP_ISSUER", None),
-    ("LOANHOST_IDP_AUTHORIZE_URL", None),
-    ("LOANHOST_IDP_TOKEN_URL", None),
-    ("LOANHOST_IDP_JWKS_URL", None),
-    ("LOANHOST_IDP_PROFILE", Some("auth0")),
-    ("LOANHOST_AUTHORIZE_CALLBACK", Some("false")),
-    ("LOANHOST_AUTHORIZE_REDIRECT_URIS", Some("")),
-    ("LOANHOST_AUTHORIZE_KEY_FILE", None),
-    ("LOANHOST_INTERNAL_ISSUER", None),
-    ("LOANHOST_INTERNAL_JWKS_URL", None),
-    ("LOANHOST_EMAIL_CLAIM", None),
-    ("LOANHOST_DEV_IDP", Some("false")),
-    ("LOANHOST_DEV_IDP_TOKEN_TTL", Some("3600")),
-    ("LOANHOST_TODAY", None),
-    ("LOANHOST_REQUIRE_SIGNED_PLUGINS", Some("false")),
-    ("LOANHOST_TRUSTED_KEYS", Some("")),
-    ("LOANHOST_ALLOWED_ORIGINS", Some("")),
-    ("LOANHOST_REQUIRE_EMAIL_VERIFIED", Some("false")),
-    ("LOANHOST_TOKEN_LEEWAY_SECS", Some("30")),
-    ("LOANHOST_AUDIT_LOG", Some("stdout")),
-    ("LOANHOST_METRICS_LISTEN", Some("")),
-    ("LOANHOST_OTLP_ENDPOINT", Some("")),
-    ("LOANHOST_CACHE_KEY_FILE", None),
-    ("LOANHOST_HEADER_TIMEOUT_SECS", Some("10")),
-    ("LOANHOST_REQUEST_TIMEOUT_SECS", Some("75")),
-    ("LOANHOST_MAX_CONNECTIONS", Some("1024")),
-    ("LOANHOST_MAX_CONCURRENT_REQUESTS", Some("128")),
-    ("LOANHOST_BODY_TIMEOUT_SECS", Some("10")),
-    ("LOANHOST_MAX_REQUESTS_PER_ADDRESS", Some("16")),
-    ("LOANHOST_MAX_TOKEN_FORWARDS", Some("32")),
-    ("LOANHOST_MAX_BATCH", Some("16")),
-    ("LOANHOST_CALLER_MAX_CONCURRENT", Some("4")),
-    ("LOANHOST_CALLER_CALLS_PER_MINUTE", Some("600")),
-    ("LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE", Some("60")),
-    ("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", Some("24")),
-    ("LOANHOST_PLUGIN_MEMORY_MIB", Some("256")),
-    ("LOANHOST_PLUGIN_LOG_LINES_PER_SECOND", Some("200")),
-    ("LOANHOST_HEAVY_QUERIES", Some("auto")),
-    ("LOANHOST_COMPILER", Some("")),
-    ("LOANHOST_COMPILE_TIMEOUT_SECS", Some("300")),
-    ("LOANHOST_COMPILE_MEMORY_MIB", Some("4096")),
-];
 
 impl Default for Config {
     fn default() -> Self {
@@ -89,17 +37,18 @@ impl Config {
 
     /// Builds a configuration from `LOANHOST_*` key/value pairs.
     pub fn from_map(map: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        let settings = reference::SETTINGS;
         for key in map.keys() {
-            if !VARIABLES.iter().any(|(k, _)| k == key) {
+            if !settings.iter().any(|s| s.name == key) {
                 return Err(err(key, "unknown configuration variable"));
             }
         }
         let get = |key: &str| -> Option<String> {
             map.get(key).cloned().or_else(|| {
-                VARIABLES
+                settings
                     .iter()
-                    .find(|(k, _)| *k == key)
-                    .and_then(|(_, d)| d.map(str::to_string))
+                    .find(|s| s.name == key)
+                    .and_then(|s| s.default.map(str::to_string))
             })
         };
         let required = |key: &str| get(key).expect("has a default");

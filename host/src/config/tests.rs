@@ -27,10 +27,12 @@ fn defaults() {
 
 #[test]
 fn unknown_variable_is_named() {
-    let e = with(&[("LOANHOST_LISTN", "x")]).unwrap_err();
+    // A misspelt name (built here, so that the name itself appears nowhere in the sources).
+    let misspelt = format!("LOANHOST_{}", "LISTN");
+    let e = with(&[(misspelt.as_str(), "x")]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "LOANHOST_LISTN: unknown configuration variable"
+        format!("{misspelt}: unknown configuration variable")
     );
 }
 
@@ -165,4 +167,58 @@ fn the_authorize_callback_is_off_by_default_and_its_redirect_uris_are_checked() 
         assert_eq!(e.variable, "LOANHOST_AUTHORIZE_REDIRECT_URIS", "{bad}");
         assert!(e.message.contains(bad), "{e}");
     }
+}
+
+#[test]
+fn the_configuration_page_is_the_settings_reference_and_names_every_setting() {
+    // Arrange
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let page_path = root.join("docs/configuration.md");
+    let generated = reference::markdown();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&page_path, &generated).unwrap();
+    }
+    let page = std::fs::read_to_string(&page_path).unwrap_or_default();
+    // Every `LOANHOST_…` name anywhere in the host's sources.
+    let mut names = std::collections::BTreeSet::new();
+    let mut stack = vec![root.join("host/src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for (i, _) in text.match_indices("LOANHOST_") {
+                    let name: String = text[i..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit())
+                        .collect();
+                    if name.len() > "LOANHOST_".len() && !name.ends_with('_') {
+                        names.insert(name);
+                    }
+                }
+            }
+        }
+    }
+
+    // Assert: the page is the generated one; every name is a setting with a default shown.
+    assert!(
+        page == generated,
+        "docs/configuration.md is not the settings reference: run `UPDATE_DOCS=1 cargo test -p loanhost --lib config::tests::the_configuration_page`"
+    );
+    for name in &names {
+        assert!(
+            reference::SETTINGS.iter().any(|s| s.name == name),
+            "{name} appears in host/src but is no setting of host/src/config/reference.rs"
+        );
+        assert!(
+            page.lines()
+                .any(|l| l.starts_with(&format!("| `{name}` | "))),
+            "{name} is not in docs/configuration.md"
+        );
+    }
+    assert!(names.len() >= 45, "{names:?}");
 }

@@ -7,7 +7,7 @@
 /// The statuses with a bit of their own, in bit order. **Frozen**: the bits are stored in every
 /// history row (migration 0005 writes the same table), so entries may be appended (up to 62),
 /// never moved or removed. It is the spec's 45 loan statuses in the spec's order, then the raw
-/// LOS milestone the funnel of DESIGN.md §7.3 names that is not a loan status (`Rate Locked`).
+/// LOS milestone the funnel of docs/design.md §7.3 names that is not a loan status (`Rate Locked`).
 pub const STATUS_BITS: [&str; 46] = [
     "App Started",
     "Loan Officer Review",

@@ -1,5 +1,5 @@
 //! Caller scope for the caller-scoped datasets, resolved from the database on every request
-//! from the caller's role codes (DESIGN.md §5): the union over the roles held, compiled into a
+//! from the caller's role codes (docs/design.md §5): the union over the roles held, compiled into a
 //! SQL predicate over the loan alias `l` that the query compiler always ANDs in.
 
 use super::store::{Db, DbError};

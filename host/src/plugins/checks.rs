@@ -96,6 +96,10 @@ pub(super) fn check_interfaces(
 ) -> Result<String, String> {
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
+    // Checked from the bytes already (`check_shape`); checked again on what was compiled.
+    if let Some(name) = imports.iter().find(|n| !is_importable(n)) {
+        return Err(foreign_import(name));
+    }
     let export_prefix = format!("{WIT_PACKAGE}/tool@");
     // Only an exported instance counts as the tool (the bytes' names say nothing of kinds).
     let exports: Vec<String> = ty
@@ -110,14 +114,10 @@ pub(super) fn check_interfaces(
 }
 
 /// The `loan:reporting` version a component's exports (`exports`, by name) offer as its tool,
-/// checked against its imports' versions and the versions this host serves: read from the
-/// bytes before compiling ([`super::Shape`]) and again from the compiled component.
+/// checked against its imports' versions (the imports themselves are checked by
+/// [`check_shape`]) and the versions this host serves: read from the bytes before compiling
+/// ([`super::Shape`]) and again from the compiled component.
 pub(super) fn tool_version(exports: &[String], imports: &[String]) -> Result<String, String> {
-    for name in imports {
-        if !is_importable(name) {
-            return Err(foreign_import(name));
-        }
-    }
     let export_prefix = format!("{WIT_PACKAGE}/tool@");
     let found = exports
         .iter()

@@ -86,7 +86,7 @@ pub fn compile_isolated(
         // the limit bounds what the compilation uses rather than what was reserved.
         .env("MIMALLOC_ARENA_RESERVE", "64MiB")
         .env("RUST_BACKTRACE", "0")
-        .env("LOANHOST_COMPILE_PARENT", std::process::id().to_string())
+        .env("COMPILE_WORKER_PARENT_PID", std::process::id().to_string())
         .env_remove("LOANHOST_OTLP_ENDPOINT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -214,7 +214,7 @@ pub fn worker_main() -> ExitCode {
         libc::getppid()
     };
     // The host may have ended before the line above: then this worker has a new parent.
-    if std::env::var("LOANHOST_COMPILE_PARENT").ok() != Some(parent.to_string()) {
+    if std::env::var("COMPILE_WORKER_PARENT_PID").ok() != Some(parent.to_string()) {
         eprintln!("the host that started this compilation has ended");
         return ExitCode::FAILURE;
     }

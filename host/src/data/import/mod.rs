@@ -1,4 +1,4 @@
-//! `loanhost import <dir>`: the JSON Lines contract of DESIGN.md §5. Files stream line by
+//! `loanhost import <dir>`: the JSON Lines contract of docs/design.md §5. Files stream line by
 //! line; every line is validated (`file:line: reason` on the first bad one); everything runs
 //! in one transaction, so a failed import keeps nothing; re-importing is idempotent (upsert by
 //! id; history rows dedupe on all their fields).

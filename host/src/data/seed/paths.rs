@@ -26,7 +26,7 @@ pub(super) const MAIN_PATH: [&str; 16] = [
     "Loan Sold",
 ];
 
-/// Warehouse milestone of a raw LOS status (DESIGN.md §7.4 names).
+/// Warehouse milestone of a raw LOS status (docs/design.md §7.4 names).
 pub(super) fn warehouse_milestone(status: &str) -> Option<&'static str> {
     Some(match status {
         "Loan Open" => "Opened",

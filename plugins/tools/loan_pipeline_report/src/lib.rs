@@ -1,4 +1,4 @@
-//! `loan_pipeline_report`: where the caller's loans sit now, by macro stage (DESIGN.md §7.2),
+//! `loan_pipeline_report`: where the caller's loans sit now, by macro stage (docs/design.md §7.2),
 //! plus activity by status date per month over a look-back window ending with this month.
 //! The status→stage mapping runs in the database as a label map.
 

@@ -1,4 +1,4 @@
-//! `mlo_pipeline_report`: MLO recruiting cohorts (DESIGN.md §7.5): deals by creation period
+//! `mlo_pipeline_report`: MLO recruiting cohorts (docs/design.md §7.5): deals by creation period
 //! and their current stage, from the Data Warehouse deal table. Org-wide; concerns recruiting
 //! and licensing candidates, not loans.
 

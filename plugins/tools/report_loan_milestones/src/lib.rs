@@ -1,6 +1,6 @@
 //! `report_loan_milestones`: how many distinct loans crossed each funnel (Northstar) stage —
 //! or raw LOS milestone — per week or month, from the persisted LOS status history
-//! (DESIGN.md §7.3). A loan that crosses a stage in two periods counts in both. Loans that
+//! (docs/design.md §7.3). A loan that crosses a stage in two periods counts in both. Loans that
 //! have since moved on (sold, purchased, archived) keep their crossings.
 
 use loanhost_guest::data::{

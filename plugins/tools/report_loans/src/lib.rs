@@ -1,5 +1,5 @@
 //! `report_loans`: point-in-time aggregates over the loan snapshot (current attributes),
-//! grouped by a dimension and measured by a metric (DESIGN.md §7.1). Grouping, counting and
+//! grouped by a dimension and measured by a metric (docs/design.md §7.1). Grouping, counting and
 //! summing run in the database through the `data` capability; this plugin labels, orders and
 //! truncates the buckets.
 

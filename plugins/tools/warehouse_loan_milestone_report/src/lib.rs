@@ -1,5 +1,5 @@
 //! `warehouse_loan_milestone_report`: distinct loans per (period, warehouse milestone) in an
-//! inclusive date range, from the Data Warehouse loan table (DESIGN.md §7.4). Org-wide: no
+//! inclusive date range, from the Data Warehouse loan table (docs/design.md §7.4). Org-wide: no
 //! caller scope applies; only Admin, Processor and ConciergeKey may call it.
 
 use loanhost_guest::data::{self, Aggregate, Condition, Key, Predicate, Query, Value as Cell};

@@ -127,7 +127,7 @@ fn whole_periods_count_the_period_sets() {
             let c = compile(q, Some(scope), true, postgres).unwrap();
             !c.sql.contains("los_history_") && c.sql.contains("SELECT DISTINCT")
         };
-        // The funnel of DESIGN.md §7.3, whose `Rate Locked` is a raw milestone, not a
+        // The funnel of docs/design.md §7.3, whose `Rate Locked` is a raw milestone, not a
         // loan status: still the plan.
         let mut funnel = whole();
         let stage = |v: &str, l: &str| (v.to_string(), l.to_string());

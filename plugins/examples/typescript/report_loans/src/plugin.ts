@@ -1,6 +1,6 @@
 /**
  * `report_loans` in TypeScript: point-in-time aggregates over the loan snapshot (current
- * attributes), grouped by a dimension and measured by a metric (DESIGN.md §7.1). The same tool as
+ * attributes), grouped by a dimension and measured by a metric (docs/design.md §7.1). The same tool as
  * the Rust build (plugins/tools/report_loans), written with the TypeScript SDK: grouping,
  * counting and summing run in the database through the `data` capability; this plugin labels,
  * orders and truncates the buckets.
