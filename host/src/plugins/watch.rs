@@ -146,6 +146,35 @@ async fn build_and_deploy(
     Ok(signed)
 }
 
+/// What a plugin team should know about the key builds are signed with: a server loads them as
+/// signed only when its `LOANHOST_TRUSTED_KEYS` lists the key (`trusted`: that setting here, if
+/// set), else as unsigned, or not at all when it requires signatures. `None` when it is listed.
+fn trust_warning(secret: &Path, trusted: Option<String>) -> Option<String> {
+    let public = std::fs::read_to_string(secret.with_extension("pub"))
+        .ok()
+        .and_then(|t| t.lines().last().map(|l| l.trim().to_string()))
+        .filter(|l| !l.is_empty());
+    let Some(public) = public else {
+        return Some(format!(
+            "builds are signed with {}; a server loads them as signed only when its \
+             LOANHOST_TRUSTED_KEYS lists that key's public key",
+            secret.display()
+        ));
+    };
+    match trusted {
+        Some(keys) if keys.split(',').any(|k| k.trim() == public) => None,
+        Some(_) => Some(format!(
+            "LOANHOST_TRUSTED_KEYS does not list {public}, the key builds are signed with: a \
+             server with that setting loads them as unsigned (or refuses them when it requires \
+             signatures)"
+        )),
+        None => Some(format!(
+            "builds are signed with {public}; a server loads them as signed only when its \
+             LOANHOST_TRUSTED_KEYS lists it"
+        )),
+    }
+}
+
 /// Watches `krate`, rebuilding (signing with `sign_key` when given) and deploying into
 /// `deploy` on every change (and once at the start); stops after `rounds` builds when given.
 pub async fn watch(
@@ -157,6 +186,11 @@ pub async fn watch(
 ) -> Result<(), String> {
     if !deploy.is_dir() {
         return Err(format!("--deploy {}: not a directory", deploy.display()));
+    }
+    if let Some(key) = sign_key {
+        if let Some(warning) = trust_warning(key, std::env::var("LOANHOST_TRUSTED_KEYS").ok()) {
+            eprintln!("watch: {warning}");
+        }
     }
     let mut built = 0;
     let mut seen = None;
@@ -178,5 +212,27 @@ pub async fn watch(
             }
         }
         tokio::time::sleep(POLL).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_key_the_server_does_not_trust_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let public = super::super::signing_tool::keygen(dir.path()).unwrap();
+        let key = dir.path().join("loanhost.key");
+        assert_eq!(
+            super::trust_warning(&key, Some(format!("x, {public}"))),
+            None
+        );
+        let other = super::trust_warning(&key, Some("someone-else".into())).unwrap();
+        assert!(
+            other.contains("does not list") && other.contains(&public),
+            "{other}"
+        );
+        assert!(super::trust_warning(&key, None)
+            .unwrap()
+            .contains("LOANHOST_TRUSTED_KEYS lists it"));
     }
 }

@@ -34,7 +34,8 @@ def field(
     """A dataclass field with what loanhost needs to know: its `description` (shown to the
     model), its JSON `name` (default: camelCase of the attribute), `omit_if_none` (a result
     field left out when None, rather than written as null), and an explicit JSON `schema` (for
-    an argument whose schema the SDK cannot derive, e.g. `loan_filter_schema()`)."""
+    an argument whose schema the SDK cannot derive, e.g. `loan_filter_schema()`; its `enum`, if
+    any, is enforced when the arguments are parsed)."""
     metadata = {
         "description": description,
         "name": name,
@@ -129,6 +130,11 @@ def parse(cls: type, value: Any, path: str = "") -> Any:
                 raise _at(path, f"missing field `{name}`")
             continue
         kwargs[f.name] = _convert(inner, value[name], here)
+        # A field's explicit schema may enumerate its values: they are enforced too.
+        allowed = (f.metadata.get("schema") or {}).get("enum")
+        if allowed is not None and value[name] not in allowed:
+            expected = ", ".join(f"`{x}`" for x in allowed)
+            raise _at(here, f"unknown variant `{value[name]}`, expected one of {expected}")
     return cls(**kwargs)
 
 

@@ -54,6 +54,19 @@ def test_every_mistake_is_one_invalid_params_naming_the_argument(value, message)
     assert e.value.message == message
 
 
+@lp.arguments
+@dataclasses.dataclass
+class Picked:
+    color: str = lp.field(default="red", schema={"type": "string", "enum": ["red", "blue"]})
+
+
+def test_an_enum_in_an_explicit_schema_is_enforced():
+    assert records.parse(Picked, {"color": "blue"}) == Picked("blue")
+    with pytest.raises(lp.InvalidParams) as e:
+        records.parse(Picked, {"color": "green"})
+    assert e.value.message == "color: unknown variant `green`, expected one of `red`, `blue`"
+
+
 def test_the_input_schema_lists_defaults_and_refuses_other_properties():
     s = records.schema(Args)
     assert s["required"] == ["fromDate"]
