@@ -21,12 +21,14 @@ fn read_view() -> Value {
 
 #[tokio::test]
 async fn view_reads_spend_the_callers_result_bytes_like_tool_results() {
-    // Arrange: 6 MiB of results a minute, a burst of 1 MiB; the view is ~0.7 MiB.
+    // Arrange: 1 MiB of results a minute (a burst of 1 MiB, the least a burst holds); the view
+    // is ~0.7 MiB, so two reads leave the budget spent for 18 s.
     let view = tool_view("report_loans").unwrap();
     assert!(view.len() > 512 * 1024 && view.len() < 1024 * 1024);
-    let app = app(&[("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "6")]).await;
+    let app = app(&[("LOANHOST_CALLER_RESULT_MIB_PER_MINUTE", "1")]).await;
 
-    // Act: three reads; the first two fit the burst (a read is admitted while any is left).
+    // Act: three reads; the first two are admitted (a read is admitted while any budget is
+    // left).
     let mut statuses = Vec::new();
     for _ in 0..3 {
         statuses.push(app.post_mcp(Some("agent-token"), &read_view()).await);
@@ -44,8 +46,8 @@ async fn view_reads_spend_the_callers_result_bytes_like_tool_results() {
 
 #[tokio::test]
 async fn lists_and_reads_spend_the_callers_calls_per_minute() {
-    // Arrange: 6 calls a minute, a burst of one.
-    let app = app(&[("LOANHOST_CALLER_CALLS_PER_MINUTE", "6")]).await;
+    // Arrange: one call a minute (a burst of one).
+    let app = app(&[("LOANHOST_CALLER_CALLS_PER_MINUTE", "1")]).await;
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"});
 
     // Act
