@@ -266,7 +266,7 @@ const RESPONSE_PARAMETERS: [&str; 5] = ["code", "state", "error", "error_descrip
 /// authorization response's parameters; otherwise a URI listed in
 /// `LOANHOST_AUTHORIZE_REDIRECT_URIS` for this client (or for every client), exactly, or a
 /// loopback `http` URI on any port (RFC 8252 §7.3, how native clients such as the SDKs
-/// listen) written as its canonical form (lower-case host, a path). The IdP only sees the
+/// listen) written as its canonical form (lower-case host). The IdP only sees the
 /// facade's callback, so it can no longer hold the client to its registered URIs; this check
 /// stands in for that.
 pub fn redirect_allowed(
@@ -307,7 +307,10 @@ pub fn redirect_allowed(
         Some(url::Host::Domain(d)) => d == "localhost",
         None => false,
     };
-    if url.scheme() == "http" && loopback && url.as_str() == uri {
+    // Canonical: as the URL parser writes it back (lower-case host, no default port spelt
+    // out …); a loopback URI without a path (`http://127.0.0.1:9`, RFC 8252's form) gets `/`.
+    let canonical = url.as_str() == uri || url.as_str().strip_suffix('/') == Some(uri);
+    if url.scheme() == "http" && loopback && canonical {
         return Ok(());
     }
     Err(

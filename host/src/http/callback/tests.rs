@@ -123,7 +123,7 @@ fn loopback_http_redirects_are_allowed_on_any_port_others_only_when_listed_for_t
         ("http://user@127.0.0.1/cb", "x", "user information"),
         ("http://:secret@127.0.0.1:9/cb", "x", "user information"),
         ("http://LocalHost:9/cb", "x", "canonical"),
-        ("http://127.0.0.1:9", "x", "canonical"),
+        ("http://127.0.0.1:09/cb", "x", "canonical"),
         ("http://127.0.0.1/cb#frag", "x", "fragment"),
         ("http://127.0.0.1:9/cb?code=planted&state=s", "x", "`code`"),
         ("http://127.0.0.1:9/cb?iss=x", "x", "`iss`"),
