@@ -91,9 +91,8 @@ fn header_and_claims(jwt: &str) -> (Value, Value) {
     (part(0), part(1))
 }
 
-/// What every successful sign-in shows: the OP's pages, the facade's rewrite, the SDK's call
-/// and a refresh whose token works.
-fn assert_signed_in(out: &Value, s: &Setup, alg: &str) {
+/// A sign-in through the OP's login and consent pages, then a tool call without error.
+fn assert_called_after_the_ops_pages(out: &Value) {
     assert!(out.get("error").is_none(), "{out}");
     assert_eq!(out["isError"], false, "{out}");
     assert_eq!(
@@ -101,6 +100,12 @@ fn assert_signed_in(out: &Value, s: &Setup, alg: &str) {
         serde_json::json!(["login", "consent"]),
         "{out}"
     );
+}
+
+/// What every successful sign-in shows: the OP's pages, the facade's rewrite, the SDK's call
+/// and a refresh whose token works.
+fn assert_signed_in(out: &Value, s: &Setup, alg: &str) {
+    assert_called_after_the_ops_pages(out);
     let q = &out["idpQuery"];
     assert_eq!(q["resource"], "https://loanhost.local/mcp", "{q}");
     assert_eq!(q["prompt"], "consent", "{q}");
@@ -236,13 +241,7 @@ async fn the_typescript_sdk_signs_in_through_the_certified_op() {
 
     // Assert: through the OP's pages and the facade's callback (no iss reaches the client),
     // a tool call with the token, and a refresh token granted.
-    assert!(out.get("error").is_none(), "{out}");
-    assert_eq!(out["isError"], false, "{out}");
-    assert_eq!(
-        out["pages"],
-        serde_json::json!(["login", "consent"]),
-        "{out}"
-    );
+    assert_called_after_the_ops_pages(&out);
     assert_eq!(out["iss"], Value::Null, "{out}");
     assert_eq!(
         out["idpRedirectUri"],

@@ -224,11 +224,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             Some(Outgoing::Error(reply)) if reply["error"]["code"] == RATE_LIMITED => {
                 throttled(reply, &hold)
             }
-            Some(reply) => {
-                let mut body = Chunks::default();
-                reply.write_to(&mut body);
-                json_chunks(StatusCode::OK, body)
-            }
+            Some(reply) => answer(&reply),
             None => StatusCode::ACCEPTED.into_response(),
         },
     }
@@ -315,11 +311,7 @@ async fn modern_post(
     };
     operation.finish(&reply, state.plugins.metrics());
     match reply {
-        Ok(result) => {
-            let mut body = Chunks::default();
-            Outgoing::Result { id, result }.write_to(&mut body);
-            json_chunks(StatusCode::OK, body)
-        }
+        Ok(result) => answer(&Outgoing::Result { id, result }),
         Err(e) if e.code == RATE_LIMITED => throttled(failure(id, &e), hold),
         Err(e) => json(status_of(e.code), &failure(id, &e)),
     }
@@ -457,6 +449,13 @@ fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
         bytes,
     )
         .into_response()
+}
+
+/// `200` with one response as its body.
+fn answer(out: &Outgoing) -> Response {
+    let mut body = Chunks::default();
+    out.write_to(&mut body);
+    json_chunks(StatusCode::OK, body)
 }
 
 /// A JSON response whose body is `body`'s pieces, shared ones referenced, not copied.

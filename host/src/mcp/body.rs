@@ -4,6 +4,33 @@
 
 use bytes::Bytes;
 
+/// Where a reply is written: bytes written for it, and bytes shared with other responses.
+pub trait Sink: std::io::Write {
+    /// Appends bytes shared with other responses.
+    fn shared(&mut self, bytes: &Bytes);
+}
+
+/// A sink that only counts the bytes a reply would take (nothing is kept).
+#[derive(Debug, Default)]
+pub struct Count(pub usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Sink for Count {
+    fn shared(&mut self, bytes: &Bytes) {
+        self.0 += bytes.len();
+    }
+}
+
 /// A response body under construction.
 #[derive(Debug, Default)]
 pub struct Chunks {
@@ -12,14 +39,16 @@ pub struct Chunks {
     len: usize,
 }
 
-impl Chunks {
+impl Sink for Chunks {
     /// Appends bytes shared with other responses (not copied).
-    pub fn shared(&mut self, bytes: &Bytes) {
+    fn shared(&mut self, bytes: &Bytes) {
         self.flush_current();
         self.len += bytes.len();
         self.done.push(bytes.clone());
     }
+}
 
+impl Chunks {
     /// The body's length so far, in bytes.
     pub fn len(&self) -> usize {
         self.len
@@ -56,6 +85,11 @@ impl Chunks {
         self.flush_current();
         self.done
     }
+
+    /// The whole body in one buffer (tests).
+    pub fn concat(self) -> Vec<u8> {
+        self.into_pieces().concat()
+    }
 }
 
 impl std::io::Write for Chunks {
@@ -91,7 +125,7 @@ mod tests {
         d.write_all(b"]").unwrap();
         d.truncate(1);
         d.write_all(b"[]").unwrap();
-        assert_eq!(d.into_pieces().concat(), b"[[]");
+        assert_eq!(d.concat(), b"[[]");
         let pieces = c.into_pieces();
         assert_eq!(pieces.len(), 3);
         assert_eq!(

@@ -1,14 +1,10 @@
 //! JSON-RPC 2.0 framing for MCP: classifying incoming messages and shaping responses and
 //! errors. No HTTP here.
-
-use std::io::Write as _;
-
 use bytes::Bytes;
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
-
-use super::body::Chunks;
 use serde_json::{json, Map, Value};
+
+use super::body::{Count, Sink};
 
 /// The handshake-era protocol versions this server speaks, newest first (the modern
 /// revision is in [`super::modern`]).
@@ -172,7 +168,7 @@ impl From<Value> for Reply {
 impl Reply {
     /// Writes the result into a response body: owned members are serialized, shared ones
     /// referenced.
-    pub fn write_to(&self, out: &mut Chunks) {
+    pub fn write_to<S: Sink>(&self, out: &mut S) {
         let members = match &self.value {
             Value::Object(m) if self.structured.is_some() || !self.shared.is_empty() => m,
             value => {
@@ -182,7 +178,7 @@ impl Reply {
         };
         let _ = out.write_all(b"{");
         let mut first = true;
-        let mut key = |out: &mut Chunks, k: &str| {
+        let mut key = |out: &mut S, k: &str| {
             if !std::mem::take(&mut first) {
                 let _ = out.write_all(b",");
             }
@@ -204,40 +200,16 @@ impl Reply {
         let _ = out.write_all(b"}");
     }
 
-    /// The length of the result as [`Reply::write_to`] writes it.
+    /// The length of the result as [`Reply::write_to`] writes it (counted, not kept).
     pub fn encoded_len(&self) -> usize {
-        let mut out = Chunks::default();
-        self.write_to(&mut out);
-        out.len()
+        let mut count = Count::default();
+        self.write_to(&mut count);
+        count.0
     }
 
     fn is_raw_member(&self, k: &str) -> bool {
         (k == "structuredContent" && self.structured.is_some())
             || self.shared.iter().any(|(s, _)| *s == k)
-    }
-}
-
-impl Serialize for Reply {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match (&self.value, &self.structured) {
-            (Value::Object(members), raw) if raw.is_some() || !self.shared.is_empty() => {
-                let mut map = serializer.serialize_map(None)?;
-                for (k, v) in members.iter().filter(|(k, _)| !self.is_raw_member(k)) {
-                    map.serialize_entry(k, v)?;
-                }
-                if let Some(raw) = raw {
-                    map.serialize_entry("structuredContent", raw)?;
-                }
-                for (k, bytes) in &self.shared {
-                    let text = std::str::from_utf8(bytes).map_err(serde::ser::Error::custom)?;
-                    let raw: &RawValue =
-                        serde_json::from_str(text).map_err(serde::ser::Error::custom)?;
-                    map.serialize_entry(k, raw)?;
-                }
-                map.end()
-            }
-            (value, _) => value.serialize(serializer),
-        }
     }
 }
 
@@ -270,9 +242,8 @@ impl Outgoing {
         self.error().is_some_and(|e| e["error"]["code"] == code)
     }
 
-    /// Writes the response into a body (as its `Serialize` would, with shared members
-    /// referenced, not copied).
-    pub fn write_to(&self, out: &mut Chunks) {
+    /// Writes the response into a body, shared members referenced, not copied.
+    pub fn write_to<S: Sink>(&self, out: &mut S) {
         match self {
             Outgoing::Result { id, result } => {
                 let _ = out.write_all(br#"{"jsonrpc":"2.0","id":"#);
@@ -284,21 +255,6 @@ impl Outgoing {
             Outgoing::Error(e) => {
                 let _ = serde_json::to_writer(out, e);
             }
-        }
-    }
-}
-
-impl Serialize for Outgoing {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Outgoing::Result { id, result } => {
-                let mut map = serializer.serialize_map(Some(3))?;
-                map.serialize_entry("jsonrpc", "2.0")?;
-                map.serialize_entry("id", id)?;
-                map.serialize_entry("result", result)?;
-                map.end()
-            }
-            Outgoing::Error(e) => e.serialize(serializer),
         }
     }
 }
@@ -371,6 +327,13 @@ mod tests {
         assert_eq!(e.code, INVALID_REQUEST);
     }
 
+    /// `out` as the response body carries it.
+    fn written(out: &Outgoing) -> String {
+        let mut body = crate::mcp::body::Chunks::default();
+        out.write_to(&mut body);
+        String::from_utf8(body.concat()).unwrap()
+    }
+
     #[test]
     fn a_tool_result_is_written_with_its_structured_content_as_the_plugin_wrote_it() {
         // Arrange: digits an f64 would not keep, and a member order a tree would not keep.
@@ -381,11 +344,10 @@ mod tests {
             ..Reply::default()
         };
         // Act
-        let written = serde_json::to_string(&Outgoing::Result {
+        let written = written(&Outgoing::Result {
             id: json!(7),
             result: reply,
-        })
-        .unwrap();
+        });
         // Assert
         assert!(written.starts_with(r#"{"jsonrpc":"2.0","id":7,"result":{"#));
         assert!(written.ends_with(&format!(r#","structuredContent":{text}}}}}"#)));
@@ -401,7 +363,7 @@ mod tests {
             result: json!({"tools": []}).into(),
         };
         assert_eq!(
-            serde_json::to_value(&plain).unwrap(),
+            serde_json::from_str::<Value>(&written(&plain)).unwrap(),
             json!({"jsonrpc": "2.0", "id": "a", "result": {"tools": []}})
         );
         let e = Outgoing::Error(failure(
@@ -411,7 +373,7 @@ mod tests {
         assert!(e.is_error_code(RATE_LIMITED));
         assert_eq!(retry_after_of(e.error().unwrap()), Some(3));
         assert_eq!(
-            serde_json::to_value(&e).unwrap()["error"]["code"],
+            serde_json::from_str::<Value>(&written(&e)).unwrap()["error"]["code"],
             RATE_LIMITED
         );
         assert!(!plain.is_error_code(RATE_LIMITED));

@@ -152,6 +152,7 @@ pub(crate) async fn load(
         .map_err(|e| LoadError::new(&files.manifest, e))?;
     let wasm = read_capped(&files.wasm, MAX_COMPONENT_BYTES)
         .map_err(|e| LoadError::new(&files.wasm, e))?;
+    let digest = hex::encode(Sha256::digest(&wasm));
     // Signatures first: nothing of an untrusted plugin is parsed beyond what is needed.
     let signer = check_signature(policy, &wasm, &files.signature)?.map(|(id, _)| id);
     let signed_wasm = signer.is_some();
@@ -211,8 +212,7 @@ pub(crate) async fn load(
     // of different builds or tools cannot be put together.
     if let (true, Some((_, comment))) = (signed, &manifest_signed_by) {
         let bound = ManifestBinding::parse(comment);
-        let digest_of = |b: &[u8]| hex::encode(Sha256::digest(b));
-        if bound.component.as_deref() != Some(digest_of(&wasm).as_str()) {
+        if bound.component.as_deref() != Some(digest.as_str()) {
             return Err(LoadError::new(
                 &files.manifest,
                 format!(
@@ -221,11 +221,13 @@ pub(crate) async fn load(
                     bound
                         .component
                         .map_or("no component".into(), |d| format!("component sha256:{d}")),
-                    digest_of(&wasm)
+                    digest
                 ),
             ));
         }
-        let view_digest = view_bytes.as_deref().map(digest_of);
+        let view_digest = view_bytes
+            .as_deref()
+            .map(|b| hex::encode(Sha256::digest(b)));
         if bound.view != view_digest {
             return Err(LoadError::new(
                 &files.manifest,
@@ -381,7 +383,7 @@ pub(crate) async fn load(
             input_schema,
             output_schema,
         },
-        digest: hex::encode(Sha256::digest(&wasm)),
+        digest,
         wit_version,
         shape,
         view,

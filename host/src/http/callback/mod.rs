@@ -89,8 +89,7 @@ pub struct Pending {
 impl Pending {
     /// The name of the cookie that holds this sign-in's browser secret.
     pub fn cookie_name(&self) -> Option<String> {
-        let b = self.browser.as_deref()?;
-        Some(format!("{COOKIE_PREFIX}{}", b.get(..16).unwrap_or(b)))
+        self.browser.as_deref().map(cookie_name)
     }
 
     /// Whether `cookies` (the request's `Cookie` header values) hold this sign-in's secret.
@@ -121,12 +120,18 @@ fn browser_binding(secret: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(secret.as_bytes()))
 }
 
-/// The `Set-Cookie` value that hands a browser its sign-in secret: only for the callback's
-/// path, not readable by scripts, sent on the IdP's top-level redirect back (`Lax`), and
-/// `Secure` behind https.
-pub fn set_cookie(name: &str, secret: &str, secure: bool) -> String {
+/// The name of the cookie holding the browser secret whose hash is `binding`: the prefix and
+/// the binding's start.
+pub fn cookie_name(binding: &str) -> String {
+    format!("{COOKIE_PREFIX}{}", binding.get(..16).unwrap_or(binding))
+}
+
+/// The `Set-Cookie` value of a sign-in's cookie (its secret, or empty with `max_age` 0 to
+/// drop it): only for the callback's path, not readable by scripts, sent on the IdP's
+/// top-level redirect back (`Lax`), and `Secure` behind https.
+pub fn set_cookie(name: &str, value: &str, max_age: u64, secure: bool) -> String {
     format!(
-        "{name}={secret}; Path={CALLBACK_PATH}; Max-Age={PENDING_TTL_SECS}; HttpOnly; SameSite=Lax{}",
+        "{name}={value}; Path={CALLBACK_PATH}; Max-Age={max_age}; HttpOnly; SameSite=Lax{}",
         if secure { "; Secure" } else { "" }
     )
 }
@@ -443,9 +448,10 @@ pub async fn authorize_callback(
         }
     }
     // The browser's secret is spent: a second use of this state finds no cookie.
+    let secure = state.config.base_url.starts_with("https://");
     let clear = pending
         .cookie_name()
-        .map(|name| format!("{name}=; Path={CALLBACK_PATH}; Max-Age=0; HttpOnly; SameSite=Lax"))
+        .map(|name| set_cookie(&name, "", 0, secure))
         .and_then(|c| HeaderValue::from_str(&c).ok());
     match HeaderValue::from_str(target.as_str()) {
         Ok(location) => {

@@ -55,7 +55,7 @@ fn a_state_opens_only_in_the_browser_that_holds_its_cookie() {
     let wrong = format!("{name}={another}");
     assert!(!p.same_browser([wrong.as_str()].into_iter()));
     assert!(!p.same_browser(std::iter::empty()));
-    let set = set_cookie(&name, &secret, true);
+    let set = set_cookie(&name, &secret, PENDING_TTL_SECS, true);
     assert!(set.contains("Path=/authorize/callback; Max-Age=600; HttpOnly; SameSite=Lax; Secure"));
 }
 

@@ -66,18 +66,19 @@ pub(super) fn oauth_error(status: StatusCode, error: &str, description: &str) ->
 pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
     let query = query.as_deref().unwrap_or("");
     // Through the callback, the browser gets a secret whose hash is sealed into the state.
-    let secret = state
-        .authorize_key
-        .as_ref()
-        .map(|_| super::callback::browser_secret());
+    let mut secret = None;
     let through = match (&state.authorize_key, &state.config.authorize_callback) {
-        (Some(key), Some(settings)) => Some(Callback {
-            key,
-            url: super::callback::url(&state.config.base_url),
-            listed: &settings.redirect_uris,
-            expires: super::callback::now_secs() + super::callback::PENDING_TTL_SECS,
-            browser: secret.as_ref().map(|(_, binding)| binding.clone()),
-        }),
+        (Some(key), Some(settings)) => {
+            let (value, binding) = super::callback::browser_secret();
+            secret = Some(value);
+            Some(Callback {
+                key,
+                url: super::callback::url(&state.config.base_url),
+                listed: &settings.redirect_uris,
+                expires: super::callback::now_secs() + super::callback::PENDING_TTL_SECS,
+                browser: Some(binding),
+            })
+        }
         _ => None,
     };
     let profile = state.config.idp.profile;
@@ -86,20 +87,18 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
             let upstream = &state.config.idp.authorize_url;
             let sep = if upstream.contains('?') { '&' } else { '?' };
             let location = format!("{upstream}{sep}{query}");
-            let cookie = through
-                .as_ref()
-                .zip(secret.as_ref())
-                .and_then(|(t, (value, _))| {
-                    let pending = super::callback::Pending {
-                        redirect_uri: String::new(),
-                        state: None,
-                        expires: t.expires,
-                        browser: t.browser.clone(),
-                    };
-                    let secure = state.config.base_url.starts_with("https://");
-                    let name = pending.cookie_name()?;
-                    HeaderValue::from_str(&super::callback::set_cookie(&name, value, secure)).ok()
-                });
+            let binding = through.as_ref().and_then(|t| t.browser.as_deref());
+            let cookie = binding.zip(secret.as_deref()).and_then(|(binding, value)| {
+                let name = super::callback::cookie_name(binding);
+                let secure = state.config.base_url.starts_with("https://");
+                let set = super::callback::set_cookie(
+                    &name,
+                    value,
+                    super::callback::PENDING_TTL_SECS,
+                    secure,
+                );
+                HeaderValue::from_str(&set).ok()
+            });
             match HeaderValue::from_str(&location) {
                 Ok(v) => {
                     let mut resp = (StatusCode::FOUND, [(header::LOCATION, v)]).into_response();
