@@ -36,18 +36,21 @@ impl Application {
         if db.lacks_search_index().await? {
             tracing::warn!(
                 "the loans have no trigram index (schema v14 needs the pg_trgm extension): \
-                 searchText reads every loan; see docs/decisions.md, \"Schema v14\""
+                 searchText reads every loan; see docs/decisions/0029-search-through-a-trigram-index.md"
             );
         }
         let dev_idp = if config.dev_idp {
             let key = SigningKey::load_or_create(&dev_idp_key_path(&config))?;
-            Some(Arc::new(DevIdp::new(
-                &config.base_url,
-                &config.mcp_audience,
-                key,
-                db.clone(),
-                config.dev_idp_token_ttl,
-            )))
+            Some(Arc::new(
+                DevIdp::new(
+                    &config.base_url,
+                    &config.mcp_audience,
+                    key,
+                    db.clone(),
+                    config.dev_idp_token_ttl,
+                )
+                .with_password(config.dev_idp_password.clone()),
+            ))
         } else {
             None
         };

@@ -737,7 +737,7 @@ async fn random_role_combinations_and_filters_match_the_oracle() {
                 ..Default::default()
             };
             w.app.db.upsert_agent(&written).await.unwrap();
-            // PostgreSQL's directory sees the change once notified (decisions.md).
+            // PostgreSQL's directory sees the change once notified (docs/decisions/0013-the-agent-directory.md).
             w.app.until_directory_shows(&written).await;
             let agent = json!({"id": id, "email": email, "companyId": company, "roles": held, "managedAgentIds": managed});
             w.agents.insert(id.clone(), agent.clone());

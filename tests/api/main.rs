@@ -12,6 +12,7 @@ mod audit;
 mod auth;
 mod authorization_response;
 mod budgets;
+mod clients_guide;
 mod conformance;
 mod connections;
 mod cut_totals;

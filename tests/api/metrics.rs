@@ -175,7 +175,7 @@ async fn readiness_reports_an_unreadable_plugin_directory_and_refused_plugins() 
         refused.0, 200,
         "a refused plugin does not make the server unready"
     );
-    assert!(refused.1["refused"]["broken"].as_str().unwrap().ends_with("broken.wasm: a core WebAssembly module, not a component (build with wasm-component-ld; see README)"), "{}", refused.1);
+    assert!(refused.1["refused"]["broken"].as_str().unwrap().ends_with("broken.wasm: a core WebAssembly module, not a component (build with wasm-component-ld; see docs/plugins.md)"), "{}", refused.1);
     assert_eq!(gone.0, 503);
     assert_eq!(gone.1["status"], "not ready");
     assert!(

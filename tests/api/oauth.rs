@@ -351,3 +351,56 @@ async fn token_forwards_beyond_the_cap_are_refused_at_once() {
     assert_eq!(retry.unwrap(), "1");
     assert_eq!(body["error"], "temporarily_unavailable");
 }
+
+#[tokio::test]
+async fn with_a_password_the_dev_idp_signs_in_only_who_gives_it() {
+    // Arrange: the dev IdP as it runs behind a tunnel (`LOANHOST_DEV_IDP_PASSWORD`).
+    let mut options = AppOptions::default();
+    options
+        .env
+        .push(("LOANHOST_DEV_IDP_PASSWORD", "correct horse battery".into()));
+    let app = spawn_app_with(options).await;
+    let request = "response_type=code&client_id=loanhost-demo&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=s1&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256";
+    let submit = |password: Option<&str>| {
+        let mut form = format!("{request}&email=agent%40example.com");
+        if let Some(p) = password {
+            form.push_str(&format!("&password={}", url_encode(p)));
+        }
+        app.client
+            .post(format!("{}/dev-idp/authorize", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+    };
+
+    // Act
+    let hinted = app
+        .client
+        .get(format!(
+            "{}/dev-idp/authorize?{request}&login_hint=agent%40example.com",
+            app.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    let without = submit(None).await.unwrap();
+    let wrong = submit(Some("correct horse")).await.unwrap();
+    let right = submit(Some("correct horse battery")).await.unwrap();
+
+    // Assert: `login_hint` alone shows the page (no code), which asks for the password; only
+    // the right one gets a code.
+    assert_eq!(hinted.status(), 200);
+    assert!(hinted
+        .text()
+        .await
+        .unwrap()
+        .contains("<input type=password name=password required>"));
+    assert_eq!(without.status(), 401);
+    assert_eq!(wrong.status(), 401);
+    assert!(right.status().is_redirection(), "{}", right.status());
+    let location = right.headers()["location"].to_str().unwrap();
+    assert!(
+        location.starts_with("http://127.0.0.1:9/cb?code="),
+        "{location}"
+    );
+}

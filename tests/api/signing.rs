@@ -514,7 +514,7 @@ async fn a_core_module_or_garbage_is_refused_precisely() {
     let e = plugins.load(&files).await.unwrap_err().to_string();
     assert!(
         e.ends_with(
-            "a core WebAssembly module, not a component (build with wasm-component-ld; see README)"
+            "a core WebAssembly module, not a component (build with wasm-component-ld; see docs/plugins.md)"
         ),
         "{e}"
     );

@@ -168,6 +168,15 @@ impl Config {
                 )
             })?),
         };
+        let dev_idp_password = match get("LOANHOST_DEV_IDP_PASSWORD").filter(|s| !s.is_empty()) {
+            Some(p) if p.chars().count() < 12 => {
+                return Err(err(
+                    "LOANHOST_DEV_IDP_PASSWORD",
+                    "a sign-in password must have at least 12 characters",
+                ))
+            }
+            other => other.map(Password::new),
+        };
         let dev_idp = {
             let on = boolean("LOANHOST_DEV_IDP", &required("LOANHOST_DEV_IDP"))?;
             if on && !listen.ip().is_loopback() {
@@ -179,10 +188,12 @@ impl Config {
                     ),
                 ));
             }
-            if on && base_url.starts_with("https://") {
+            if on && base_url.starts_with("https://") && dev_idp_password.is_none() {
                 return Err(err(
                     "LOANHOST_DEV_IDP",
-                    "the dev IdP is for local development; it refuses an https:// LOANHOST_BASE_URL",
+                    "behind a public https:// LOANHOST_BASE_URL the dev IdP signs in only with a \
+                     password: set LOANHOST_DEV_IDP_PASSWORD (at least 12 characters), or use a \
+                     real IdP (docs/clients.md)",
                 ));
             }
             // Another IdP configured: the dev IdP's routes are not mounted at all.
@@ -309,6 +320,7 @@ impl Config {
             internal,
             email_claim: get("LOANHOST_EMAIL_CLAIM").filter(|s| !s.is_empty()),
             dev_idp,
+            dev_idp_password,
             dev_idp_token_ttl: {
                 let v = required("LOANHOST_DEV_IDP_TOKEN_TTL");
                 match v.parse::<u64>() {

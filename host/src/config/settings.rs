@@ -139,6 +139,34 @@ pub struct InternalScheme {
     pub jwks_url: String,
 }
 
+/// A sign-in password: never printed, compared in constant time.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(String);
+
+impl Password {
+    /// Wraps a password that the configuration has checked.
+    pub fn new(password: String) -> Password {
+        Password(password)
+    }
+
+    /// Whether `given` is the password (its SHA-256 compared with ring's constant-time check).
+    pub fn matches(&self, given: &str) -> bool {
+        use sha2::{Digest, Sha256};
+        let (a, b) = (
+            Sha256::digest(self.0.as_bytes()),
+            Sha256::digest(given.as_bytes()),
+        );
+        #[allow(deprecated)]
+        ring::constant_time::verify_slices_are_equal(&a, &b).is_ok()
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Password(..)")
+    }
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -170,6 +198,8 @@ pub struct Config {
     pub email_claim: Option<String>,
     /// Serve the embedded dev IdP.
     pub dev_idp: bool,
+    /// The password the dev IdP's sign-in asks for; `None`: none (loopback only).
+    pub dev_idp_password: Option<Password>,
     /// Lifetime of the dev IdP's access tokens.
     pub dev_idp_token_ttl: std::time::Duration,
     /// Fixed "today".

@@ -222,3 +222,32 @@ fn the_configuration_page_is_the_settings_reference_and_names_every_setting() {
     }
     assert!(names.len() >= 45, "{names:?}");
 }
+
+#[test]
+fn the_dev_idp_behind_a_public_url_asks_for_a_password() {
+    // Arrange: the dev IdP behind a tunnel's https:// URL, its listener on loopback.
+    let public = |extra: &[(&'static str, &'static str)]| {
+        let mut pairs = vec![
+            ("LOANHOST_DEV_IDP", "true"),
+            ("LOANHOST_BASE_URL", "https://demo.example.com"),
+        ];
+        pairs.extend_from_slice(extra);
+        with(&pairs)
+    };
+
+    // Act / Assert: refused without a password, and with a short one; served with one.
+    let e = public(&[]).unwrap_err();
+    assert_eq!(e.variable, "LOANHOST_DEV_IDP");
+    assert!(e.message.contains("LOANHOST_DEV_IDP_PASSWORD"), "{e}");
+    assert_eq!(
+        public(&[("LOANHOST_DEV_IDP_PASSWORD", "short")])
+            .unwrap_err()
+            .to_string(),
+        "LOANHOST_DEV_IDP_PASSWORD: a sign-in password must have at least 12 characters"
+    );
+    let c = public(&[("LOANHOST_DEV_IDP_PASSWORD", "correct horse battery")]).unwrap();
+    assert!(c.dev_idp);
+    let password = c.dev_idp_password.expect("kept");
+    assert!(password.matches("correct horse battery") && !password.matches("correct horse"));
+    assert_eq!(format!("{password:?}"), "Password(..)");
+}

@@ -1,5 +1,5 @@
 //! The keys a LOS history row carries for the organisation-wide milestone report (schema v4,
-//! `docs/decisions.md`): the calendar month and ISO week of `occurred_at` as integers, and the
+//! `docs/decisions/0008-period-sets-and-the-hosts-fold.md`): the calendar month and ISO week of `occurred_at` as integers, and the
 //! row's status as one bit of a frozen table. The import computes them here (migration 0005
 //! computes the same in SQL for rows imported before), and the period sets
 //! (`los_history_months`, `los_history_weeks`) hold, per (period, loan), the union of the bits.

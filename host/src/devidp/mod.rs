@@ -53,6 +53,8 @@ pub struct DevIdp {
     pub audience: String,
     /// Lifetime of access tokens.
     pub token_ttl: Duration,
+    /// The password sign-in asks for (`LOANHOST_DEV_IDP_PASSWORD`); `None`: none.
+    password: Option<crate::config::Password>,
     key: SigningKey,
     db: Db,
     codes: Mutex<HashMap<String, Grant>>,
@@ -72,11 +74,18 @@ impl DevIdp {
             issuer: format!("{base_url}/dev-idp"),
             audience: audience.to_string(),
             token_ttl,
+            password: None,
             key,
             db,
             codes: Mutex::new(HashMap::new()),
             refresh: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Asks every sign-in for `password` (`None`: any demo user signs in by picking it).
+    pub fn with_password(mut self, password: Option<crate::config::Password>) -> DevIdp {
+        self.password = password;
+        self
     }
 
     /// The provider's public keys.

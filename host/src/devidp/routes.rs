@@ -78,9 +78,11 @@ async fn authorize_page(State(idp): State<Arc<DevIdp>>, Query(p): Query<Params>)
         )
             .into_response();
     }
-    // Non-interactive sign-in for scripts: `login_hint=<email>`.
+    // Non-interactive sign-in for scripts: `login_hint=<email>`, only without a password.
     if let Some(email) = p.get("login_hint").filter(|e| !e.is_empty()) {
-        return issue_code(&idp, &p, email).await;
+        if idp.password.is_none() {
+            return issue_code(&idp, &p, email).await;
+        }
     }
     let agents = match idp.db.list_agents(200).await {
         Ok(a) => a,
@@ -94,7 +96,7 @@ async fn authorize_page(State(idp): State<Arc<DevIdp>>, Query(p): Query<Params>)
     };
     let hidden: String = p
         .iter()
-        .filter(|(k, _)| k.as_str() != "login_hint")
+        .filter(|(k, _)| !matches!(k.as_str(), "login_hint" | "password"))
         .map(|(k, v)| {
             format!(
                 "<input type=hidden name=\"{}\" value=\"{}\">",
@@ -120,10 +122,15 @@ async fn authorize_page(State(idp): State<Arc<DevIdp>>, Query(p): Query<Params>)
     } else {
         ""
     };
+    let password = if idp.password.is_some() {
+        "<p><label>Password <input type=password name=password required></label></p>"
+    } else {
+        ""
+    };
     Html(format!(
         "<!doctype html><title>loanhost dev sign-in</title><h1>Sign in as a demo user</h1>\
          <p>Development identity provider: pick a platform agent.</p>{empty}\
-         <form method=post action=\"{}/authorize\">{hidden}<ul>{options}</ul><button>Sign in</button></form>",
+         <form method=post action=\"{}/authorize\">{hidden}<ul>{options}</ul>{password}<button>Sign in</button></form>",
         escape(&idp.issuer)
     ))
     .into_response()
@@ -136,6 +143,15 @@ async fn authorize_submit(State(idp): State<Arc<DevIdp>>, Form(p): Form<Params>)
             Html(format!("<p>{}</p>", escape(&e))),
         )
             .into_response();
+    }
+    if let Some(password) = &idp.password {
+        if !password.matches(p.get("password").map(String::as_str).unwrap_or("")) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                Html("<p>wrong password: go back and try again</p>".to_string()),
+            )
+                .into_response();
+        }
     }
     match p.get("email").filter(|e| !e.is_empty()) {
         Some(email) => issue_code(&idp, &p, email).await,

@@ -5,7 +5,7 @@
 //!
 //! OpenAPI 3.1's schema object is JSON Schema 2020-12, which is what `schemars` writes, so the
 //! components are the models' own schemas (the same generator the plugins' `outputSchema`s
-//! come from); the few operations are written here. Why not `utoipa`: see `docs/decisions.md`.
+//! come from); the few operations are written here. Why not `utoipa`: see `docs/decisions/0020-models-and-schemas-from-one-crate.md`.
 
 use serde_json::{json, Value};
 

@@ -283,7 +283,7 @@ pub(crate) async fn load(
         Some([0x0d, 0x00, 0x01, 0x00]) => {}
         Some([0x01, 0x00, 0x00, 0x00]) => return Err(LoadError::new(
             &files.wasm,
-            "a core WebAssembly module, not a component (build with wasm-component-ld; see README)",
+            "a core WebAssembly module, not a component (build with wasm-component-ld; see docs/plugins.md)",
         )),
         other => {
             let found = other

@@ -9,10 +9,9 @@
 //! turn the feature off (`default-features = false`) and get Rust's own allocator back.
 //!
 //! Why: the host hands a query's rows to the guest through the canonical ABI, one allocation
-//! per row and per text cell, and the tools build their answers from many small strings. With
-//! Rust's general allocator (dlmalloc on `wasm32`) an Agent's year of raw milestones (~400
-//! rows, 83 KB of answer) spent 0.88–1.08 ms in the guest per call, with this arena 0.75–0.97
-//! ms (means of 300–600 calls, five alternating runs each; docs/decisions.md).
+//! per row and per text cell, and the tools build their answers from many small strings; each
+//! was a general allocator's call, and is a few instructions here (about a sixth of the guest's
+//! time for a few hundred rows: docs/decisions/0028-the-guests-cost.md).
 
 /// Bytes of a WebAssembly page.
 const PAGE: usize = 65_536;

@@ -210,7 +210,7 @@ impl SqliteReads {
 /// demo data, against the 150 an officer has), so the generic plan looks ten times dearer and
 /// an Agent's statement is planned on every call, 0.25–0.45 ms each (more than running it).
 /// Its generic plan is the plan the values get anyway (the scope's indexes, then the loans),
-/// planned once per session (docs/decisions.md, "Generic plans for a person's statements").
+/// planned once per session (docs/decisions/0026-plans-that-keep-to-the-scope.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Plans {
     /// Planned for each call's values, parallel workers as the server allows: the

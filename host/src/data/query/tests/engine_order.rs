@@ -51,8 +51,7 @@ pub(super) fn wrap(
         format!(" ORDER BY {}", order.join(", "))
     };
     // The groups behind a fence, counted once and ordered (the wrapping every grouped
-    // statement had before the host's order: decisions.md, "The host's order of every
-    // statement's groups").
+    // statement had before the host's order: docs/decisions/0036 and 0027).
     let groups = format!(
         "SELECT g.*, (SELECT COUNT(*) FROM g) AS total_groups FROM g{order_sql} LIMIT {limit}"
     );
