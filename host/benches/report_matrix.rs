@@ -16,15 +16,19 @@
 //! them met the machine's wake-up noise, gets as many runs as a slow line gets seconds).
 //!
 //! Bounds, flagged per line: end to end ≤ 1.1 × raw + 1 ms; Admin ≤ 300 ms on PostgreSQL and
-//! ≤ 1 s on SQLite; Agent ≤ 2 ms. The table goes to `~/.cache/loanhost/bench/matrix-<engine>-
-//! <N>.md` (the rows of `docs/benchmarks.md`).
+//! ≤ 1 s on SQLite; Agent ≤ 2 ms.
+//!
+//! The run's tables are written, as the run goes, into one generated file: a whole run (no
+//! filter below) into `docs/benchmarks/matrix-<date>.md` of the clone, the dated record that
+//! `docs/benchmarks.md` summarises; a filtered run into `~/.cache/loanhost/bench/`
+//! (`MATRIX_REPORT=<path>` names another file). Each file says what was run, on what, the lines
+//! met per caller and engine, the lines over a bound, then every line.
 //!
 //! `MATRIX_CALLERS=admin,agent` keeps those callers; `MATRIX_ONLY=<text>` keeps the lines whose
 //! label holds the text (`a|b`: either); `MATRIX_ENGINES=postgres` keeps that engine;
-//! `MATRIX_REPS=<n>` sets the cap of runs a line (runs before the tenth round: 15).
+//! `MATRIX_REPS=<n>` sets the cap of runs a line.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 mod common;
@@ -37,6 +41,10 @@ use serde_json::{json, Value};
 use sqlx::{Row, TypeInfo, ValueRef};
 
 use common::full::{bench_dir, engines, loans, Served, TODAY};
+
+#[path = "report_matrix/report.rs"]
+mod matrix_report;
+use matrix_report::Report;
 
 /// A value of a reference row.
 #[derive(Debug, Clone, PartialEq)]
@@ -932,6 +940,15 @@ fn bench() {
         .timeout(Duration::from_secs(120))
         .build()
         .unwrap();
+    let filtered = [
+        "MATRIX_CALLERS",
+        "MATRIX_ONLY",
+        "MATRIX_ENGINES",
+        "MATRIX_REPS",
+    ]
+    .iter()
+    .any(|k| std::env::var_os(k).is_some());
+    let mut report = Report::new(n, seconds, reps, filtered, &dir);
     let mut misses = Vec::new();
     for (engine, db_url) in rt.block_on(engines(n)) {
         if only_engines.as_deref().is_some_and(|e| !e.contains(engine)) {
@@ -962,9 +979,6 @@ fn bench() {
                 managed: db.managed_agents(&concierge.id).await.unwrap(),
             }
         });
-        let mut table = String::from(
-            "| caller | tool | arguments | end to end (ms) | raw SQL (ms) | ratio | bounds |\n|---|---|---|---|---|---|---|\n",
-        );
         let started_engine = Instant::now();
         for who in &callers {
             let token = served.token(&who.email(), Duration::from_secs(7200));
@@ -1055,14 +1069,7 @@ fn bench() {
                     line.tool,
                     e / r
                 );
-                writeln!(
-                    table,
-                    "| {} | `{}` | {args} | {e:.2} | {r:.2} | {:.2} | {verdict} |",
-                    who.name(),
-                    line.tool,
-                    e / r
-                )
-                .unwrap();
+                report.line(who.name(), line.tool, &args, e, r, &verdict);
                 if !flags.is_empty() {
                     misses.push(format!(
                         "{engine} {} {name}: {e:.2} ms against raw {r:.2} ms: {verdict}",
@@ -1071,12 +1078,11 @@ fn bench() {
                 }
             }
         }
-        let file = dir.join(format!("matrix-{engine}-{n}.md"));
-        std::fs::write(&file, &table).unwrap();
+        report.engine_done(engine, started_engine.elapsed());
         println!(
-            "{engine}: the matrix took {:.0} s; its table is in {}",
+            "{engine}: the matrix took {:.0} s; its tables are in {}",
             started_engine.elapsed().as_secs_f64(),
-            file.display()
+            report.path().display()
         );
         served.server.abort();
     }

@@ -182,8 +182,8 @@ pub(super) fn compile_period_sets(
     // integers but a text's minimum or maximum (PostgreSQL's `SUM` of a BIGINT is NUMERIC:
     // cast back, as the merge in SQL did).
     let mut statement_outs = vec![Out::Int, Out::Int, Out::Text, Out::Int];
-    // Organisation-wide, the counts (schema v7) hold each partial of a field they count:
-    // `Some` while every aggregate's is there.
+    // Organisation-wide (history alone), the statement reads the import's counts (schema v7),
+    // which hold each partial of every field the sets carry: `Some` exactly then.
     let mut from_counts = c.history_only.then(Vec::new);
     for a in &q.aggregates {
         let Some(name) = a.field() else {
@@ -191,17 +191,20 @@ pub(super) fn compile_period_sets(
             outs.push(Out::Int);
             continue;
         };
-        let counted = sets.counted.iter().find(|(n, _)| *n == name);
-        from_counts = from_counts.and_then(|mut cols: Vec<&str>| {
-            let [count, sum, min, max] = counted?.1;
+        if let Some(cols) = from_counts.as_mut() {
+            let Some((_, [count, sum, min, max])) = sets.counted.iter().find(|(n, _)| *n == name)
+            else {
+                return Err(QueryError::Invalid(format!(
+                    "field `{name}` is carried by the period sets but not counted by the import"
+                )));
+            };
             cols.push(match a {
-                Aggregate::CountOf(_) => count,
-                Aggregate::Sum(_) => sum,
-                Aggregate::Min(_) => min,
-                _ => max,
+                Aggregate::CountOf(_) => *count,
+                Aggregate::Sum(_) => *sum,
+                Aggregate::Min(_) => *min,
+                _ => *max,
             });
-            Some(cols)
-        });
+        }
         let i = carried.len() - 1;
         let f = c.field(name)?;
         // Alone, the sets' own column; joined, the loan's (`l.…`).
@@ -263,20 +266,16 @@ pub(super) fn compile_period_sets(
         c.postgres && !c.history_only && unfiltered && scope.is_some_and(Scope::is_personal);
     let mut params = Vec::new();
     let mut wheres = Vec::new();
-    let from = if c.history_only {
-        // Not reached while every field the sets carry is counted (schema v7): a query of
-        // history alone then reads the counts, which hold only the snapshot's loans (the
-        // import's count, M130). Kept so that a carried field without counts stays right.
-        wheres.push("r.in_snapshot = 1".to_string());
-        plan.table.to_string()
-    } else {
+    // The sets themselves are read only with a scope or a filter, joined to the loans they
+    // keep; history alone is answered from the counts (`from_counts`) and never gets here.
+    let from = format!("{} JOIN loans l ON l.key = r.loan_key", plan.table);
+    if !c.history_only {
         let (sql, scope_params) = scope_condition(scope)?;
         wheres.push(sql);
         params.extend(scope_params);
         wheres.extend(filter_sql);
         params.extend(filter_params);
-        format!("{} JOIN loans l ON l.key = r.loan_key", plan.table)
-    };
+    }
     wheres.push(if generic {
         format!(
             "(r.loan_key, r.period_index) >= (l.key, {first}) \
@@ -299,7 +298,6 @@ pub(super) fn compile_period_sets(
             wheres = wheres.join(" AND "),
         )
     };
-    let counted = counted_by(lk_column.as_ref());
     // The window's rows of a table the import counts (of sets, schema v7, or of statuses,
     // v13), as the statement's columns: period, `keys` (bits, status), loans, partials.
     let from_counted = |cols: &[&str], keys: &str, table: &str| {
@@ -338,7 +336,7 @@ pub(super) fn compile_period_sets(
             &format!("CAST(NULL AS {bigint}), r.status"),
             plan.status_counted,
         ),
-        (None, None) => format!("WITH x AS ({counted}) {sets_rows}"),
+        (None, None) => format!("WITH x AS ({}) {sets_rows}", counted_by(lk_column.as_ref())),
         // The unlisted rows (raw status only): for each set kept one per loan, its history
         // rows with the unlisted bit in that period (by the history's key, which leads with
         // the loan), distinct per (period, loan, status). Usually there are none; the sets
@@ -347,6 +345,7 @@ pub(super) fn compile_period_sets(
         // pulling the subquery up into a join (it did: a parallel scan of the whole history
         // for its bit, 590 ms where the sets took 60).
         (Some(row_period), None) => {
+            let counted = counted_by(lk_column.as_ref());
             let rows = if c.postgres {
                 format!(
                     "x CROSS JOIN LATERAL (SELECT {status} AS st FROM {table} WHERE h.loan_key = x.lk \
