@@ -24,6 +24,7 @@ mod mcp_protocol;
 mod metadata;
 mod metrics;
 mod migration;
+mod mutations;
 mod oauth;
 mod openapi;
 mod openid_provider;

@@ -16,20 +16,16 @@ pub(super) struct Compiler {
     /// would otherwise be kept off indexes on group keys), a date's whole-month bounds as
     /// bounds on its month index.
     pub(super) covered_group: bool,
-    /// A caller with a scope: the scope's index leads. On SQLite the filter's lists and ranges
-    /// are written `+col`: without statistics it took a status or date-range index instead
-    /// (an Agent's wide filter: 160 ms over a million loans where the Agent's own few dozen
-    /// take 1 ms). On PostgreSQL the numeric ranges (dates, amounts) of filters and
-    /// predicates are: sqlx prepares each statement once per connection, and from its sixth
-    /// run PostgreSQL may keep a generic plan, which guesses 0.5 % of the rows for any range
-    /// and intersected the date index (915k entries for an Agent's 24 months) with the
-    /// Agent's 149 loans: 149 ms against 0.5 ms.
+    /// A caller with a scope: the scope's index leads, so the filter's columns are written
+    /// `+col` where an engine could start from their index instead: on SQLite its lists and
+    /// ranges (without statistics it cannot tell a few loans from a million), on PostgreSQL
+    /// its numeric ranges (a generic plan prices any range at 0.5 % of the rows and would
+    /// intersect it with the scope's few loans). Decision record 0026.
     pub(super) scope_first: bool,
     /// A person's scope (an Agent's, a referrer's, a ConciergeKey's officers'): on
     /// PostgreSQL a null check of a number or an instant is written `+col` as its ranges are,
-    /// so that the statement can keep one generic plan (`plans_for`), which ANDed
-    /// `loans_closing` (400k entries) with an Agent's 149 loans for a closing date that is
-    /// not null: 35 ms against 0.3.
+    /// so that the statement can keep one generic plan (`plans_for`) that never ANDs a
+    /// column's whole index with the person's few loans.
     pub(super) personal: bool,
     /// SQLite: the column the scope's own index holds in order after its equality, which a
     /// group key may read as is (`loans_company (company_id, status)`: a company's loans by
@@ -220,10 +216,8 @@ impl Compiler {
 
     /// What a search's `LIKE` reads. On PostgreSQL a person's search is written as an
     /// expression (`l.search_key || ''`), which the trigram index (schema v14) cannot serve:
-    /// the planner AND-ed the person's index with the trigrams of a common token, whose
-    /// bitmap alone took 12 ms at 1M loans, where reading the person's 150 loans and
-    /// testing each took 0.5 ms. A company's or an organisation's search uses it (in the
-    /// matrix at 1M loans, a company's 31 -> 14-18 ms, an organisation's 221-331 -> 67-146).
+    /// testing a person's hundred-odd loans costs less than building the bitmap of a common
+    /// token's trigrams. A company's or an organisation's search uses the index (record 0029).
     pub(super) fn search_column(&self) -> &'static str {
         if self.postgres && self.personal {
             "(l.search_key || '')"
@@ -237,8 +231,7 @@ impl Compiler {
     /// values is estimated as such in a generic plan too), except the column the scope's own
     /// index holds right after its equality (`loans_company (company_id, status)`): a
     /// company's list of statuses narrows that index to the statuses' ranges instead of
-    /// reading every loan of the company (a Processor's wide filter by status on SQLite:
-    /// 11.0-11.2 ms where its SQL, which lets SQLite seek the statuses, took 8.2-8.3).
+    /// reading every loan of the company.
     pub(super) fn filter_column(&self, col: &str, numeric: bool) -> String {
         if self.scope_first && (numeric || !self.postgres) && self.scope_order != Some(col) {
             format!("+{col}")
@@ -250,10 +243,9 @@ impl Compiler {
     /// The column a group key reads, as the inner select reads it. On SQLite, `+col` keeps
     /// the planner from walking an index on the group key (a random table lookup per row,
     /// ~4x slower than a scan over 1M loans) unless a covering index serves the whole query
-    /// or the scope's own index holds the key in order after its equality (a Processor's
-    /// company by status: 28 ms with the sort `+` forced, 24 ms read in order; a company's
-    /// status months, schema v9: 6 ms forced, 3.8 ms in order); the scope and filter
-    /// predicates still use their indexes.
+    /// or the scope's own index holds the key in order after its equality (a company's loans
+    /// by status, or its status months, schema v9, are then read in order without a sort);
+    /// the scope and filter predicates still use their indexes.
     pub(super) fn raw_key(&self, f: &Field) -> String {
         self.raw_column(f.column)
     }

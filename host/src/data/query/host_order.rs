@@ -1,11 +1,7 @@
 //! The host's order of a statement's groups: the statement groups without an order, a count
 //! or a limit, and the host orders, counts and limits the groups as they stream in, and adds
-//! up the totals of cut groups, as the statement once did in SQL around it. That cost more
-//! than it saved: for a person's few hundred loans more than the grouping itself (a
-//! ConciergeKey's 455 loans by referrer, 171 groups, on PostgreSQL: the materialised groups,
-//! their count and their sort 0.3-0.5 ms of a 1.0-1.2 ms statement), for an organisation's
-//! thousands of groups a tenth of the statement (an Admin's 5,869 officers under a wide
-//! filter, 1M loans: 193.5 against 170.7 ms).
+//! up the totals of cut groups. Done in SQL around the grouping, that work cost more than the
+//! grouping itself for a person's few hundred loans (docs/decisions/0027).
 
 use super::*;
 

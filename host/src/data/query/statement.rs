@@ -7,9 +7,9 @@ use super::*;
 /// Makes a grouped statement the query's answer: the statement groups and nothing more, and
 /// the host orders its groups (the requested columns, then the keys; NULL last; text by its
 /// bytes), counts them, keeps the limit's best and, when cut, adds up their totals
-/// ([`HostOrder`]), as the statement once did in SQL around it (a materialised CTE, its
-/// count, `ORDER BY … LIMIT` and a totals branch: the tests' `engine_order`, which the
-/// host's order is checked against on both engines).
+/// ([`HostOrder`]). The same order written in SQL (a materialised CTE, its count,
+/// `ORDER BY … LIMIT` and a totals branch) is the tests' `engine_order`, which the host's
+/// order is checked against on both engines.
 pub(super) fn finish(
     q: &Query,
     grouped: String,

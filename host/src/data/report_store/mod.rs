@@ -11,8 +11,8 @@
 //! On PostgreSQL, report statements run on connections of their own too ([`PgReads`]), whose
 //! sessions are read-only (`default_transaction_read_only`) and keep their
 //! `statement_timeout`: a statement sends `SET` only when it needs another one than its
-//! connection already has. A transaction with `SET LOCAL` cost two round trips per statement
-//! (`BEGIN; SET LOCAL …`, then `ROLLBACK` as the connection came back).
+//! connection already has, so a statement costs one round trip (a transaction with `SET
+//! LOCAL` would cost two, and a `ROLLBACK`).
 //!
 //! A session also remembers how it plans ([`Plans`]): a person's statements (an Agent's, a
 //! ConciergeKey's) run on sessions that keep one generic plan per statement, every other

@@ -143,13 +143,13 @@ const FIXTURE_AGENTS: &str = concat!(
 
 /// Three of Ada's loans and one of Bo's (which Ada's calls must not count).
 const FIXTURE_LOANS: &str = concat!(
-    r#"{"id": "10000000-0000-4000-8000-000000000001", "status": "Loan Open", "loanAmount": 250000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
+    r#"{"id": "10000000-0000-4000-8000-000000000001", "status": "Loan Open", "loanType": "Conventional", "purpose": "Purchase", "statusDate": "2026-10-02T15:00:00Z", "loanAmount": 250000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
     "\n",
-    r#"{"id": "10000000-0000-4000-8000-000000000002", "status": "Loan Open", "loanAmount": 410000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
+    r#"{"id": "10000000-0000-4000-8000-000000000002", "status": "Loan Open", "loanType": "FHA", "purpose": "Purchase", "statusDate": "2026-10-20T15:00:00Z", "loanAmount": 410000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
     "\n",
-    r#"{"id": "10000000-0000-4000-8000-000000000003", "status": "Loan Funded", "loanAmount": 99000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
+    r#"{"id": "10000000-0000-4000-8000-000000000003", "status": "Loan Funded", "loanType": "Conventional", "purpose": "Refinance Cashout", "statusDate": "2026-11-03T15:00:00Z", "loanAmount": 99000, "loanOfficerId": "a0000000-0000-4000-8000-000000000001"}"#,
     "\n",
-    r#"{"id": "10000000-0000-4000-8000-000000000004", "status": "Loan Funded", "loanAmount": 120000, "loanOfficerId": "b0000000-0000-4000-8000-000000000002"}"#,
+    r#"{"id": "10000000-0000-4000-8000-000000000004", "status": "Loan Funded", "loanType": "VA", "purpose": "Purchase", "statusDate": "2026-11-12T15:00:00Z", "loanAmount": 120000, "loanOfficerId": "b0000000-0000-4000-8000-000000000002"}"#,
     "\n",
 );
 
