@@ -43,3 +43,12 @@ if ! [ -x /usr/bin/chromium ]; then
     $sudo apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2
 fi
+
+# The reference OCI registry and an independent client: the registry tests start
+# `docker-registry` on a loopback port and read what `plugin push` wrote with `skopeo`.
+if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/null 2>&1; then
+    echo "setup: installing Debian's docker-registry and skopeo (the registry tests)" >&2
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends docker-registry skopeo >&2
+fi

@@ -7,9 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use loanhost::app::Application;
-use loanhost::clock::Clock;
 use loanhost::config::Config;
-use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 
 /// MCP tool server whose loan-reporting tools are sandboxed WebAssembly plugins.
 #[derive(Parser)]
@@ -84,11 +82,31 @@ enum PluginCommand {
     /// Load a plugin exactly as the server would and print its tool description, or the
     /// precise reason it is refused (exit status 1).
     Check {
-        /// The component (`<tool>.wasm`; a `<tool>.wasm.minisig` beside it is checked).
-        wasm: PathBuf,
+        /// The component (`<tool>.wasm`; a `<tool>.wasm.minisig` beside it is checked), or an
+        /// artifact in a registry (`oci://registry/repository:tag` or `@sha256:…`).
+        wasm: String,
         /// Its manifest (`<tool>.toml`; the view `<tool>.html`, when it declares one, sits
-        /// beside it).
+        /// beside it); none for an `oci://` reference.
+        manifest: Option<PathBuf>,
+    },
+    /// Push a built plugin (component, manifest, and their signatures and view when beside
+    /// them) to an OCI registry as one artifact, and print its digest.
+    Push {
+        /// The component, `<tool>.wasm`.
+        wasm: PathBuf,
+        /// Its manifest, `<tool>.toml`.
         manifest: PathBuf,
+        /// Where to: `oci://registry/repository:tag`.
+        reference: String,
+    },
+    /// Pull a plugin artifact from an OCI registry into a folder (its files under their own
+    /// names, each checked against its digest), for inspection or `plugin check`.
+    Pull {
+        /// `oci://registry/repository:tag` or `…@sha256:…`.
+        reference: String,
+        /// The folder to write the files in.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
     },
     /// Scaffold a plugin crate and its manifest that build and pass `plugin check` at once.
     New {
@@ -311,50 +329,18 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Plugin {
             command: PluginCommand::Check { wasm, manifest },
-        } => {
-            let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
-                .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
-            let plugins =
-                Plugins::with_options(HostOptions::new(policy, Clock::system()).with_user_cache())?;
-            match plugins.load(&PluginFiles::explicit(&wasm, &manifest)).await {
-                Ok(p) => {
-                    let m = &p.manifest;
-                    let out = serde_json::json!({
-                        "name": p.tool.name,
-                        "title": p.tool.title,
-                        "description": p.tool.description,
-                        "inputSchema": p.tool.input_schema,
-                        "outputSchema": p.tool.output_schema,
-                        "witVersion": p.wit_version,
-                        "sha256": p.digest,
-                        "signed": p.signed,
-                        "roles": m.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
-                        "datasets": m.datasets.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
-                        "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "maxOutputBytes": m.limits.max_output_bytes, "coreInstances": m.limits.core_instances},
-                        "component": {
-                            "coreInstances": p.shape.core_instances,
-                            "memories": p.shape.memories,
-                            "tables": p.shape.tables,
-                            "initialMemoryMib": p.shape.initial_memory_mib(),
-                            "imageMib": p.shape.image_memory_mib(),
-                            "imports": p.shape.imports,
-                        },
-                        "view": p.view.as_ref().map(|v| serde_json::json!({
-                            "uri": v.uri,
-                            "bytes": v.html.len(),
-                            "sha256": v.digest,
-                            "title": v.decl.title,
-                        })),
-                    });
-                    println!("{}", serde_json::to_string_pretty(&out)?);
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => {
-                    eprintln!("refused: {e}");
-                    Ok(ExitCode::FAILURE)
-                }
-            }
-        }
+        } => cli::registry::check(&config, &wasm, manifest.as_deref()).await,
+        Command::Plugin {
+            command:
+                PluginCommand::Push {
+                    wasm,
+                    manifest,
+                    reference,
+                },
+        } => cli::registry::push(&config, &wasm, &manifest, &reference).await,
+        Command::Plugin {
+            command: PluginCommand::Pull { reference, out },
+        } => cli::registry::pull(&config, &reference, &out).await,
         Command::Plugin { .. } => unreachable!("answered by plugin_tool before the configuration"),
         Command::CompileWorker => unreachable!("answered in main before the runtime starts"),
     }

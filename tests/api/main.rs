@@ -32,6 +32,7 @@ mod outage;
 mod person_loans;
 mod plugin_bounds;
 mod real_clients;
+mod registry;
 mod registry_entry;
 mod reload;
 mod report_loans;

@@ -339,6 +339,24 @@ impl Config {
                 &required("LOANHOST_REQUIRE_SIGNED_PLUGINS"),
             )?,
             trusted_keys: list(&required("LOANHOST_TRUSTED_KEYS")),
+            registry: {
+                let plain_http = list(&required("LOANHOST_REGISTRY_PLAIN_HTTP"));
+                if let Some(bad) = plain_http
+                    .iter()
+                    .find(|r| !crate::plugins::oci::is_loopback(r))
+                {
+                    return Err(err(
+                        "LOANHOST_REGISTRY_PLAIN_HTTP",
+                        format!("`{bad}` is not on a loopback address: registries elsewhere are reached over https"),
+                    ));
+                }
+                let path = |k: &str| get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+                crate::plugins::oci::RegistryOptions {
+                    auth_file: path("LOANHOST_REGISTRY_AUTH_FILE"),
+                    ca_file: path("LOANHOST_REGISTRY_CA_FILE"),
+                    plain_http,
+                }
+            },
             allowed_origins: list(&required("LOANHOST_ALLOWED_ORIGINS")),
             require_email_verified: boolean(
                 "LOANHOST_REQUIRE_EMAIL_VERIFIED",

@@ -29,6 +29,7 @@ mod loader;
 pub mod local;
 mod log_budget;
 pub mod manifest;
+pub mod oci;
 mod options;
 mod output;
 mod registry;

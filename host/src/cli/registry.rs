@@ -1,0 +1,107 @@
+//! `loanhost plugin check|push|pull`: the plugin commands that need the configuration (the
+//! signature policy, the registry's credentials and TLS roots).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use loanhost::clock::Clock;
+use loanhost::config::Config;
+use loanhost::plugins::oci;
+use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
+
+/// `plugin check <wasm> <toml>` or `plugin check oci://…`: loads the plugin exactly as the
+/// server would (an artifact is pulled into a scratch folder first) and prints its description,
+/// or why it is refused.
+pub async fn check(
+    config: &Config,
+    wasm: &str,
+    manifest: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let scratch;
+    let (wasm, manifest): (PathBuf, PathBuf) = if wasm.starts_with("oci://") {
+        anyhow::ensure!(
+            manifest.is_none(),
+            "an oci:// reference brings its own manifest: give the reference alone"
+        );
+        scratch = tempfile::tempdir()?;
+        let pulled = oci::pull(wasm, scratch.path(), &config.registry).await?;
+        eprintln!("pulled {} ({})", wasm, pulled.digest);
+        let dir = scratch.path();
+        (
+            dir.join(format!("{}.wasm", pulled.name)),
+            dir.join(format!("{}.toml", pulled.name)),
+        )
+    } else {
+        let manifest = manifest.ok_or_else(|| {
+            anyhow::anyhow!(
+                "give the component and its manifest: plugin check <tool>.wasm <tool>.toml"
+            )
+        })?;
+        (PathBuf::from(wasm), manifest.to_path_buf())
+    };
+    let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
+        .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
+    let plugins =
+        Plugins::with_options(HostOptions::new(policy, Clock::system()).with_user_cache())?;
+    match plugins.load(&PluginFiles::explicit(&wasm, &manifest)).await {
+        Ok(p) => {
+            let m = &p.manifest;
+            let out = serde_json::json!({
+                "name": p.tool.name,
+                "title": p.tool.title,
+                "description": p.tool.description,
+                "inputSchema": p.tool.input_schema,
+                "outputSchema": p.tool.output_schema,
+                "witVersion": p.wit_version,
+                "sha256": p.digest,
+                "signed": p.signed,
+                "roles": m.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
+                "datasets": m.datasets.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+                "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "maxOutputBytes": m.limits.max_output_bytes, "coreInstances": m.limits.core_instances},
+                "component": {
+                    "coreInstances": p.shape.core_instances,
+                    "memories": p.shape.memories,
+                    "tables": p.shape.tables,
+                    "initialMemoryMib": p.shape.initial_memory_mib(),
+                    "imageMib": p.shape.image_memory_mib(),
+                    "imports": p.shape.imports,
+                },
+                "view": p.view.as_ref().map(|v| serde_json::json!({
+                    "uri": v.uri,
+                    "bytes": v.html.len(),
+                    "sha256": v.digest,
+                    "title": v.decl.title,
+                })),
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("refused: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// `plugin push <wasm> <toml> oci://…`: prints the pushed artifact's digest and files.
+pub async fn push(
+    config: &Config,
+    wasm: &Path,
+    manifest: &Path,
+    reference: &str,
+) -> anyhow::Result<ExitCode> {
+    let pushed = oci::push(wasm, manifest, reference, &config.registry).await?;
+    eprintln!("pushed {} ({})", pushed.reference, pushed.files.join(", "));
+    println!("{}", pushed.digest);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plugin pull oci://… --out DIR`: writes the artifact's files and prints their paths.
+pub async fn pull(config: &Config, reference: &str, out: &Path) -> anyhow::Result<ExitCode> {
+    let pulled = oci::pull(reference, out, &config.registry).await?;
+    eprintln!("pulled {reference} ({})", pulled.digest);
+    for file in &pulled.files {
+        println!("{}", file.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
