@@ -14,6 +14,7 @@ use crate::data::Db;
 use crate::devidp::{DevIdp, SigningKey};
 use crate::http::{router, serve, AppState};
 use crate::mcp::Dispatcher;
+use crate::plugins::follow::Follower;
 use crate::plugins::{CallerLimits, Compiler, HostOptions, Plugins, Reloader, SignaturePolicy};
 
 /// Longest the server waits, at start, for its plugins to be compiled before it binds.
@@ -25,6 +26,7 @@ pub struct Application {
     metrics: Option<TcpListener>,
     state: AppState,
     reloader: tokio::task::JoinHandle<()>,
+    follower: Option<tokio::task::JoinHandle<()>>,
     directory: Option<Arc<crate::data::directory::Directory>>,
 }
 
@@ -140,6 +142,30 @@ impl Application {
             ),
         }
         let reloader = reloader.spawn();
+        let follower = if config.follow.references.is_empty() {
+            None
+        } else {
+            let mut options = config.follow.clone();
+            options.registry = config.registry.clone();
+            let follower = Follower::new(plugins.clone(), options, &config.cache_dir);
+            // As the folder's: the references' tools are served before the listener binds,
+            // waiting at most STARTUP_WAIT for their pulls and compilations.
+            let mut first = tokio::spawn({
+                let follower = follower.clone();
+                async move { follower.resolve().await }
+            });
+            match tokio::time::timeout(STARTUP_WAIT, &mut first).await {
+                Ok(Ok(report)) => {
+                    tracing::info!(loaded = ?report.loaded, failed = report.failed.len(), "registry references resolved")
+                }
+                Ok(Err(e)) => tracing::error!(error = %e, "the first registry round failed"),
+                Err(_) => tracing::warn!(
+                    wait_secs = STARTUP_WAIT.as_secs(),
+                    "registry artifacts are still being pulled or compiled"
+                ),
+            }
+            Some(follower.spawn())
+        };
 
         let listener = TcpListener::bind(config.listen)
             .await
@@ -183,6 +209,7 @@ impl Application {
             metrics,
             state,
             reloader,
+            follower,
             directory: None,
         })
     }
@@ -230,6 +257,9 @@ impl Application {
         let app = router(self.state);
         let result = serve(self.listener, app, limits, shutdown_signal()).await;
         self.reloader.abort();
+        if let Some(f) = self.follower {
+            f.abort();
+        }
         result
     }
 }

@@ -36,6 +36,18 @@ pub struct McpLabels {
     pub network_transport: String,
 }
 
+/// A tool being served: its name, where it came from (`folder`, or the registry reference
+/// it follows) and the digest of what is served (the component's, or the artifact's).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ServedLabels {
+    /// The tool.
+    pub tool: String,
+    /// `folder` or an `oci://` reference.
+    pub source: String,
+    /// `sha256:…` (a folder's component, a registry's artifact).
+    pub digest: String,
+}
+
 /// One label.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct Label {
@@ -61,6 +73,15 @@ pub struct Metrics {
     pub jwks_refreshes: Family<Label, Counter>,
     /// Plugin directory events: `loaded`, `replaced`, `removed`, `refused`.
     pub plugin_events: Family<Label, Counter>,
+    /// Registry references followed, by outcome: `loaded`, `unchanged`, `pulled`, and the
+    /// reasons a round changed nothing (`unreachable`, `artifact`, `plugin`, `unsigned`,
+    /// `conflict`).
+    pub registry_events: Family<Label, Counter>,
+    /// 1 for each tool served, labelled with its source and digest.
+    pub plugin_served: Family<ServedLabels, Gauge>,
+    /// When each followed reference was last resolved (Unix seconds), by `kind` = reference.
+    pub registry_resolved: Family<Label, Gauge>,
+    served_now: std::sync::Mutex<std::collections::HashMap<String, ServedLabels>>,
     /// Tools being served.
     pub plugins_loaded: Gauge,
     /// Instance slots in use, and all of them.
@@ -105,6 +126,9 @@ impl Default for Metrics {
         let token_failures = Family::<Label, Counter>::default();
         let jwks_refreshes = Family::<Label, Counter>::default();
         let plugin_events = Family::<Label, Counter>::default();
+        let registry_events = Family::<Label, Counter>::default();
+        let plugin_served = Family::<ServedLabels, Gauge>::default();
+        let registry_resolved = Family::<Label, Gauge>::default();
         let db_connections = Family::<Label, Gauge>::default();
         let audit_failures = Family::<Label, Counter>::default();
         let http_refusals = Family::<Label, Counter>::default();
@@ -139,6 +163,21 @@ impl Default for Metrics {
             "plugin_events",
             "Plugin directory events (loaded, replaced, removed, refused)",
             plugin_events.clone(),
+        );
+        registry.register(
+            "registry_events",
+            "Registry references followed, by outcome (loaded, unchanged, pulled) or by why a round changed nothing",
+            registry_events.clone(),
+        );
+        registry.register(
+            "plugin_served",
+            "1 for each tool served, with its source (folder or registry reference) and digest",
+            plugin_served.clone(),
+        );
+        registry.register(
+            "registry_resolved_timestamp_seconds",
+            "When each followed registry reference was last resolved",
+            registry_resolved.clone(),
         );
         registry.register(
             "plugins_loaded",
@@ -187,6 +226,10 @@ impl Default for Metrics {
             token_failures,
             jwks_refreshes,
             plugin_events,
+            registry_events,
+            plugin_served,
+            registry_resolved,
+            served_now: Default::default(),
             plugins_loaded,
             instance_slots_in_use,
             instance_slots,
@@ -201,6 +244,24 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Records that `tool` is served from `source` at `digest` (`None`: no longer served),
+    /// replacing what it served before.
+    pub fn served(&self, tool: &str, served: Option<(&str, &str)>) {
+        let mut now = self.served_now.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = now.remove(tool) {
+            self.plugin_served.remove(&old);
+        }
+        if let Some((source, digest)) = served {
+            let labels = ServedLabels {
+                tool: tool.to_string(),
+                source: source.to_string(),
+                digest: digest.to_string(),
+            };
+            self.plugin_served.get_or_create(&labels).set(1);
+            now.insert(tool.to_string(), labels);
+        }
+    }
+
     /// Counts `kind` in a labelled counter family.
     pub fn count(family: &Family<Label, Counter>, kind: &str) {
         family

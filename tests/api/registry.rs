@@ -11,10 +11,10 @@ use sha2::{Digest, Sha256};
 use crate::helpers::{free_port, loanhost_binary, root};
 
 /// A registry process on a loopback port, stopped when dropped.
-struct Registry {
+pub(crate) struct Registry {
     _child: tokio::process::Child,
-    host: String,
-    dir: tempfile::TempDir,
+    pub(crate) host: String,
+    pub(crate) dir: tempfile::TempDir,
     /// The CA's certificate (PEM) when it serves TLS.
     ca: Option<PathBuf>,
 }
@@ -23,7 +23,7 @@ impl Registry {
     /// Starts a registry; with `user` it asks for that user's password (htpasswd), with `tls`
     /// it serves a certificate for 127.0.0.1 signed by a CA of its own. Returns once the
     /// registry says it listens.
-    async fn start(user: Option<(&str, &str)>, tls: bool) -> Registry {
+    pub(crate) async fn start(user: Option<(&str, &str)>, tls: bool) -> Registry {
         use tokio::io::AsyncBufReadExt;
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
@@ -88,7 +88,7 @@ impl Registry {
         }
     }
 
-    fn reference(&self, repository_and_tag: &str) -> String {
+    pub(crate) fn reference(&self, repository_and_tag: &str) -> String {
         format!("oci://{}/{repository_and_tag}", self.host)
     }
 }
@@ -112,7 +112,7 @@ fn certificates() -> (String, String, String) {
 }
 
 /// Runs `loanhost plugin <args>` with `env`; (success, stdout, stderr).
-async fn loanhost(args: &[&str], env: &[(&str, String)]) -> (bool, String, String) {
+pub(crate) async fn loanhost(args: &[&str], env: &[(&str, String)]) -> (bool, String, String) {
     let binary = loanhost_binary().expect("the loanhost binary of this test run");
     let mut cmd = tokio::process::Command::new(binary);
     cmd.arg("plugin").args(args).current_dir(root());

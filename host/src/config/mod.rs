@@ -357,6 +357,25 @@ impl Config {
                     plain_http,
                 }
             },
+            follow: crate::plugins::follow::FollowOptions {
+                references: {
+                    let refs = list(&required("LOANHOST_PLUGIN_REFS"));
+                    for r in &refs {
+                        crate::plugins::oci::parse_reference(r)
+                            .map_err(|e| err("LOANHOST_PLUGIN_REFS", e.to_string()))?;
+                    }
+                    refs
+                },
+                interval: std::time::Duration::from_secs(number(
+                    "LOANHOST_REGISTRY_INTERVAL_SECS",
+                    86_400,
+                )?),
+                allow_unsigned: boolean(
+                    "LOANHOST_REGISTRY_ALLOW_UNSIGNED",
+                    &required("LOANHOST_REGISTRY_ALLOW_UNSIGNED"),
+                )?,
+                registry: Default::default(),
+            },
             allowed_origins: list(&required("LOANHOST_ALLOWED_ORIGINS")),
             require_email_verified: boolean(
                 "LOANHOST_REQUIRE_EMAIL_VERIFIED",

@@ -210,6 +210,8 @@ pub struct Config {
     pub trusted_keys: Vec<String>,
     /// How plugin registries are reached (credentials, TLS roots, loopback plain HTTP).
     pub registry: crate::plugins::oci::RegistryOptions,
+    /// Registry references followed, and how often.
+    pub follow: crate::plugins::follow::FollowOptions,
     /// Browser origins allowed to call `/mcp` besides `{base_url}` itself.
     pub allowed_origins: Vec<String>,
     /// Refuse tokens without `email_verified: true` (an explicit `false` is always refused).

@@ -24,6 +24,7 @@ mod capabilities;
 mod checks;
 pub mod compiler;
 pub(crate) mod engine;
+pub mod follow;
 mod invoke;
 mod loader;
 pub mod local;

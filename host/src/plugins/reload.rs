@@ -89,19 +89,21 @@ impl Reloader {
             }
         };
 
-        // Removals: a tool whose .wasm or .toml is gone.
+        // Removals: a tool of this folder whose .wasm or .toml is gone (tools that registry
+        // references serve are the follower's).
         let registry = self.plugins.registry();
-        let loaded: Vec<String> = registry.snapshot().keys().cloned().collect();
-        for name in loaded.iter().filter(|n| !complete.contains(*n)) {
+        let mine: BTreeSet<String> = seen.keys().cloned().collect();
+        for name in mine.iter().filter(|n| !complete.contains(*n)) {
             if registry.remove(name).is_some() {
                 Metrics::count(&self.plugins.metrics().plugin_events, "removed");
+                self.plugins.metrics().served(name, None);
                 tracing::info!(plugin = %name, "plugin removed");
                 report.removed.push(name.clone());
             }
         }
         seen.retain(|name, _| complete.contains(name) || partial.contains(name));
         for name in registry.refusals().keys() {
-            if !complete.contains(name) && !partial.contains(name) {
+            if mine.contains(name) && !complete.contains(name) && !partial.contains(name) {
                 registry.set_refusal(name, None);
             }
         }
@@ -145,6 +147,10 @@ impl Reloader {
                     let signed = plugin.signed;
                     let replaced = registry.insert(Arc::new(plugin)).is_some();
                     registry.set_refusal(name, None);
+                    let source = format!("sha256:{digest}");
+                    self.plugins
+                        .metrics()
+                        .served(name, Some(("folder", &source)));
                     let event = if replaced { "replaced" } else { "loaded" };
                     Metrics::count(&self.plugins.metrics().plugin_events, event);
                     tracing::info!(plugin = %name, %digest, signed, replaced, "plugin loaded");

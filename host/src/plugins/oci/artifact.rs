@@ -174,6 +174,20 @@ pub async fn push(
     })
 }
 
+/// The digest `reference`'s tag names now (a `HEAD` of its manifest).
+pub async fn resolve(reference: &str, options: &RegistryOptions) -> Result<String, OciError> {
+    let target = parse_reference(reference)?;
+    let registry = client(options)?;
+    let auth = auth_for(target.resolve_registry(), options)?;
+    registry
+        .fetch_manifest_digest(&target, &auth)
+        .await
+        .map_err(|e| OciError::Registry {
+            reference: reference.to_string(),
+            why: e.to_string(),
+        })
+}
+
 /// The Wasm layout's config for a component: what it imports and exports, as the layout's
 /// readers expect.
 fn wasm_config(component: &[u8], digest: &str) -> Result<Vec<u8>, OciError> {

@@ -1,0 +1,186 @@
+//! A host following a registry tag (`LOANHOST_PLUGIN_REFS`), against the reference registry: it
+//! serves what the tag names, follows the tag when it moves, keeps serving through a bad
+//! release, follows a rollback, refuses unsigned artifacts by default, and after a restart
+//! without a registry serves the last artifact it verified.
+
+use serde_json::json;
+
+use crate::helpers::{fixture_wasm, manifest, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES};
+use crate::registry::{loanhost, Registry};
+
+/// Pushes the `revision` fixture `fixture` (or a manifest that does not parse) to `reference`;
+/// the artifact's digest.
+async fn push_revision(
+    registry: &Registry,
+    fixture: &str,
+    reference: &str,
+    broken: bool,
+) -> String {
+    let dir = registry
+        .dir
+        .path()
+        .join(format!("build-{fixture}-{broken}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("revision.wasm"), fixture_wasm(fixture)).unwrap();
+    let toml = if broken {
+        "this is [not toml".to_string()
+    } else {
+        manifest("revision", DEFAULT_ROLES, &["loans"], 16, 20_000, 65536)
+    };
+    std::fs::write(dir.join("revision.toml"), toml).unwrap();
+    let (wasm, toml) = (dir.join("revision.wasm"), dir.join("revision.toml"));
+    let (ok, digest, why) = loanhost(
+        &[
+            "push",
+            wasm.to_str().unwrap(),
+            toml.to_str().unwrap(),
+            reference,
+        ],
+        &[("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())],
+    )
+    .await;
+    assert!(ok, "push: {why}");
+    digest.trim().to_string()
+}
+
+/// The revision `revision` answers, if it is served.
+async fn revision(app: &TestApp) -> Option<String> {
+    let reply = app
+        .rpc(
+            "agent-token",
+            "tools/call",
+            json!({"name": "revision", "arguments": {}}),
+        )
+        .await;
+    reply["result"]["structuredContent"]["revision"]
+        .as_str()
+        .map(str::to_string)
+}
+
+fn follower(
+    registry: &Registry,
+    reference: &str,
+    cache: &std::path::Path,
+    unsigned: bool,
+) -> AppOptions {
+    let mut options = AppOptions::default();
+    options.env.extend([
+        ("LOANHOST_PLUGIN_REFS", reference.to_string()),
+        ("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone()),
+        ("LOANHOST_REGISTRY_INTERVAL_SECS", "1".to_string()),
+        ("LOANHOST_CACHE_DIR", cache.display().to_string()),
+    ]);
+    if unsigned {
+        options
+            .env
+            .push(("LOANHOST_REGISTRY_ALLOW_UNSIGNED", "true".to_string()));
+    }
+    options
+}
+
+#[tokio::test]
+async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_restart_without_the_registry(
+) {
+    // Arrange: revision a under the tag `live`, revision b pushed beside it.
+    let registry = Registry::start(None, false).await;
+    let live = registry.reference("team/revision:live");
+    let a = push_revision(&registry, "revision-a", &live, false).await;
+    let kept = tempfile::tempdir().unwrap();
+    let cache = kept.path().join("cache");
+    let (options, metrics_port) = follower(&registry, &live, &cache, true).with_metrics();
+    let app = spawn_app_with(options).await;
+
+    // Act / Assert: served at start, before the listener bound.
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+
+    // The tag moves to b: followed.
+    let b = push_revision(&registry, "revision-b", &live, false).await;
+    assert_ne!(a, b);
+    app.eventually("revision b is served", || async {
+        revision(&app).await.as_deref() == Some("b")
+    })
+    .await;
+
+    // A bad release under the tag: refused with its reason, b keeps serving.
+    push_revision(&registry, "revision-a", &live, true).await;
+    app.eventually("the bad release is refused", || async {
+        app.plugins
+            .registry()
+            .refusals()
+            .get(&live)
+            .is_some_and(|why| why.contains("revision.toml"))
+    })
+    .await;
+    assert_eq!(revision(&app).await.as_deref(), Some("b"));
+
+    // Rollback: the tag names a's digest again (re-tagged by digest, as an operator would).
+    let retag = std::process::Command::new("skopeo")
+        .args(["copy", "--src-tls-verify=false", "--dest-tls-verify=false"])
+        .arg(format!("docker://{}/team/revision@{a}", registry.host))
+        .arg(format!("docker://{}/team/revision:live", registry.host))
+        .output()
+        .unwrap();
+    assert!(
+        retag.status.success(),
+        "{}",
+        String::from_utf8_lossy(&retag.stderr)
+    );
+    app.eventually("revision a is served again", || async {
+        revision(&app).await.as_deref() == Some("a")
+    })
+    .await;
+    assert!(!app.plugins.registry().refusals().contains_key(&live));
+    let metrics = reqwest::get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let served =
+        format!("loanhost_plugin_served{{tool=\"revision\",source=\"{live}\",digest=\"{a}\"}} 1");
+    assert!(metrics.contains(&served), "{served} not in:\n{metrics}");
+    assert_eq!(
+        metrics
+            .matches("loanhost_plugin_served{tool=\"revision\"")
+            .count(),
+        1
+    );
+    for kind in ["loaded", "plugin"] {
+        assert!(
+            metrics.contains(&format!(
+                "loanhost_registry_events_total{{kind=\"{kind}\"}}"
+            )),
+            "{kind}"
+        );
+    }
+
+    // A restart while the registry is down serves the last verified artifact from the cache.
+    drop(app);
+    let options = follower(&registry, &live, &cache, true);
+    drop(registry);
+    let restarted = spawn_app_with(options).await;
+    assert_eq!(revision(&restarted).await.as_deref(), Some("a"));
+}
+
+#[tokio::test]
+async fn an_unsigned_artifact_is_not_served_from_a_registry_by_default() {
+    // Arrange
+    let registry = Registry::start(None, false).await;
+    let live = registry.reference("team/revision:live");
+    push_revision(&registry, "revision-a", &live, false).await;
+    let cache = registry.dir.path().join("host-cache");
+
+    // Act
+    let app = spawn_app_with(follower(&registry, &live, &cache, false)).await;
+
+    // Assert
+    assert_eq!(revision(&app).await, None);
+    let why = app
+        .plugins
+        .registry()
+        .refusals()
+        .get(&live)
+        .cloned()
+        .unwrap_or_default();
+    assert!(why.contains("registry sources must be signed"), "{why}");
+}
