@@ -127,20 +127,14 @@ impl Application {
         // answers serves its tools; but it waits at most STARTUP_WAIT for compilations (one
         // hostile or huge file cannot hold the start for its whole compile deadline): what is
         // still compiling then is served when it is done, and `/ready` counts what is loaded.
-        let mut first = tokio::spawn({
+        let scan = {
             let reloader = reloader.clone();
-            async move { reloader.scan().await }
-        });
-        match tokio::time::timeout(STARTUP_WAIT, &mut first).await {
-            Ok(Ok(report)) => {
-                tracing::info!(loaded = ?report.loaded, failed = report.failed.len(), "plugins loaded")
+            async move {
+                let r = reloader.scan().await;
+                (r.loaded, r.failed.len())
             }
-            Ok(Err(e)) => tracing::error!(error = %e, "the first plugin scan failed"),
-            Err(_) => tracing::warn!(
-                wait_secs = STARTUP_WAIT.as_secs(),
-                "plugins are still compiling; serving the ones loaded, the rest as they finish"
-            ),
-        }
+        };
+        first_round(scan, "plugins loaded", "plugins are still compiling").await;
         let reloader = reloader.spawn();
         let follower = if config.follow.references.is_empty() {
             None
@@ -148,22 +142,18 @@ impl Application {
             let mut options = config.follow.clone();
             options.registry = config.registry.clone();
             let follower = Follower::new(plugins.clone(), options, &config.cache_dir);
-            // As the folder's: the references' tools are served before the listener binds,
-            // waiting at most STARTUP_WAIT for their pulls and compilations.
-            let mut first = tokio::spawn({
+            // As the folder's: the references' tools are served before the listener binds.
+            let round = {
                 let follower = follower.clone();
-                async move { follower.resolve().await }
-            });
-            match tokio::time::timeout(STARTUP_WAIT, &mut first).await {
-                Ok(Ok(report)) => {
-                    tracing::info!(loaded = ?report.loaded, failed = report.failed.len(), "registry references resolved")
+                async move {
+                    let r = follower.resolve().await;
+                    let loaded: Vec<String> =
+                        r.loaded.into_iter().map(|(_, tool, _)| tool).collect();
+                    (loaded, r.failed.len())
                 }
-                Ok(Err(e)) => tracing::error!(error = %e, "the first registry round failed"),
-                Err(_) => tracing::warn!(
-                    wait_secs = STARTUP_WAIT.as_secs(),
-                    "registry artifacts are still being pulled or compiled"
-                ),
-            }
+            };
+            let still = "registry artifacts are still being pulled or compiled";
+            first_round(round, "registry references resolved", still).await;
             Some(follower.spawn())
         };
 
@@ -261,6 +251,25 @@ impl Application {
             f.abort();
         }
         result
+    }
+}
+
+/// Runs a first round of loading (the folder's scan, the references' resolution) before the
+/// listener binds, waiting at most [`STARTUP_WAIT`]: what is still compiling then is served
+/// when it is done, and `/ready` counts what is loaded.
+async fn first_round(
+    round: impl std::future::Future<Output = (Vec<String>, usize)> + Send + 'static,
+    done: &'static str,
+    still: &'static str,
+) {
+    let mut first = tokio::spawn(round);
+    match tokio::time::timeout(STARTUP_WAIT, &mut first).await {
+        Ok(Ok((loaded, failed))) => tracing::info!(?loaded, failed, "{done}"),
+        Ok(Err(e)) => tracing::error!(error = %e, "the first round of loading failed"),
+        Err(_) => tracing::warn!(
+            wait_secs = STARTUP_WAIT.as_secs(),
+            "{still}; serving the ones loaded, the rest as they finish"
+        ),
     }
 }
 

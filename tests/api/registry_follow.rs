@@ -43,6 +43,21 @@ async fn push_revision(
     digest.trim().to_string()
 }
 
+/// Moves the tag `live` to `digest` with skopeo, as an operator rolls back.
+fn retag(registry: &Registry, digest: &str) {
+    let retag = std::process::Command::new("skopeo")
+        .args(["copy", "--src-tls-verify=false", "--dest-tls-verify=false"])
+        .arg(format!("docker://{}/team/revision@{digest}", registry.host))
+        .arg(format!("docker://{}/team/revision:live", registry.host))
+        .output()
+        .unwrap();
+    assert!(
+        retag.status.success(),
+        "{}",
+        String::from_utf8_lossy(&retag.stderr)
+    );
+}
+
 /// The revision `revision` answers, if it is served.
 async fn revision(app: &TestApp) -> Option<String> {
     let reply = app
@@ -114,17 +129,7 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
     assert_eq!(revision(&app).await.as_deref(), Some("b"));
 
     // Rollback: the tag names a's digest again (re-tagged by digest, as an operator would).
-    let retag = std::process::Command::new("skopeo")
-        .args(["copy", "--src-tls-verify=false", "--dest-tls-verify=false"])
-        .arg(format!("docker://{}/team/revision@{a}", registry.host))
-        .arg(format!("docker://{}/team/revision:live", registry.host))
-        .output()
-        .unwrap();
-    assert!(
-        retag.status.success(),
-        "{}",
-        String::from_utf8_lossy(&retag.stderr)
-    );
+    retag(&registry, &a);
     app.eventually("revision a is served again", || async {
         revision(&app).await.as_deref() == Some("a")
     })
@@ -240,17 +245,7 @@ async fn two_hosts_following_one_tag_converge_under_load_without_a_failed_call()
         .await;
     }
     let served_through_the_bad_release = [revision(&hosts[0]).await, revision(&hosts[1]).await];
-    let retag = std::process::Command::new("skopeo")
-        .args(["copy", "--src-tls-verify=false", "--dest-tls-verify=false"])
-        .arg(format!("docker://{}/team/revision@{a}", registry.host))
-        .arg(format!("docker://{}/team/revision:live", registry.host))
-        .output()
-        .unwrap();
-    assert!(
-        retag.status.success(),
-        "{}",
-        String::from_utf8_lossy(&retag.stderr)
-    );
+    retag(&registry, &a);
     all_serve("a").await;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut answers = Vec::new();
