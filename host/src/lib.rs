@@ -6,7 +6,7 @@
 
 /// The allocator of every program built on the host (the binary, its tests and benchmarks):
 /// mimalloc, whose thread-local free lists suit a server that allocates and frees small JSON
-/// values on every request on every worker thread (`docs/benchmarks.md`, "The hot path").
+/// values on every request on every worker thread (`docs/decisions/0014-the-hot-path.md`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

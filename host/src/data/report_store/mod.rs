@@ -4,8 +4,8 @@
 //! sqlx runs every SQLite connection on a worker thread of its own and talks to it over a
 //! channel: a statement costs several thread hand-offs (the progress handler's set-up, the
 //! statement, its rows). Here a statement costs one (`spawn_blocking`), with SQLite's progress
-//! handler set directly on the connection. Measured on the Agent's `report_loans` statement
-//! at 1M loans: 0.44–0.53 ms through sqlx, 0.19–0.22 ms this way (docs/benchmarks.md).
+//! handler set directly on the connection: less than half the time of an Agent's statement
+//! through sqlx (docs/decisions/0018-report-statements-on-connections-of-their-own.md).
 //! The connections are opened read-only: a report statement cannot write, whatever it says.
 //!
 //! On PostgreSQL, report statements run on connections of their own too ([`PgReads`]), whose
