@@ -255,7 +255,7 @@ fn the_dev_idp_refuses_a_public_address_or_https() {
     );
     assert_eq!(
         https.unwrap_err().to_string(),
-        "LOANHOST_DEV_IDP: the dev IdP is for local development; it refuses an https:// LOANHOST_BASE_URL"
+        "LOANHOST_DEV_IDP: behind a public https:// LOANHOST_BASE_URL the dev IdP signs in only with a password: set LOANHOST_DEV_IDP_PASSWORD (at least 12 characters), or use a real IdP (docs/clients.md)"
     );
     assert!(
         !other_idp.unwrap().dev_idp,

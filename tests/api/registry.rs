@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::helpers::{free_port, loanhost_binary, root};
+use crate::helpers::{free_port, loanhost_binary, root, tool_manifest, tool_view, tool_wasm};
 
 /// A registry process on a loopback port, stopped when dropped.
 pub(crate) struct Registry {
@@ -130,13 +130,23 @@ pub(crate) async fn loanhost(args: &[&str], env: &[(&str, String)]) -> (bool, St
     )
 }
 
-/// A shipped tool's built files: (component, manifest).
-fn shipped(tool: &str) -> (PathBuf, PathBuf) {
-    let dir = root().join("plugins/dist");
-    (
+/// A shipped tool's files as this test run built them (component, manifest and, when the
+/// manifest declares one, its view), written into a folder of their own (removed when the
+/// first value is dropped): (folder, component, manifest).
+fn shipped(tool: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let folder = tempfile::tempdir().unwrap();
+    let dir = folder.path();
+    let manifest = tool_manifest(tool);
+    if manifest.contains("\n[view]") {
+        std::fs::write(dir.join(format!("{tool}.html")), tool_view(tool).unwrap()).unwrap();
+    }
+    std::fs::write(dir.join(format!("{tool}.wasm")), tool_wasm(tool)).unwrap();
+    std::fs::write(dir.join(format!("{tool}.toml")), manifest).unwrap();
+    let (wasm, toml) = (
         dir.join(format!("{tool}.wasm")),
         dir.join(format!("{tool}.toml")),
-    )
+    );
+    (folder, wasm, toml)
 }
 
 fn path(p: &Path) -> &str {
@@ -148,7 +158,7 @@ async fn a_pushed_plugin_reads_back_the_same_through_skopeo_pull_and_check() {
     // Arrange: the shipped pipeline report (component, manifest and view) and a plain-HTTP
     // loopback registry.
     let registry = Registry::start(None, false).await;
-    let (wasm, manifest) = shipped("loan_pipeline_report");
+    let (_files, wasm, manifest) = shipped("loan_pipeline_report");
     let env = [("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())];
     let reference = registry.reference("team/loan_pipeline_report:1.0");
 
@@ -247,7 +257,7 @@ async fn a_pushed_plugin_reads_back_the_same_through_skopeo_pull_and_check() {
 async fn a_private_registry_takes_the_auth_files_credentials_over_tls_from_its_ca() {
     // Arrange: htpasswd and TLS; an auth file in the containers format.
     let registry = Registry::start(Some(("ci", "s3cret-pass")), true).await;
-    let (wasm, manifest) = shipped("get_loan_reporting_metadata");
+    let (_files, wasm, manifest) = shipped("get_loan_reporting_metadata");
     let reference = registry.reference("team/metadata:2.0");
     let auth = registry.dir.path().join("auth.json");
     use base64::Engine as _;
@@ -342,7 +352,7 @@ async fn artifacts_that_break_the_layout_are_refused_with_their_reason_and_write
     // Arrange: hand-made manifests of real blobs on a plain-HTTP loopback registry.
     let registry = Registry::start(None, false).await;
     let client = reqwest::Client::new();
-    let (wasm, manifest) = shipped("get_loan_reporting_metadata");
+    let (_files, wasm, manifest) = shipped("get_loan_reporting_metadata");
     let (wasm, toml) = (
         std::fs::read(wasm).unwrap(),
         std::fs::read(manifest).unwrap(),
