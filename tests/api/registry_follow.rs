@@ -271,3 +271,102 @@ async fn two_hosts_following_one_tag_converge_under_load_without_a_failed_call()
         [Some("b".to_string()), Some("b".to_string())]
     );
 }
+
+/// A key pair written by `plugin keygen` into `dir`; its public key as
+/// `LOANHOST_TRUSTED_KEYS` takes it.
+async fn keygen(dir: &std::path::Path) -> String {
+    let (ok, _, why) = loanhost(&["keygen", "--out", dir.to_str().unwrap()], &[]).await;
+    assert!(ok, "keygen: {why}");
+    let public = std::fs::read_to_string(dir.join("loanhost.pub")).unwrap();
+    public.lines().last().unwrap().trim().to_string()
+}
+
+/// Pushes the `revision` fixture `fixture` signed with the key in `keys` (its component
+/// changed after signing when `tamper`) to `reference`.
+async fn push_signed(
+    registry: &Registry,
+    fixture: &str,
+    reference: &str,
+    keys: &std::path::Path,
+    tamper: bool,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, toml) = (
+        dir.path().join("revision.wasm"),
+        dir.path().join("revision.toml"),
+    );
+    std::fs::write(&wasm, fixture_wasm(fixture)).unwrap();
+    std::fs::write(
+        &toml,
+        manifest("revision", DEFAULT_ROLES, &["loans"], 16, 20_000, 65536),
+    )
+    .unwrap();
+    let key = keys.join("loanhost.key");
+    let files = [wasm.to_str().unwrap(), toml.to_str().unwrap()];
+    let (ok, _, why) = loanhost(
+        &["sign", "--key", key.to_str().unwrap(), files[0], files[1]],
+        &[],
+    )
+    .await;
+    assert!(ok, "sign: {why}");
+    if tamper {
+        // A custom section appended: still a valid component, no longer the signed bytes.
+        let mut bytes = std::fs::read(&wasm).unwrap();
+        bytes.extend_from_slice(&[0, 2, 1, b'x']);
+        std::fs::write(&wasm, bytes).unwrap();
+    }
+    let env = [("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())];
+    let (ok, _, why) = loanhost(&["push", files[0], files[1], reference], &env).await;
+    assert!(ok, "push: {why}");
+}
+
+#[tokio::test]
+async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
+    // Arrange: the fleet's key and another one; revision a signed with the fleet's key.
+    let registry = Registry::start(None, false).await;
+    let live = registry.reference("team/revision:live");
+    let (ours, theirs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let trusted = keygen(ours.path()).await;
+    keygen(theirs.path()).await;
+    push_signed(&registry, "revision-a", &live, ours.path(), false).await;
+    let cache = tempfile::tempdir().unwrap();
+    let mut options = follower(&registry, &live, &cache.path().join("c"), false);
+    options.env.push(("LOANHOST_TRUSTED_KEYS", trusted));
+    let app = spawn_app_with(options).await;
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+    let refused_with = |reason: &'static str| {
+        let app = &app;
+        let live = live.clone();
+        async move {
+            app.eventually(&format!("a release refused for {reason}"), || async {
+                app.plugins
+                    .registry()
+                    .refusals()
+                    .get(&live)
+                    .is_some_and(|why| why.contains(reason))
+            })
+            .await;
+        }
+    };
+
+    // Act / Assert: signed by another key, then tampered after signing: refused, a serves.
+    push_signed(&registry, "revision-b", &live, theirs.path(), false).await;
+    refused_with("signature").await;
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+    let untrusted = app.plugins.registry().refusals().get(&live).cloned();
+    push_signed(&registry, "revision-b", &live, ours.path(), true).await;
+    app.eventually("the tampered release is refused", || async {
+        // Another digest, so another refusal (its text names the digest).
+        let why = app.plugins.registry().refusals().get(&live).cloned();
+        why != untrusted && why.is_some_and(|w| w.contains("signature"))
+    })
+    .await;
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+
+    // Signed by the fleet's key: served.
+    push_signed(&registry, "revision-b", &live, ours.path(), false).await;
+    app.eventually("revision b is served", || async {
+        revision(&app).await.as_deref() == Some("b")
+    })
+    .await;
+}
