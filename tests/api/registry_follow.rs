@@ -370,3 +370,43 @@ async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_registry_that_answers_garbage_changes_nothing() {
+    // Arrange: revision a served from the registry; then the registry's address answers every
+    // request with 200 and bytes that are no manifest.
+    let registry = Registry::start(None, false).await;
+    let live = registry.reference("team/revision:live");
+    push_revision(&registry, "revision-a", &live, false).await;
+    let cache = tempfile::tempdir().unwrap();
+    let app = spawn_app_with(follower(&registry, &live, &cache.path().join("c"), true)).await;
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+    let host = registry.host.clone();
+    drop(registry);
+    let listener = tokio::net::TcpListener::bind(&host).await.unwrap();
+    let garbage = axum::Router::new().fallback(|| async {
+        (
+            [("content-type", "application/vnd.oci.image.manifest.v1+json")],
+            "{\"schemaVersion\": 2, \"layers\": \"not a list\"",
+        )
+    });
+    let server = tokio::spawn(async move { axum::serve(listener, garbage).await });
+
+    // Act: the follower's next rounds read the garbage.
+    app.eventually("the garbage is refused", || async {
+        app.plugins.registry().refusals().contains_key(&live)
+    })
+    .await;
+
+    // Assert: said why, and still serving a.
+    let why = app
+        .plugins
+        .registry()
+        .refusals()
+        .get(&live)
+        .cloned()
+        .unwrap();
+    assert!(why.contains("the manifest does not parse"), "{why}");
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+    server.abort();
+}
