@@ -58,6 +58,11 @@ fn retag(registry: &Registry, digest: &str) {
     );
 }
 
+/// Why the host refuses what `reference` names now, if it does.
+fn refusal(app: &TestApp, reference: &str) -> Option<String> {
+    app.plugins.registry().refusals().get(reference).cloned()
+}
+
 /// The revision `revision` answers, if it is served.
 async fn revision(app: &TestApp) -> Option<String> {
     let reply = app
@@ -119,11 +124,7 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
     // A bad release under the tag: refused with its reason, b keeps serving.
     push_revision(&registry, "revision-a", &live, true).await;
     app.eventually("the bad release is refused", || async {
-        app.plugins
-            .registry()
-            .refusals()
-            .get(&live)
-            .is_some_and(|why| why.contains("revision.toml"))
+        refusal(&app, &live).is_some_and(|why| why.contains("revision.toml"))
     })
     .await;
     assert_eq!(revision(&app).await.as_deref(), Some("b"));
@@ -134,7 +135,7 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
         revision(&app).await.as_deref() == Some("a")
     })
     .await;
-    assert!(!app.plugins.registry().refusals().contains_key(&live));
+    assert_eq!(refusal(&app, &live), None);
     let metrics = reqwest::get(format!("http://127.0.0.1:{metrics_port}/metrics"))
         .await
         .unwrap()
@@ -180,13 +181,7 @@ async fn an_unsigned_artifact_is_not_served_from_a_registry_by_default() {
 
     // Assert
     assert_eq!(revision(&app).await, None);
-    let why = app
-        .plugins
-        .registry()
-        .refusals()
-        .get(&live)
-        .cloned()
-        .unwrap_or_default();
+    let why = refusal(&app, &live).unwrap_or_default();
     assert!(why.contains("registry sources must be signed"), "{why}");
 }
 
@@ -240,7 +235,7 @@ async fn two_hosts_following_one_tag_converge_under_load_without_a_failed_call()
     push_revision(&registry, "revision-a", &live, true).await;
     for host in &hosts {
         host.eventually("the bad release is refused", || async {
-            host.plugins.registry().refusals().contains_key(&live)
+            refusal(host, &live).is_some()
         })
         .await;
     }
@@ -339,11 +334,7 @@ async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
         let live = live.clone();
         async move {
             app.eventually(&format!("a release refused for {reason}"), || async {
-                app.plugins
-                    .registry()
-                    .refusals()
-                    .get(&live)
-                    .is_some_and(|why| why.contains(reason))
+                refusal(app, &live).is_some_and(|why| why.contains(reason))
             })
             .await;
         }
@@ -353,11 +344,11 @@ async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
     push_signed(&registry, "revision-b", &live, theirs.path(), false).await;
     refused_with("signature").await;
     assert_eq!(revision(&app).await.as_deref(), Some("a"));
-    let untrusted = app.plugins.registry().refusals().get(&live).cloned();
+    let untrusted = refusal(&app, &live);
     push_signed(&registry, "revision-b", &live, ours.path(), true).await;
     app.eventually("the tampered release is refused", || async {
         // Another digest, so another refusal (its text names the digest).
-        let why = app.plugins.registry().refusals().get(&live).cloned();
+        let why = refusal(&app, &live);
         why != untrusted && why.is_some_and(|w| w.contains("signature"))
     })
     .await;
@@ -394,18 +385,12 @@ async fn a_registry_that_answers_garbage_changes_nothing() {
 
     // Act: the follower's next rounds read the garbage.
     app.eventually("the garbage is refused", || async {
-        app.plugins.registry().refusals().contains_key(&live)
+        refusal(&app, &live).is_some()
     })
     .await;
 
     // Assert: said why, and still serving a.
-    let why = app
-        .plugins
-        .registry()
-        .refusals()
-        .get(&live)
-        .cloned()
-        .unwrap();
+    let why = refusal(&app, &live).unwrap();
     assert!(why.contains("the manifest does not parse"), "{why}");
     assert_eq!(revision(&app).await.as_deref(), Some("a"));
     server.abort();
