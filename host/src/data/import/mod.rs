@@ -151,6 +151,9 @@ pub async fn import_dir(
         for create in deferred {
             tx.exec(&create, &[]).await?;
         }
+        if let Some(table) = table.filter(|_| empty) {
+            tx.analyze(table).await?;
+        }
         if file == "los_status_history.jsonl" && history_empty {
             tx.build_history_sets().await?;
             stale.all = true;

@@ -17,14 +17,6 @@ impl Tx {
         if stale.all || stale.totals_all {
             let creates = self.drop_indexes("person_loans").await?;
             self.exec("DELETE FROM person_loans", &[]).await?;
-            if let Tx::Postgres(_) = self {
-                // The tables were filled in this transaction, where autovacuum cannot see
-                // them: without statistics PostgreSQL plans the joins of a million loans'
-                // sets as if the tables were empty (nested loops; a 1M-loan first import
-                // spent over 20 minutes here). ANALYZE reads this transaction's rows.
-                self.exec("ANALYZE loans, los_history_months, los_history_weeks", &[])
-                    .await?;
-            }
             let sql = self.person_rows(None);
             self.exec(&sql, &[]).await?;
             for create in creates {
