@@ -139,9 +139,12 @@ impl Application {
         let follower = if config.follow.references.is_empty() {
             None
         } else {
-            let mut options = config.follow.clone();
-            options.registry = config.registry.clone();
-            let follower = Follower::new(plugins.clone(), options, &config.cache_dir);
+            let follower = Follower::new(
+                plugins.clone(),
+                config.follow.clone(),
+                config.registry.clone(),
+                &config.cache_dir,
+            );
             // As the folder's: the references' tools are served before the listener binds.
             let round = {
                 let follower = follower.clone();

@@ -259,21 +259,16 @@ async fn a_private_registry_takes_the_auth_files_credentials_over_tls_from_its_c
     let registry = Registry::start(Some(("ci", "s3cret-pass")), true).await;
     let (_files, wasm, manifest) = shipped("get_loan_reporting_metadata");
     let reference = registry.reference("team/metadata:2.0");
-    let auth = registry.dir.path().join("auth.json");
-    use base64::Engine as _;
-    let encoded = base64::engine::general_purpose::STANDARD.encode("ci:s3cret-pass");
-    std::fs::write(
-        &auth,
-        json!({"auths": {registry.host.clone(): {"auth": encoded}}}).to_string(),
-    )
-    .unwrap();
-    let wrong = registry.dir.path().join("wrong.json");
-    let encoded = base64::engine::general_purpose::STANDARD.encode("ci:not-the-password");
-    std::fs::write(
-        &wrong,
-        json!({"auths": {registry.host.clone(): {"auth": encoded}}}).to_string(),
-    )
-    .unwrap();
+    let auth_file = |file: &str, credentials: &str| {
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(credentials);
+        let path = registry.dir.path().join(file);
+        let auths = json!({"auths": {registry.host.clone(): {"auth": encoded}}});
+        std::fs::write(&path, auths.to_string()).unwrap();
+        path
+    };
+    let auth = auth_file("auth.json", "ci:s3cret-pass");
+    let wrong = auth_file("wrong.json", "ci:not-the-password");
     let ca = registry.ca.clone().unwrap().display().to_string();
     let files = [path(&wasm), path(&manifest)];
 

@@ -8,37 +8,53 @@ use serde_json::json;
 use crate::helpers::{fixture_wasm, manifest, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES};
 use crate::registry::{loanhost, Registry};
 
-/// Pushes the `revision` fixture `fixture` (or a manifest that does not parse) to `reference`;
-/// the artifact's digest.
+/// How a release of `revision` is made.
+#[derive(Clone, Copy)]
+enum Release<'a> {
+    /// Unsigned.
+    Unsigned,
+    /// With a manifest that does not parse.
+    Broken,
+    /// Signed with the key `plugin keygen` wrote into this folder.
+    SignedBy(&'a std::path::Path),
+    /// Signed so, then its component changed.
+    TamperedAfterSigning(&'a std::path::Path),
+}
+
+/// Pushes the `revision` fixture `fixture`, made as `release` says, to `reference`; the
+/// artifact's digest.
 async fn push_revision(
     registry: &Registry,
     fixture: &str,
     reference: &str,
-    broken: bool,
+    release: Release<'_>,
 ) -> String {
-    let dir = registry
-        .dir
-        .path()
-        .join(format!("build-{fixture}-{broken}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("revision.wasm"), fixture_wasm(fixture)).unwrap();
-    let toml = if broken {
-        "this is [not toml".to_string()
-    } else {
-        manifest("revision", DEFAULT_ROLES, &["loans"], 16, 20_000, 65536)
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, toml) = (
+        dir.path().join("revision.wasm"),
+        dir.path().join("revision.toml"),
+    );
+    std::fs::write(&wasm, fixture_wasm(fixture)).unwrap();
+    let manifest_text = match release {
+        Release::Broken => "this is [not toml".to_string(),
+        _ => manifest("revision", DEFAULT_ROLES, &["loans"], 16, 20_000, 65536),
     };
-    std::fs::write(dir.join("revision.toml"), toml).unwrap();
-    let (wasm, toml) = (dir.join("revision.wasm"), dir.join("revision.toml"));
-    let (ok, digest, why) = loanhost(
-        &[
-            "push",
-            wasm.to_str().unwrap(),
-            toml.to_str().unwrap(),
-            reference,
-        ],
-        &[("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())],
-    )
-    .await;
+    std::fs::write(&toml, manifest_text).unwrap();
+    let files = [wasm.to_str().unwrap(), toml.to_str().unwrap()];
+    if let Release::SignedBy(keys) | Release::TamperedAfterSigning(keys) = release {
+        let key = keys.join("loanhost.key");
+        let sign = ["sign", "--key", key.to_str().unwrap(), files[0], files[1]];
+        let (ok, _, why) = loanhost(&sign, &[]).await;
+        assert!(ok, "sign: {why}");
+    }
+    if let Release::TamperedAfterSigning(_) = release {
+        // A custom section appended: still a valid component, no longer the signed bytes.
+        let mut bytes = std::fs::read(&wasm).unwrap();
+        bytes.extend_from_slice(&[0, 2, 1, b'x']);
+        std::fs::write(&wasm, bytes).unwrap();
+    }
+    let env = [("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())];
+    let (ok, digest, why) = loanhost(&["push", files[0], files[1], reference], &env).await;
     assert!(ok, "push: {why}");
     digest.trim().to_string()
 }
@@ -104,7 +120,7 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
     // Arrange: revision a under the tag `live`, revision b pushed beside it.
     let registry = Registry::start(None, false).await;
     let live = registry.reference("team/revision:live");
-    let a = push_revision(&registry, "revision-a", &live, false).await;
+    let a = push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let kept = tempfile::tempdir().unwrap();
     let cache = kept.path().join("cache");
     let (options, metrics_port) = follower(&registry, &live, &cache, true).with_metrics();
@@ -114,7 +130,7 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
     assert_eq!(revision(&app).await.as_deref(), Some("a"));
 
     // The tag moves to b: followed.
-    let b = push_revision(&registry, "revision-b", &live, false).await;
+    let b = push_revision(&registry, "revision-b", &live, Release::Unsigned).await;
     assert_ne!(a, b);
     app.eventually("revision b is served", || async {
         revision(&app).await.as_deref() == Some("b")
@@ -122,7 +138,7 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
     .await;
 
     // A bad release under the tag: refused with its reason, b keeps serving.
-    push_revision(&registry, "revision-a", &live, true).await;
+    push_revision(&registry, "revision-a", &live, Release::Broken).await;
     app.eventually("the bad release is refused", || async {
         refusal(&app, &live).is_some_and(|why| why.contains("revision.toml"))
     })
@@ -173,7 +189,7 @@ async fn an_unsigned_artifact_is_not_served_from_a_registry_by_default() {
     // Arrange
     let registry = Registry::start(None, false).await;
     let live = registry.reference("team/revision:live");
-    push_revision(&registry, "revision-a", &live, false).await;
+    push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let cache = registry.dir.path().join("host-cache");
 
     // Act
@@ -191,7 +207,7 @@ async fn two_hosts_following_one_tag_converge_under_load_without_a_failed_call()
     // (revision a), and two tasks per host calling `revision` without pause (bounded).
     let registry = Registry::start(None, false).await;
     let live = registry.reference("team/revision:live");
-    let a = push_revision(&registry, "revision-a", &live, false).await;
+    let a = push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let database = crate::helpers::fresh_postgres_database().await;
     let caches = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let mut hosts = Vec::new();
@@ -230,9 +246,9 @@ async fn two_hosts_following_one_tag_converge_under_load_without_a_failed_call()
     };
 
     // Act: the tag moves to b, then to a bad release, then back to a.
-    push_revision(&registry, "revision-b", &live, false).await;
+    push_revision(&registry, "revision-b", &live, Release::Unsigned).await;
     all_serve("b").await;
-    push_revision(&registry, "revision-a", &live, true).await;
+    push_revision(&registry, "revision-a", &live, Release::Broken).await;
     for host in &hosts {
         host.eventually("the bad release is refused", || async {
             refusal(host, &live).is_some()
@@ -276,45 +292,6 @@ async fn keygen(dir: &std::path::Path) -> String {
     public.lines().last().unwrap().trim().to_string()
 }
 
-/// Pushes the `revision` fixture `fixture` signed with the key in `keys` (its component
-/// changed after signing when `tamper`) to `reference`.
-async fn push_signed(
-    registry: &Registry,
-    fixture: &str,
-    reference: &str,
-    keys: &std::path::Path,
-    tamper: bool,
-) {
-    let dir = tempfile::tempdir().unwrap();
-    let (wasm, toml) = (
-        dir.path().join("revision.wasm"),
-        dir.path().join("revision.toml"),
-    );
-    std::fs::write(&wasm, fixture_wasm(fixture)).unwrap();
-    std::fs::write(
-        &toml,
-        manifest("revision", DEFAULT_ROLES, &["loans"], 16, 20_000, 65536),
-    )
-    .unwrap();
-    let key = keys.join("loanhost.key");
-    let files = [wasm.to_str().unwrap(), toml.to_str().unwrap()];
-    let (ok, _, why) = loanhost(
-        &["sign", "--key", key.to_str().unwrap(), files[0], files[1]],
-        &[],
-    )
-    .await;
-    assert!(ok, "sign: {why}");
-    if tamper {
-        // A custom section appended: still a valid component, no longer the signed bytes.
-        let mut bytes = std::fs::read(&wasm).unwrap();
-        bytes.extend_from_slice(&[0, 2, 1, b'x']);
-        std::fs::write(&wasm, bytes).unwrap();
-    }
-    let env = [("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())];
-    let (ok, _, why) = loanhost(&["push", files[0], files[1], reference], &env).await;
-    assert!(ok, "push: {why}");
-}
-
 #[tokio::test]
 async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
     // Arrange: the fleet's key and another one; revision a signed with the fleet's key.
@@ -323,7 +300,13 @@ async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
     let (ours, theirs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let trusted = keygen(ours.path()).await;
     keygen(theirs.path()).await;
-    push_signed(&registry, "revision-a", &live, ours.path(), false).await;
+    push_revision(
+        &registry,
+        "revision-a",
+        &live,
+        Release::SignedBy(ours.path()),
+    )
+    .await;
     let cache = tempfile::tempdir().unwrap();
     let mut options = follower(&registry, &live, &cache.path().join("c"), false);
     options.env.push(("LOANHOST_TRUSTED_KEYS", trusted));
@@ -341,11 +324,23 @@ async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
     };
 
     // Act / Assert: signed by another key, then tampered after signing: refused, a serves.
-    push_signed(&registry, "revision-b", &live, theirs.path(), false).await;
+    push_revision(
+        &registry,
+        "revision-b",
+        &live,
+        Release::SignedBy(theirs.path()),
+    )
+    .await;
     refused_with("signature").await;
     assert_eq!(revision(&app).await.as_deref(), Some("a"));
     let untrusted = refusal(&app, &live);
-    push_signed(&registry, "revision-b", &live, ours.path(), true).await;
+    push_revision(
+        &registry,
+        "revision-b",
+        &live,
+        Release::TamperedAfterSigning(ours.path()),
+    )
+    .await;
     app.eventually("the tampered release is refused", || async {
         // Another digest, so another refusal (its text names the digest).
         let why = refusal(&app, &live);
@@ -355,7 +350,13 @@ async fn only_releases_signed_by_a_trusted_key_are_served_from_a_registry() {
     assert_eq!(revision(&app).await.as_deref(), Some("a"));
 
     // Signed by the fleet's key: served.
-    push_signed(&registry, "revision-b", &live, ours.path(), false).await;
+    push_revision(
+        &registry,
+        "revision-b",
+        &live,
+        Release::SignedBy(ours.path()),
+    )
+    .await;
     app.eventually("revision b is served", || async {
         revision(&app).await.as_deref() == Some("b")
     })
@@ -368,7 +369,7 @@ async fn a_registry_that_answers_garbage_changes_nothing() {
     // request with 200 and bytes that are no manifest.
     let registry = Registry::start(None, false).await;
     let live = registry.reference("team/revision:live");
-    push_revision(&registry, "revision-a", &live, false).await;
+    push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let cache = tempfile::tempdir().unwrap();
     let app = spawn_app_with(follower(&registry, &live, &cache.path().join("c"), true)).await;
     assert_eq!(revision(&app).await.as_deref(), Some("a"));

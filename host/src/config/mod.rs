@@ -374,7 +374,6 @@ impl Config {
                     "LOANHOST_REGISTRY_ALLOW_UNSIGNED",
                     &required("LOANHOST_REGISTRY_ALLOW_UNSIGNED"),
                 )?,
-                registry: Default::default(),
             },
             allowed_origins: list(&required("LOANHOST_ALLOWED_ORIGINS")),
             require_email_verified: boolean(

@@ -27,8 +27,6 @@ pub struct FollowOptions {
     pub interval: Duration,
     /// Serve artifacts whose files are not signed by a trusted key (off: refused).
     pub allow_unsigned: bool,
-    /// Credentials, TLS roots, plain HTTP.
-    pub registry: RegistryOptions,
 }
 
 /// The reference's current state: the digest served, the tool it is.
@@ -42,6 +40,8 @@ struct Served {
 pub struct Follower {
     plugins: Arc<Plugins>,
     options: FollowOptions,
+    /// Credentials, TLS roots, plain HTTP (`LOANHOST_REGISTRY_*`).
+    registry: RegistryOptions,
     cache: PathBuf,
     served: Mutex<BTreeMap<String, Served>>,
     /// The digest each reference last named that was refused for what it is (not for a
@@ -69,11 +69,18 @@ pub struct FollowReport {
 }
 
 impl Follower {
-    /// A follower keeping its artifacts under `cache` (`LOANHOST_CACHE_DIR/oci`).
-    pub fn new(plugins: Arc<Plugins>, options: FollowOptions, cache: &Path) -> Arc<Follower> {
+    /// A follower reaching registries with `registry`, keeping its artifacts under `cache`
+    /// (`LOANHOST_CACHE_DIR/oci`).
+    pub fn new(
+        plugins: Arc<Plugins>,
+        options: FollowOptions,
+        registry: RegistryOptions,
+        cache: &Path,
+    ) -> Arc<Follower> {
         Arc::new(Follower {
             plugins,
             options,
+            registry,
             cache: cache.join("oci"),
             served: Mutex::new(BTreeMap::new()),
             refused: Default::default(),
@@ -173,8 +180,7 @@ impl Follower {
         digest: &str,
         served: &BTreeMap<String, Served>,
     ) -> Result<Round, (&'static str, String)> {
-        let digest = digest.to_string();
-        let dir = self.fetch(reference, &digest).await?;
+        let dir = self.fetch(reference, digest).await?;
         let tool = std::fs::read_dir(&dir)
             .ok()
             .into_iter()
@@ -227,18 +233,14 @@ impl Follower {
                 format!("{reference}: tool {tool} is already served from {other}"),
             ));
         }
-        let replaced = registry.insert(Arc::new(plugin)).is_some();
-        self.remember(reference, &digest);
-        self.plugins
-            .metrics()
-            .served(&tool, Some((reference, &digest)));
+        let replaced = self.plugins.install(plugin, reference, digest);
+        self.remember(reference, digest);
         Metrics::count(&self.plugins.metrics().registry_events, "loaded");
-        Metrics::count(
-            &self.plugins.metrics().plugin_events,
-            if replaced { "replaced" } else { "loaded" },
-        );
         tracing::info!(plugin = %tool, %reference, %digest, replaced, "plugin loaded from the registry");
-        Ok(Round::Loaded(Served { digest, tool }))
+        Ok(Round::Loaded(Served {
+            digest: digest.to_string(),
+            tool,
+        }))
     }
 
     /// The digest a reference names now: its own when pinned, else the registry's for the tag.
@@ -247,7 +249,7 @@ impl Follower {
         if let Some(d) = parsed.digest() {
             return Ok(d.to_string());
         }
-        oci::resolve(reference, &self.options.registry)
+        oci::resolve(reference, &self.registry)
             .await
             .map_err(|e| e.to_string())
     }
@@ -263,26 +265,17 @@ impl Follower {
         if dir.is_dir() {
             return Ok(dir);
         }
-        let pinned = match reference.rsplit_once('@') {
-            Some((base, _)) => format!("{base}@{digest}"),
-            None => {
-                let (base, _) = reference.rsplit_once(':').unwrap_or((reference, ""));
-                format!("{base}@{digest}")
-            }
-        };
+        let pinned = oci::pinned(reference, digest).map_err(|e| ("artifact", e.to_string()))?;
         let partial = self.cache.join(format!(".{hex}.partial"));
         let _ = std::fs::remove_dir_all(&partial);
         Metrics::count(&self.plugins.metrics().registry_events, "pulled");
-        match oci::pull(&pinned, &partial, &self.options.registry).await {
-            Ok(_) => {}
-            Err(e @ (oci::OciError::Artifact { .. } | oci::OciError::Io { .. })) => {
-                let _ = std::fs::remove_dir_all(&partial);
-                return Err(("artifact", e.to_string()));
-            }
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&partial);
-                return Err(("unreachable", e.to_string()));
-            }
+        if let Err(e) = oci::pull(&pinned, &partial, &self.registry).await {
+            let _ = std::fs::remove_dir_all(&partial);
+            let kind = match e {
+                oci::OciError::Artifact { .. } | oci::OciError::Io { .. } => "artifact",
+                _ => "unreachable",
+            };
+            return Err((kind, e.to_string()));
         }
         std::fs::rename(&partial, &dir)
             .map_err(|e| ("artifact", format!("{}: {e}", dir.display())))?;

@@ -242,6 +242,19 @@ impl Plugins {
         &self.registry
     }
 
+    /// Swaps `plugin` in (calls in flight finish on the version they started with), records it
+    /// as served from `source` (`folder` or a registry reference) at `digest`, and counts the
+    /// event; whether it replaced a version. The folder's reloader and the registry follower
+    /// both install through here.
+    pub(crate) fn install(&self, plugin: Plugin, source: &str, digest: &str) -> bool {
+        let name = plugin.tool.name.clone();
+        let replaced = self.registry.insert(Arc::new(plugin)).is_some();
+        self.metrics().served(&name, Some((source, digest)));
+        let event = if replaced { "replaced" } else { "loaded" };
+        crate::telemetry::Metrics::count(&self.metrics().plugin_events, event);
+        replaced
+    }
+
     /// Loads and checks a plugin exactly as the server does, without registering it.
     pub async fn load(&self, files: &PluginFiles) -> Result<Plugin, LoadError> {
         loader::load(&self.runner, &self.policy, files).await

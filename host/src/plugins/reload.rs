@@ -145,14 +145,10 @@ impl Reloader {
                 Ok(plugin) => {
                     let digest = plugin.digest.clone();
                     let signed = plugin.signed;
-                    let replaced = registry.insert(Arc::new(plugin)).is_some();
+                    let replaced =
+                        self.plugins
+                            .install(plugin, "folder", &format!("sha256:{digest}"));
                     registry.set_refusal(name, None);
-                    let source = format!("sha256:{digest}");
-                    self.plugins
-                        .metrics()
-                        .served(name, Some(("folder", &source)));
-                    let event = if replaced { "replaced" } else { "loaded" };
-                    Metrics::count(&self.plugins.metrics().plugin_events, event);
                     tracing::info!(plugin = %name, %digest, signed, replaced, "plugin loaded");
                     report.loaded.push(name.clone());
                 }

@@ -12,9 +12,13 @@ use oci_client::client::{Config, ImageLayer};
 use oci_client::manifest::{OciDescriptor, OciImageManifest, OciManifest};
 use sha2::{Digest, Sha256};
 
+use oci_client::secrets::RegistryAuth;
+use oci_client::Reference;
+
 use super::{auth_for, client, parse_reference, OciError, RegistryOptions};
 use crate::plugins::checks::{MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES};
 use crate::plugins::compiler::MAX_COMPONENT_BYTES;
+use crate::plugins::loader::PluginFiles;
 use crate::plugins::manifest::MAX_VIEW_BYTES;
 
 /// The artifact's manifest media type.
@@ -111,20 +115,25 @@ pub async fn push(
             format!("the manifest must be named {name}.toml"),
         ));
     }
-    let dir = wasm.parent().unwrap_or(Path::new("."));
-    let mdir = manifest.parent().unwrap_or(Path::new("."));
+    // The files a folder holds beside the component and manifest, named as the loader
+    // names them.
+    let beside = PluginFiles::explicit(wasm, manifest);
     let mut files: Vec<(String, PathBuf)> = vec![
         (format!("{name}.wasm"), wasm.to_path_buf()),
         (format!("{name}.toml"), manifest.to_path_buf()),
     ];
-    for (file, folder) in [
-        (format!("{name}.wasm.minisig"), dir),
-        (format!("{name}.toml.minisig"), mdir),
-        (format!("{name}.html"), mdir),
-        (format!("{name}.html.minisig"), mdir),
+    for path in [
+        beside.signature,
+        beside.manifest_signature,
+        beside.view,
+        beside.view_signature,
     ] {
-        let path = folder.join(&file);
         if path.is_file() {
+            let file = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             files.push((file, path));
         }
     }
@@ -145,7 +154,7 @@ pub async fn push(
             Some(BTreeMap::from([(TITLE.to_string(), file.clone())])),
         ));
     }
-    let config = wasm_config(&layers[0].data, &layers[0].sha256_digest())?;
+    let config = wasm_config(reference, &layers[0].data, &layers[0].sha256_digest())?;
     let config = Config::new(config, WASM_CONFIG.to_string(), None);
     let mut oci_manifest = OciImageManifest::build(
         &layers,
@@ -153,12 +162,8 @@ pub async fn push(
         Some(BTreeMap::from([(TITLE.to_string(), name.clone())])),
     );
     oci_manifest.media_type = Some(MANIFEST.to_string());
-    let registry = client(options)?;
-    let auth = auth_for(target.resolve_registry(), options)?;
-    let failed = |e: oci_client::errors::OciDistributionError| OciError::Registry {
-        reference: reference.to_string(),
-        why: e.to_string(),
-    };
+    let (registry, auth) = connect(&target, options)?;
+    let failed = |e| registry_error(reference, e);
     registry
         .push(&target, &layers, config, &auth, Some(oci_manifest))
         .await
@@ -174,25 +179,51 @@ pub async fn push(
     })
 }
 
+/// `reference` pinned to `digest` (`oci://registry/repository@sha256:…`), whatever tag or
+/// digest it named.
+pub fn pinned(reference: &str, digest: &str) -> Result<String, OciError> {
+    let r = parse_reference(reference)?;
+    Ok(format!(
+        "oci://{}/{}@{digest}",
+        r.registry(),
+        r.repository()
+    ))
+}
+
 /// The digest `reference`'s tag names now (a `HEAD` of its manifest).
 pub async fn resolve(reference: &str, options: &RegistryOptions) -> Result<String, OciError> {
     let target = parse_reference(reference)?;
-    let registry = client(options)?;
-    let auth = auth_for(target.resolve_registry(), options)?;
+    let (registry, auth) = connect(&target, options)?;
     registry
         .fetch_manifest_digest(&target, &auth)
         .await
-        .map_err(|e| OciError::Registry {
-            reference: reference.to_string(),
-            why: e.to_string(),
-        })
+        .map_err(|e| registry_error(reference, e))
+}
+
+/// A client for `options` and the credentials it has for `target`'s registry.
+fn connect(
+    target: &Reference,
+    options: &RegistryOptions,
+) -> Result<(oci_client::Client, RegistryAuth), OciError> {
+    Ok((
+        client(options)?,
+        auth_for(target.resolve_registry(), options)?,
+    ))
+}
+
+/// What the registry answered to a request about `reference`.
+fn registry_error(reference: &str, e: oci_client::errors::OciDistributionError) -> OciError {
+    OciError::Registry {
+        reference: reference.to_string(),
+        why: e.to_string(),
+    }
 }
 
 /// The Wasm layout's config for a component: what it imports and exports, as the layout's
 /// readers expect.
-fn wasm_config(component: &[u8], digest: &str) -> Result<Vec<u8>, OciError> {
+fn wasm_config(reference: &str, component: &[u8], digest: &str) -> Result<Vec<u8>, OciError> {
     let shape = crate::plugins::shape::Shape::of(component).map_err(|e| OciError::Artifact {
-        reference: String::new(),
+        reference: reference.to_string(),
         why: format!("the component cannot be read: {e}"),
     })?;
     let created = time::OffsetDateTime::now_utc()
@@ -225,16 +256,11 @@ pub async fn pull(
         reference: reference.to_string(),
         why,
     };
-    let registry = client(options)?;
-    let auth = auth_for(source.resolve_registry(), options)?;
-    let failed = |e: oci_client::errors::OciDistributionError| OciError::Registry {
-        reference: reference.to_string(),
-        why: e.to_string(),
-    };
+    let (registry, auth) = connect(&source, options)?;
     let (bytes, digest) = registry
         .pull_manifest_raw(&source, &auth, &[MANIFEST])
         .await
-        .map_err(failed)?;
+        .map_err(|e| registry_error(reference, e))?;
     if bytes.len() > MAX_OCI_MANIFEST_BYTES {
         return Err(refused(format!("a manifest of {} bytes", bytes.len())));
     }

@@ -14,7 +14,7 @@ use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientP
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
-pub use artifact::{pull, push, resolve, Pulled, Pushed};
+pub use artifact::{pinned, pull, push, resolve, Pulled, Pushed};
 
 /// Why a registry operation failed. Messages name the reference and the file or layer at
 /// fault, never a credential.
