@@ -178,6 +178,11 @@ pub struct AuditEntry<'a> {
     pub tool: Option<Cow<'a, str>>,
     /// SHA-256 of the plugin build that served it.
     pub plugin_digest: Option<&'a str>,
+    /// Where that build came from: `folder`, or the registry reference the host follows.
+    pub plugin_source: Option<&'a str>,
+    /// The digest installed from that source (`sha256:…`): the OCI artifact's manifest digest
+    /// for a registry reference, as `loanhost_plugin_served` names it.
+    pub artifact_digest: Option<&'a str>,
     /// Id of the trusted key that signed that build.
     pub signer_key_id: Option<&'a str>,
     /// `ok`, the error code of an `isError` result (`invalid_params`, `forbidden`, `timeout` …),
@@ -329,6 +334,8 @@ mod tests {
             roles: vec!["Agent", "User"],
             tool: Some("t".into()),
             plugin_digest: None,
+            plugin_source: None,
+            artifact_digest: None,
             signer_key_id: None,
             outcome: "ok",
             duration_ms: 1.5,
@@ -413,6 +420,8 @@ mod tests {
             roles: vec![],
             tool: None,
             plugin_digest: None,
+            plugin_source: None,
+            artifact_digest: None,
             signer_key_id: None,
             outcome: "ok",
             duration_ms: 0.0,

@@ -74,11 +74,13 @@ async fn every_call_is_audited_with_the_exact_fields_and_no_personal_data() {
         keys,
         [
             "arguments",
+            "artifactDigest",
             "callId",
             "dbTimeMs",
             "durationMs",
             "outcome",
             "pluginDigest",
+            "pluginSource",
             "queries",
             "requestId",
             "resultBytes",
@@ -103,6 +105,12 @@ async fn every_call_is_audited_with_the_exact_fields_and_no_personal_data() {
     assert_eq!(first["outcome"], "ok");
     assert_eq!(first["requestId"], 1);
     assert_eq!(first["pluginDigest"].as_str().unwrap().len(), 64);
+    assert_eq!(first["pluginSource"], "folder");
+    assert_eq!(
+        first["artifactDigest"].as_str().unwrap(),
+        format!("sha256:{}", first["pluginDigest"].as_str().unwrap()),
+        "the folder's digest is the component's"
+    );
     assert_eq!(first["signerKeyId"], Value::Null, "unsigned in this test");
     assert!(first["queries"].as_u64().unwrap() >= 1);
     assert!(

@@ -123,7 +123,12 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
     let a = push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let kept = tempfile::tempdir().unwrap();
     let cache = kept.path().join("cache");
-    let (options, metrics_port) = follower(&registry, &live, &cache, true).with_metrics();
+    let audit = kept.path().join("audit.jsonl");
+    let mut options = follower(&registry, &live, &cache, true);
+    options
+        .env
+        .push(("LOANHOST_AUDIT_LOG", audit.display().to_string()));
+    let (options, metrics_port) = options.with_metrics();
     let app = spawn_app_with(options).await;
 
     // Act / Assert: served at start, before the listener bound.
@@ -175,6 +180,13 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
             "{kind}"
         );
     }
+    let audited = std::fs::read_to_string(&audit).unwrap();
+    let last: serde_json::Value = serde_json::from_str(audited.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["pluginSource"], &last["artifactDigest"]),
+        (&json!(live), &json!(a)),
+        "the audit line names the artifact that answered"
+    );
 
     // A restart while the registry is down serves the last verified artifact from the cache.
     drop(app);

@@ -284,6 +284,8 @@ impl Dispatcher {
                 roles: caller.roles.iter().map(|r| r.as_str()).collect(),
                 tool: tool.map(audit::bounded),
                 plugin_digest: report.digest.as_deref(),
+                plugin_source: report.origin.as_ref().map(|o| o.source.as_str()),
+                artifact_digest: report.origin.as_ref().map(|o| o.digest.as_str()),
                 signer_key_id: report.signer.as_deref(),
                 outcome,
                 duration_ms: report.duration.as_secs_f64() * 1000.0,

@@ -108,7 +108,20 @@ pub struct Plugin {
     pub signed: bool,
     /// The id of the trusted key that signed it (as `minisign` prints it).
     pub signer: Option<String>,
+    /// Where the served version came from; set when it is installed.
+    pub origin: Option<Origin>,
     pub(crate) pre: ReportingToolPre<PluginState>,
+}
+
+/// Where a served plugin came from, as the `loanhost_plugin_served` metric and the audit line
+/// name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// `folder`, or the registry reference it follows.
+    pub source: String,
+    /// The digest installed: the artifact's manifest digest for a registry reference, the
+    /// component's for the folder (`sha256:…`).
+    pub digest: String,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -389,6 +402,7 @@ pub(crate) async fn load(
         view,
         signed,
         signer: signer.filter(|_| signed),
+        origin: None,
         pre,
     })
 }

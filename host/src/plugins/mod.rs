@@ -59,7 +59,9 @@ pub use callers::{CallerBudgets, CallerLimits, Refusal};
 pub use compiler::{CompileLimits, Compiler};
 pub use engine::{PluginEngine, MAX_INSTANCES};
 pub use invoke::Failure;
-pub use loader::{LoadError, Plugin, PluginFiles, ToolInfo, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
+pub use loader::{
+    LoadError, Origin, Plugin, PluginFiles, ToolInfo, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE,
+};
 pub use manifest::{Manifest, ManifestError};
 pub use registry::Registry;
 pub use reload::{Reloader, ScanReport};
@@ -129,6 +131,8 @@ pub struct CallReport {
     pub digest: Option<String>,
     /// Id of the trusted key that signed that build.
     pub signer: Option<String>,
+    /// Where that build came from (the plugin folder or a registry reference, and its digest).
+    pub origin: Option<Origin>,
     /// `data` queries run.
     pub queries: u32,
     /// Of those, the ones answered from the totals of the call's cut groups.
@@ -246,8 +250,12 @@ impl Plugins {
     /// as served from `source` (`folder` or a registry reference) at `digest`, and counts the
     /// event; whether it replaced a version. The folder's reloader and the registry follower
     /// both install through here.
-    pub(crate) fn install(&self, plugin: Plugin, source: &str, digest: &str) -> bool {
+    pub(crate) fn install(&self, mut plugin: Plugin, source: &str, digest: &str) -> bool {
         let name = plugin.tool.name.clone();
+        plugin.origin = Some(Origin {
+            source: source.to_string(),
+            digest: digest.to_string(),
+        });
         let replaced = self.registry.insert(Arc::new(plugin)).is_some();
         self.metrics().served(&name, Some((source, digest)));
         let event = if replaced { "replaced" } else { "loaded" };
@@ -315,6 +323,7 @@ impl Plugins {
         };
         report.digest = Some(plugin.digest.clone());
         report.signer = plugin.signer.clone();
+        report.origin = plugin.origin.clone();
         let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
         report.call_id = call_id;
         let outcome = self
