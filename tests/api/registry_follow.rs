@@ -4,6 +4,7 @@
 //! without a registry serves the last artifact it verified.
 
 use serde_json::json;
+use sha2::Digest as _;
 
 use crate::helpers::{fixture_wasm, manifest, spawn_app_with, AppOptions, TestApp, DEFAULT_ROLES};
 use crate::registry::{loanhost, Registry};
@@ -407,4 +408,58 @@ async fn a_registry_that_answers_garbage_changes_nothing() {
     assert!(why.contains("the manifest does not parse"), "{why}");
     assert_eq!(revision(&app).await.as_deref(), Some("a"));
     server.abort();
+}
+
+/// Overwrites the last byte of the file at `path` (its size unchanged).
+fn flip_last_byte(path: &std::path::Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    *bytes.last_mut().unwrap() ^= 0xff;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[tokio::test]
+async fn a_blob_or_a_cache_entry_whose_bytes_do_not_match_its_digest_is_never_served() {
+    // Arrange: revision a served; revision b pushed, then its component's bytes changed in the
+    // registry's own storage (same size), as a corrupted or compromised store would serve them.
+    let registry = Registry::start(None, false).await;
+    let live = registry.reference("team/revision:live");
+    let a = push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
+    let kept = tempfile::tempdir().unwrap();
+    let cache = kept.path().join("cache");
+    let app = spawn_app_with(follower(&registry, &live, &cache, true)).await;
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+    let hex = format!("{:x}", sha2::Sha256::digest(fixture_wasm("revision-b")));
+    push_revision(&registry, "revision-b", &live, Release::Unsigned).await;
+    let blobs = registry
+        .dir
+        .path()
+        .join("data/docker/registry/v2/blobs/sha256");
+    flip_last_byte(&blobs.join(&hex[..2]).join(&hex).join("data"));
+
+    // Act / Assert: the follower refuses b for its component's digest and keeps serving a.
+    app.eventually("the corrupted blob is refused", || async {
+        refusal(&app, &live).is_some()
+    })
+    .await;
+    let why = refusal(&app, &live).unwrap();
+    assert!(
+        why.contains("revision.wasm") && why.contains("digest"),
+        "{why}"
+    );
+    assert_eq!(revision(&app).await.as_deref(), Some("a"));
+    assert!(!cache.join("oci").join(&hex).exists());
+
+    // A cache entry changed on disk is not served at a restart without the registry.
+    drop(app);
+    let entry = cache.join("oci").join(a.trim_start_matches("sha256:"));
+    flip_last_byte(&entry.join("revision.wasm"));
+    let options = follower(&registry, &live, &cache, true);
+    drop(registry);
+    let restarted = spawn_app_with(options).await;
+    assert_eq!(revision(&restarted).await, None);
+    let why = refusal(&restarted, &live).unwrap_or_default();
+    assert!(
+        why.contains("cached layer revision.wasm: its bytes have the digest"),
+        "{why}"
+    );
 }

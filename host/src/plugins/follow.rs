@@ -3,7 +3,8 @@
 //! layer checked, `oci.rs`), loaded as a plugin folder's files are (signature, shape,
 //! compilation off the request path) and only then swapped in. A reference that cannot be
 //! resolved, or an artifact that is refused, leaves the tool serving what it served; at start
-//! without a registry, the last verified artifact of each reference is served from the cache.
+//! without a registry, the last verified artifact of each reference is served from the cache,
+//! whose entries are checked against their digests on every read (`oci/cache.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -262,21 +263,37 @@ impl Follower {
     ) -> Result<PathBuf, (&'static str, String)> {
         let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
         let dir = self.cache.join(hex);
+        let mut stale = String::new();
         if dir.is_dir() {
-            return Ok(dir);
+            match oci::cache::verify(&dir, digest) {
+                Ok(()) => return Ok(dir),
+                Err(why) => {
+                    tracing::warn!(%reference, %digest, error = %why, "cached artifact does not match its digest: fetched again");
+                    Metrics::count(&self.plugins.metrics().registry_events, "cache_mismatch");
+                    std::fs::remove_dir_all(&dir)
+                        .map_err(|e| ("artifact", format!("{}: {e}", dir.display())))?;
+                    stale = format!(" (the cached copy was refused: {why})");
+                }
+            }
         }
         let pinned = oci::pinned(reference, digest).map_err(|e| ("artifact", e.to_string()))?;
         let partial = self.cache.join(format!(".{hex}.partial"));
         let _ = std::fs::remove_dir_all(&partial);
         Metrics::count(&self.plugins.metrics().registry_events, "pulled");
-        if let Err(e) = oci::pull(&pinned, &partial, &self.registry).await {
-            let _ = std::fs::remove_dir_all(&partial);
-            let kind = match e {
-                oci::OciError::Artifact { .. } | oci::OciError::Io { .. } => "artifact",
-                _ => "unreachable",
-            };
-            return Err((kind, e.to_string()));
-        }
+        let pulled = match oci::pull(&pinned, &partial, &self.registry).await {
+            Ok(pulled) => pulled,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&partial);
+                let kind = match e {
+                    oci::OciError::Artifact { .. } | oci::OciError::Io { .. } => "artifact",
+                    _ => "unreachable",
+                };
+                return Err((kind, format!("{e}{stale}")));
+            }
+        };
+        let manifest = partial.join(oci::cache::MANIFEST_FILE);
+        std::fs::write(&manifest, &pulled.manifest)
+            .map_err(|e| ("artifact", format!("{}: {e}", manifest.display())))?;
         std::fs::rename(&partial, &dir)
             .map_err(|e| ("artifact", format!("{}: {e}", dir.display())))?;
         Ok(dir)

@@ -58,6 +58,8 @@ pub struct Pulled {
     pub name: String,
     /// The files written, in layer order.
     pub files: Vec<PathBuf>,
+    /// The artifact's manifest, as the registry served it (its SHA-256 is `digest`).
+    pub manifest: Vec<u8>,
 }
 
 /// The media type and size cap of a plugin's file named `file` for tool `name`.
@@ -295,13 +297,7 @@ pub async fn pull(
             .pull_blob(&source, descriptor, &mut data)
             .await
             .map_err(|e| refused(format!("layer {file}: {e}")))?;
-        if data.bytes.len() as i64 != descriptor.size {
-            return Err(refused(format!(
-                "layer {file}: {} bytes where the manifest says {}",
-                data.bytes.len(),
-                descriptor.size
-            )));
-        }
+        check_layer(file, descriptor, &data.bytes).map_err(refused)?;
         blobs.push((file.clone(), data.bytes));
     }
     let mut files = Vec::new();
@@ -316,13 +312,39 @@ pub async fn pull(
         digest: actual,
         name,
         files,
+        manifest: bytes.to_vec(),
     })
+}
+
+/// Whether `bytes` are the layer `descriptor` names for `file`: its size and its digest.
+pub(super) fn check_layer(
+    file: &str,
+    descriptor: &OciDescriptor,
+    bytes: &[u8],
+) -> Result<(), String> {
+    if bytes.len() as i64 != descriptor.size {
+        return Err(format!(
+            "layer {file}: {} bytes where the manifest says {}",
+            bytes.len(),
+            descriptor.size
+        ));
+    }
+    let actual = format!("sha256:{:x}", Sha256::digest(bytes));
+    if actual != descriptor.digest {
+        return Err(format!(
+            "layer {file}: its bytes have the digest {actual}, not {}",
+            descriptor.digest
+        ));
+    }
+    Ok(())
 }
 
 /// The artifact's layers as (file name, descriptor, size cap): the component first, then its
 /// manifest, then any of the other files a plugin may have, each once, each of its media type
 /// and within its cap.
-fn plugin_layers(layers: &[OciDescriptor]) -> Result<Vec<(String, &OciDescriptor, u64)>, String> {
+pub(super) fn plugin_layers(
+    layers: &[OciDescriptor],
+) -> Result<Vec<(String, &OciDescriptor, u64)>, String> {
     let title = |d: &OciDescriptor| {
         d.annotations
             .as_ref()

@@ -7,6 +7,7 @@
 //! every blob it downloads against its digest.
 
 mod artifact;
+pub mod cache;
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Unit tests of references, the auth file and the plain-HTTP rule.
+//! Unit tests of references, the auth file, the plain-HTTP rule, layer checks and the cache.
 
 use super::*;
 
@@ -78,4 +78,76 @@ fn the_auth_file_gives_each_registry_its_credentials_and_names_no_secret_when_wr
         "{broken}"
     );
     assert!(!broken.contains("not base64!\""), "{broken}");
+}
+
+/// A descriptor of `bytes` as the layer `file` (title annotation, media type by name).
+fn layer(file: &str, media_type: &str, bytes: &[u8]) -> oci_client::manifest::OciDescriptor {
+    use sha2::Digest as _;
+    oci_client::manifest::OciDescriptor {
+        media_type: media_type.into(),
+        digest: format!("sha256:{:x}", sha2::Sha256::digest(bytes)),
+        size: bytes.len() as i64,
+        annotations: Some(
+            [(
+                "org.opencontainers.image.title".to_string(),
+                file.to_string(),
+            )]
+            .into(),
+        ),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_layer_is_its_bytes_only_when_size_and_digest_match() {
+    // Arrange
+    let bytes = b"\0asm component bytes";
+    let descriptor = layer("t.wasm", "application/wasm", bytes);
+    let mut changed = bytes.to_vec();
+    changed[5] ^= 1;
+
+    // Act / Assert
+    assert_eq!(artifact::check_layer("t.wasm", &descriptor, bytes), Ok(()));
+    let why = artifact::check_layer("t.wasm", &descriptor, &changed).unwrap_err();
+    assert!(why.contains("its bytes have the digest"), "{why}");
+    let why = artifact::check_layer("t.wasm", &descriptor, &bytes[1..]).unwrap_err();
+    assert!(why.contains("bytes where the manifest says"), "{why}");
+}
+
+#[test]
+fn a_cache_entry_is_served_only_as_its_digest_names_it() {
+    // Arrange: an entry as the follower writes it (the files, then the manifest beside them).
+    use sha2::Digest as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, toml) = (b"\0asm component".to_vec(), b"name = \"t\"".to_vec());
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": layer("config", "application/vnd.wasm.config.v0+json", b"{}"),
+        "layers": [
+            layer("t.wasm", "application/wasm", &wasm),
+            layer("t.toml", "application/vnd.loanhost.plugin.manifest.v1+toml", &toml),
+        ],
+    }))
+    .unwrap();
+    let digest = format!("sha256:{:x}", sha2::Sha256::digest(&manifest));
+    std::fs::write(dir.path().join("t.wasm"), &wasm).unwrap();
+    std::fs::write(dir.path().join("t.toml"), &toml).unwrap();
+    std::fs::write(dir.path().join(cache::MANIFEST_FILE), &manifest).unwrap();
+
+    // Act / Assert: intact, it is the artifact; a changed file, another digest, or a file
+    // added are each refused.
+    assert_eq!(cache::verify(dir.path(), &digest), Ok(()));
+    let other = format!("sha256:{}", "0".repeat(64));
+    assert!(cache::verify(dir.path(), &other).is_err());
+    std::fs::write(dir.path().join("t.extra"), b"x").unwrap();
+    let why = cache::verify(dir.path(), &digest).unwrap_err();
+    assert!(why.contains("t.extra is no file of the artifact"), "{why}");
+    std::fs::remove_file(dir.path().join("t.extra")).unwrap();
+    std::fs::write(dir.path().join("t.toml"), b"name = \"u\"").unwrap();
+    let why = cache::verify(dir.path(), &digest).unwrap_err();
+    assert!(
+        why.contains("cached layer t.toml: its bytes have the digest"),
+        "{why}"
+    );
 }
