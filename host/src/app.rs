@@ -144,6 +144,7 @@ impl Application {
                 config.follow.clone(),
                 config.registry.clone(),
                 &config.cache_dir,
+                Some(db.clone()),
             );
             // As the folder's: the references' tools are served before the listener binds.
             let round = {

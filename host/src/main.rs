@@ -108,6 +108,13 @@ enum PluginCommand {
         #[arg(long, default_value = ".")]
         out: PathBuf,
     },
+    /// Tell every host on LOANHOST_DATABASE_URL (PostgreSQL) to resolve its registry
+    /// references now rather than at its next interval: after a re-tag or a rollback.
+    Refresh {
+        /// The references to resolve (`oci://…`, as the hosts' LOANHOST_PLUGIN_REFS spell
+        /// them); none: all of them.
+        references: Vec<String>,
+    },
     /// Scaffold a plugin crate and its manifest that build and pass `plugin check` at once.
     New {
         /// The tool name (`snake_case`; also the crate name and the manifest's stem).
@@ -341,6 +348,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugin {
             command: PluginCommand::Pull { reference, out },
         } => cli::registry::pull(&config, &reference, &out).await,
+        Command::Plugin {
+            command: PluginCommand::Refresh { references },
+        } => cli::registry::refresh(&config, &references).await,
         Command::Plugin { .. } => unreachable!("answered by plugin_tool before the configuration"),
         Command::CompileWorker => unreachable!("answered in main before the runtime starts"),
     }

@@ -73,14 +73,21 @@ pub struct Metrics {
     pub jwks_refreshes: Family<Label, Counter>,
     /// Plugin directory events: `loaded`, `replaced`, `removed`, `refused`.
     pub plugin_events: Family<Label, Counter>,
-    /// Registry references followed, by outcome: `loaded`, `unchanged`, `pulled`, and the
-    /// reasons a round changed nothing (`unreachable`, `artifact`, `plugin`, `unsigned`,
-    /// `conflict`).
+    /// Registry references followed, by outcome: `loaded`, `unchanged`, `pulled`, `notice` (a
+    /// round started by another host's notice), `cache_mismatch`, and the reasons a round
+    /// changed nothing (`unreachable`, `artifact`, `plugin`, `unsigned`, `conflict`).
     pub registry_events: Family<Label, Counter>,
     /// 1 for each tool served, labelled with its source and digest.
     pub plugin_served: Family<ServedLabels, Gauge>,
     /// When each followed reference was last resolved (Unix seconds), by `kind` = reference.
     pub registry_resolved: Family<Label, Gauge>,
+    /// Successful resolutions of each followed reference, by `kind` = reference.
+    pub registry_resolutions: Family<Label, Counter>,
+    /// The resolution (counted as `registry_resolutions`) in which the digest a reference
+    /// serves now was taken, by `kind` = reference: how many rounds a change took to follow.
+    pub registry_taken_at: Family<Label, Gauge>,
+    /// 1 while the follower listens for other hosts' notices (PostgreSQL `LISTEN`).
+    pub registry_listening: Gauge,
     served_now: std::sync::Mutex<std::collections::HashMap<String, ServedLabels>>,
     /// Tools being served.
     pub plugins_loaded: Gauge,
@@ -129,6 +136,9 @@ impl Default for Metrics {
         let registry_events = Family::<Label, Counter>::default();
         let plugin_served = Family::<ServedLabels, Gauge>::default();
         let registry_resolved = Family::<Label, Gauge>::default();
+        let registry_listening = Gauge::default();
+        let registry_resolutions = Family::<Label, Counter>::default();
+        let registry_taken_at = Family::<Label, Gauge>::default();
         let db_connections = Family::<Label, Gauge>::default();
         let audit_failures = Family::<Label, Counter>::default();
         let http_refusals = Family::<Label, Counter>::default();
@@ -180,6 +190,21 @@ impl Default for Metrics {
             registry_resolved.clone(),
         );
         registry.register(
+            "registry_resolutions",
+            "Successful resolutions of each followed registry reference",
+            registry_resolutions.clone(),
+        );
+        registry.register(
+            "registry_taken_at_resolution",
+            "The resolution (as counted by loanhost_registry_resolutions_total) in which each reference's served digest was taken",
+            registry_taken_at.clone(),
+        );
+        registry.register(
+            "registry_notices_listening",
+            "1 while this host listens for other hosts' registry notices (PostgreSQL LISTEN)",
+            registry_listening.clone(),
+        );
+        registry.register(
             "plugins_loaded",
             "Tools being served",
             plugins_loaded.clone(),
@@ -229,6 +254,9 @@ impl Default for Metrics {
             registry_events,
             plugin_served,
             registry_resolved,
+            registry_listening,
+            registry_resolutions,
+            registry_taken_at,
             served_now: Default::default(),
             plugins_loaded,
             instance_slots_in_use,

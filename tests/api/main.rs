@@ -34,6 +34,7 @@ mod plugin_bounds;
 mod real_clients;
 mod registry;
 mod registry_entry;
+mod registry_fleet;
 mod registry_follow;
 mod reload;
 mod report_loans;

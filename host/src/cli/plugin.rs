@@ -10,9 +10,10 @@ use crate::PluginCommand;
 pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>> {
     use loanhost::plugins::scaffold::{Lang, Scaffold};
     match command {
-        PluginCommand::Check { .. } | PluginCommand::Push { .. } | PluginCommand::Pull { .. } => {
-            Ok(None)
-        }
+        PluginCommand::Check { .. }
+        | PluginCommand::Push { .. }
+        | PluginCommand::Pull { .. }
+        | PluginCommand::Refresh { .. } => Ok(None),
         PluginCommand::Fields { json, markdown } => {
             use loanhost::data::field_reference;
             if *json {

@@ -1,5 +1,5 @@
-//! `loanhost plugin check|push|pull`: the plugin commands that need the configuration (the
-//! signature policy, the registry's credentials and TLS roots).
+//! `loanhost plugin check|push|pull|refresh`: the plugin commands that need the configuration
+//! (the signature policy, the registry's credentials and TLS roots, the database).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -102,6 +102,36 @@ pub async fn pull(config: &Config, reference: &str, out: &Path) -> anyhow::Resul
     eprintln!("pulled {reference} ({})", pulled.digest);
     for file in &pulled.files {
         println!("{}", file.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plugin refresh [oci://…]`: tells every host on the database to resolve `references` (all
+/// of its references when none is named) now.
+pub async fn refresh(config: &Config, references: &[String]) -> anyhow::Result<ExitCode> {
+    use loanhost::data::notices::{notify, EVERY_REFERENCE, PLUGIN_REFS};
+    for reference in references {
+        oci::parse_reference(reference)?;
+    }
+    let db = loanhost::data::Db::open_reports(&config.database_url).await?;
+    let payloads = match references {
+        [] => vec![EVERY_REFERENCE.to_string()],
+        some => some.to_vec(),
+    };
+    for payload in &payloads {
+        if !notify(&db, PLUGIN_REFS, payload).await? {
+            anyhow::bail!(
+                "LOANHOST_DATABASE_URL is SQLite, which serves one host: nothing to tell; it \
+                 resolves its references every LOANHOST_REGISTRY_INTERVAL_SECS"
+            );
+        }
+    }
+    match references {
+        [] => println!("told every host on the database to resolve all its references"),
+        some => println!(
+            "told every host following them to resolve {}",
+            some.join(", ")
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }

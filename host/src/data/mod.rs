@@ -8,6 +8,7 @@ pub mod directory;
 pub mod field_reference;
 pub mod history_keys;
 pub mod import;
+pub mod notices;
 pub mod query;
 pub mod report_store;
 pub mod scope;

@@ -17,6 +17,8 @@ use tokio::sync::Mutex;
 use super::loader::PluginFiles;
 use super::oci::{self, RegistryOptions};
 use super::Plugins;
+use crate::data::notices::{self, Notice, EVERY_REFERENCE, PLUGIN_REFS};
+use crate::data::Db;
 use crate::telemetry::Metrics;
 
 /// What a host follows, and how.
@@ -44,6 +46,8 @@ pub struct Follower {
     /// Credentials, TLS roots, plain HTTP (`LOANHOST_REGISTRY_*`).
     registry: RegistryOptions,
     cache: PathBuf,
+    /// The database whose hosts tell each other of new artifacts (PostgreSQL only).
+    notices: Option<Db>,
     served: Mutex<BTreeMap<String, Served>>,
     /// The digest each reference last named that was refused for what it is (not for a
     /// network failure): not fetched, loaded or logged again until the reference moves.
@@ -71,18 +75,21 @@ pub struct FollowReport {
 
 impl Follower {
     /// A follower reaching registries with `registry`, keeping its artifacts under `cache`
-    /// (`LOANHOST_CACHE_DIR/oci`).
+    /// (`LOANHOST_CACHE_DIR/oci`); with a PostgreSQL `notices` database, it tells the other
+    /// hosts on it when it swaps in a new artifact, and resolves at once when told.
     pub fn new(
         plugins: Arc<Plugins>,
         options: FollowOptions,
         registry: RegistryOptions,
         cache: &Path,
+        notices: Option<Db>,
     ) -> Arc<Follower> {
         Arc::new(Follower {
             plugins,
             options,
             registry,
             cache: cache.join("oci"),
+            notices,
             served: Mutex::new(BTreeMap::new()),
             refused: Default::default(),
         })
@@ -114,6 +121,14 @@ impl Follower {
                 }
             }
         }
+        drop(served);
+        if let Some(db) = &self.notices {
+            for (reference, _, _) in &report.loaded {
+                if let Err(e) = notices::notify(db, PLUGIN_REFS, reference).await {
+                    tracing::warn!(%reference, error = %e, "cannot tell the other hosts of the new artifact");
+                }
+            }
+        }
         report
     }
 
@@ -125,18 +140,18 @@ impl Follower {
         served: &BTreeMap<String, Served>,
     ) -> Result<Round, (&'static str, String)> {
         let now = served.get(reference);
+        let label = crate::telemetry::Label {
+            kind: reference.to_string(),
+        };
+        let metrics = self.plugins.metrics();
+        let mut resolution = None;
         let digest = match self.digest_of(reference).await {
             Ok(d) => {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs() as i64);
-                self.plugins
-                    .metrics()
-                    .registry_resolved
-                    .get_or_create(&crate::telemetry::Label {
-                        kind: reference.to_string(),
-                    })
-                    .set(now);
+                metrics.registry_resolved.get_or_create(&label).set(now);
+                resolution = Some(metrics.registry_resolutions.get_or_create(&label).inc() + 1);
                 d
             }
             Err(why) => match (now, self.last_verified(reference)) {
@@ -163,6 +178,12 @@ impl Follower {
             return Ok(Round::StillRefused);
         }
         let outcome = self.take(reference, &digest, served).await;
+        if let (Ok(Round::Loaded(_)), Some(n)) = (&outcome, resolution) {
+            metrics
+                .registry_taken_at
+                .get_or_create(&label)
+                .set(n as i64);
+        }
         if let Err((kind, _)) = &outcome {
             if *kind != "unreachable" {
                 self.refused
@@ -327,14 +348,53 @@ impl Follower {
         .then(|| digest.to_string())
     }
 
-    /// Resolves again every interval until the handle is aborted.
+    /// Resolves again every interval, and at once when another host or an operator says a
+    /// reference it follows moved, until the handle is aborted.
     pub fn spawn(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let this = self.clone();
         tokio::spawn(async move {
+            let mut listener = this
+                .notices
+                .as_ref()
+                .and_then(|db| notices::listen(db, PLUGIN_REFS));
+            let mut next = tokio::time::Instant::now() + this.options.interval;
             loop {
-                tokio::time::sleep(this.options.interval).await;
+                let notice = async {
+                    match listener.as_mut() {
+                        Some(l) => l.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = tokio::time::sleep_until(next) => {}
+                    notice = notice => match notice {
+                        Some(Notice::Payload(reference)) if this.follows(&reference) => {
+                            Metrics::count(&this.plugins.metrics().registry_events, "notice");
+                        }
+                        Some(Notice::Listening) => {
+                            this.plugins.metrics().registry_listening.set(1);
+                            continue;
+                        }
+                        Some(Notice::Payload(_)) => continue,
+                        Some(Notice::Lost) => {
+                            this.plugins.metrics().registry_listening.set(0);
+                            continue;
+                        }
+                        None => {
+                            this.plugins.metrics().registry_listening.set(0);
+                            listener = None;
+                            continue;
+                        }
+                    },
+                }
                 this.resolve().await;
+                next = tokio::time::Instant::now() + this.options.interval;
             }
         })
+    }
+
+    /// Whether a notice's payload names a reference this host follows.
+    fn follows(&self, payload: &str) -> bool {
+        payload == EVERY_REFERENCE || self.options.references.iter().any(|r| r == payload)
     }
 }
