@@ -36,6 +36,7 @@ mod registry;
 mod registry_entry;
 mod registry_fleet;
 mod registry_follow;
+mod registry_token;
 mod reload;
 mod report_loans;
 mod reports;

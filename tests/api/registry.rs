@@ -24,6 +24,23 @@ impl Registry {
     /// it serves a certificate for 127.0.0.1 signed by a CA of its own. Returns once the
     /// registry says it listens.
     pub(crate) async fn start(user: Option<(&str, &str)>, tls: bool) -> Registry {
+        Registry::start_with(tls, |dir| {
+            let (name, password) = user?;
+            let hash = bcrypt::hash(password, 4).unwrap();
+            std::fs::write(dir.join("htpasswd"), format!("{name}:{hash}\n")).unwrap();
+            Some(format!(
+                "auth:\n  htpasswd:\n    realm: loanhost-tests\n    path: {}\n",
+                dir.join("htpasswd").display()
+            ))
+        })
+        .await
+    }
+
+    /// Starts a registry whose `auth:` section `auth` writes (given the registry's folder).
+    pub(crate) async fn start_with(
+        tls: bool,
+        auth: impl FnOnce(&Path) -> Option<String>,
+    ) -> Registry {
         use tokio::io::AsyncBufReadExt;
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
@@ -49,13 +66,8 @@ impl Registry {
             ));
             ca = Some(dir.path().join("ca.pem"));
         }
-        if let Some((name, password)) = user {
-            let hash = bcrypt::hash(password, 4).unwrap();
-            std::fs::write(dir.path().join("htpasswd"), format!("{name}:{hash}\n")).unwrap();
-            config.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: loanhost-tests\n    path: {}\n",
-                dir.path().join("htpasswd").display()
-            ));
+        if let Some(section) = auth(dir.path()) {
+            config.push_str(&section);
         }
         std::fs::write(dir.path().join("config.yml"), config).unwrap();
         let mut child = tokio::process::Command::new("docker-registry")

@@ -30,6 +30,17 @@ pub(crate) async fn push_revision(
     reference: &str,
     release: Release<'_>,
 ) -> String {
+    push_revision_with(registry, fixture, reference, release, &[]).await
+}
+
+/// As [`push_revision`], with `env` for `plugin push` (credentials, a CA).
+pub(crate) async fn push_revision_with(
+    registry: &Registry,
+    fixture: &str,
+    reference: &str,
+    release: Release<'_>,
+    env: &[(&str, String)],
+) -> String {
     let dir = tempfile::tempdir().unwrap();
     let (wasm, toml) = (
         dir.path().join("revision.wasm"),
@@ -54,7 +65,8 @@ pub(crate) async fn push_revision(
         bytes.extend_from_slice(&[0, 2, 1, b'x']);
         std::fs::write(&wasm, bytes).unwrap();
     }
-    let env = [("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())];
+    let mut env = env.to_vec();
+    env.push(("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone()));
     let (ok, digest, why) = loanhost(&["push", files[0], files[1], reference], &env).await;
     assert!(ok, "push: {why}");
     digest.trim().to_string()
@@ -81,7 +93,7 @@ fn refusal(app: &TestApp, reference: &str) -> Option<String> {
 }
 
 /// The revision `revision` answers, if it is served.
-async fn revision(app: &TestApp) -> Option<String> {
+pub(crate) async fn revision(app: &TestApp) -> Option<String> {
     let reply = app
         .rpc(
             "agent-token",
@@ -94,7 +106,7 @@ async fn revision(app: &TestApp) -> Option<String> {
         .map(str::to_string)
 }
 
-fn follower(
+pub(crate) fn follower(
     registry: &Registry,
     reference: &str,
     cache: &std::path::Path,

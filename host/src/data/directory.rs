@@ -19,11 +19,11 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use crate::identity::ScopeFacts;
 
 use super::agents::{email_key, Agent};
+use super::notices::{self, Notice};
 use super::store::{Db, DbError};
 
 /// Entries kept at most; past this the directory starts over (a bound, not an eviction policy:
@@ -78,15 +78,8 @@ pub struct Directory {
     version: Version,
     entries: Mutex<Entries>,
     stats: DirectoryStats,
-    listener: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Drop for Directory {
-    fn drop(&mut self) {
-        if let Some(task) = self.listener.take() {
-            task.abort();
-        }
-    }
+    /// The `LISTEN` connection on PostgreSQL (closed with the directory).
+    _listener: Option<notices::Listener>,
 }
 
 impl Directory {
@@ -109,22 +102,28 @@ impl Directory {
                     (Version::Sqlite(Mutex::new(conn)), None)
                 }
             }
-            Db::Postgres(pool) => {
+            Db::Postgres(_) => {
                 let generation = Arc::new(AtomicU64::new(0));
                 let listening = Arc::new(AtomicBool::new(false));
-                // The listener holds its connection for good: a pool of its own, so the
-                // identity pool keeps all of its connections.
-                let own = sqlx::postgres::PgPoolOptions::new()
-                    .max_connections(1)
-                    .acquire_timeout(Duration::from_secs(2))
-                    .connect_lazy_with((*pool.connect_options()).clone());
-                let task = tokio::spawn(listen(own, generation.clone(), listening.clone()));
+                let (g, l) = (generation.clone(), listening.clone());
+                // Every notice bumps the generation; so do a lost connection (nothing is
+                // answered from memory until it is back) and a new one (anything may have
+                // changed while not listening).
+                let listener = notices::listen(&db, CHANNEL, move |notice| {
+                    if notice == Notice::Lost {
+                        l.store(false, Ordering::Release);
+                    }
+                    g.fetch_add(1, Ordering::AcqRel);
+                    if notice == Notice::Listening {
+                        l.store(true, Ordering::Release);
+                    }
+                });
                 (
                     Version::Postgres {
                         generation,
                         listening,
                     },
-                    Some(task),
+                    listener,
                 )
             }
         };
@@ -133,7 +132,7 @@ impl Directory {
             version,
             entries: Mutex::new(Entries::default()),
             stats: DirectoryStats::default(),
-            listener,
+            _listener: listener,
         })
     }
 
@@ -213,45 +212,5 @@ impl Directory {
             self.entries_at(v).by_email.insert(key, entry.clone());
         }
         Ok(entry)
-    }
-}
-
-/// Keeps a `LISTEN loanhost_directory` connection: each notification bumps the generation;
-/// a lost connection bumps it, stops answers from memory until it is back, and is retried.
-async fn listen(pool: sqlx::PgPool, generation: Arc<AtomicU64>, listening: Arc<AtomicBool>) {
-    loop {
-        let connected = async {
-            let mut l = sqlx::postgres::PgListener::connect_with(&pool).await?;
-            // A lost connection must be reported at once (not after reconnecting), so that
-            // nothing is answered from memory while notifications could be missed.
-            l.eager_reconnect(false);
-            l.listen(CHANNEL).await?;
-            Ok::<_, sqlx::Error>(l)
-        }
-        .await;
-        let mut listener = match connected {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(error = %e, "agent directory: cannot LISTEN; answering from the database");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-        };
-        // Anything may have changed while not listening.
-        generation.fetch_add(1, Ordering::AcqRel);
-        listening.store(true, Ordering::Release);
-        loop {
-            match listener.try_recv().await {
-                Ok(Some(_)) => {
-                    generation.fetch_add(1, Ordering::AcqRel);
-                }
-                Ok(None) | Err(_) => {
-                    listening.store(false, Ordering::Release);
-                    generation.fetch_add(1, Ordering::AcqRel);
-                    tracing::warn!("agent directory: the LISTEN connection was lost; reconnecting");
-                    break;
-                }
-            }
-        }
     }
 }

@@ -1,14 +1,14 @@
-//! Notices between hosts on one PostgreSQL database (`LISTEN`/`NOTIFY`): a host that swapped in
-//! a new registry artifact, or an operator's `loanhost plugin refresh`, tells every host to
-//! resolve its registry references now instead of at its next interval. A notice is a hint,
-//! never an instruction: each host resolves and verifies for itself. Notices sent while a
-//! listener is reconnecting are lost (the interval still follows the reference). SQLite serves
-//! one host: it has no notices.
+//! Notices between hosts on one PostgreSQL database (`LISTEN`/`NOTIFY`), one listening
+//! connection per channel: the agent directory's (`loanhost_directory`, sent by triggers) and
+//! the registry follower's (`loanhost_plugin_refs`: a host that swapped in a new artifact, or an
+//! operator's `loanhost plugin refresh`, tells every host to resolve its references now). A
+//! notice is a hint, never an instruction: whoever hears it reads the truth for itself. Notices
+//! sent while a listener is reconnecting are lost, which the listener reports at once (`Lost`)
+//! and again when it is back (`Listening`). SQLite serves one host: it has no notices.
 
 use std::time::Duration;
 
 use sqlx::postgres::{PgListener, PgPoolOptions};
-use tokio::sync::mpsc;
 
 use super::store::{Db, DbError};
 
@@ -34,16 +34,10 @@ pub async fn notify(db: &Db, channel: &str, payload: &str) -> Result<bool, DbErr
     }
 }
 
-/// What a listener hears; dropping it stops its connection.
-pub struct Listener {
-    notices: mpsc::Receiver<Notice>,
-    task: tokio::task::JoinHandle<()>,
-}
-
 /// One event of a listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notice {
-    /// The listener is (again) subscribed: notices from now on are heard.
+    /// Subscribed (again): notices from now on are heard; any sent before may have been missed.
     Listening,
     /// The connection was lost: notices are not heard until the next `Listening`.
     Lost,
@@ -51,11 +45,9 @@ pub enum Notice {
     Payload(String),
 }
 
-impl Listener {
-    /// The next event; `None` once the listener has stopped.
-    pub async fn recv(&mut self) -> Option<Notice> {
-        self.notices.recv().await
-    }
+/// A listening connection; dropping it closes the connection.
+pub struct Listener {
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Listener {
@@ -64,51 +56,46 @@ impl Drop for Listener {
     }
 }
 
-/// Listens on `channel` over a connection of its own (not one of the pools'), reconnecting
-/// after a lost connection; `None` with SQLite.
-pub fn listen(db: &Db, channel: &'static str) -> Option<Listener> {
+/// Listens on `channel` over a connection of its own (the pools keep all of theirs), calling
+/// `on` with each event as it happens, on the listener's task, and reconnecting after a lost
+/// connection; `None` with SQLite.
+pub fn listen(
+    db: &Db,
+    channel: &'static str,
+    mut on: impl FnMut(Notice) + Send + 'static,
+) -> Option<Listener> {
     let Db::Postgres(pool) = db else {
         return None;
     };
-    let options = (*pool.connect_options()).clone();
-    let (tx, notices) = mpsc::channel(64);
+    let own = PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(2))
+        .connect_lazy_with((*pool.connect_options()).clone());
     let task = tokio::spawn(async move {
         loop {
             let subscribed = async {
-                let pool = PgPoolOptions::new()
-                    .max_connections(1)
-                    .max_lifetime(None)
-                    .idle_timeout(None)
-                    .connect_with(options.clone())
-                    .await?;
-                let mut listener = PgListener::connect_with(&pool).await?;
+                let mut listener = PgListener::connect_with(&own).await?;
+                // A lost connection is reported at once, not after reconnecting.
+                listener.eager_reconnect(false);
                 listener.listen(channel).await?;
-                Ok::<_, sqlx::Error>((pool, listener))
+                Ok::<_, sqlx::Error>(listener)
             };
-            let (_pool, mut listener) = match subscribed.await {
+            let mut listener = match subscribed.await {
                 Ok(l) => l,
                 Err(e) => {
-                    tracing::warn!(channel, error = %e, "cannot listen for notices; trying again");
+                    tracing::warn!(channel, error = %e, "cannot LISTEN; trying again");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                     continue;
                 }
             };
-            if tx.send(Notice::Listening).await.is_err() {
-                return;
-            }
+            on(Notice::Listening);
             // `None` or an error: the connection was lost; reconnect and subscribe again.
             while let Ok(Some(n)) = listener.try_recv().await {
-                let payload = n.payload().to_string();
-                if tx.send(Notice::Payload(payload)).await.is_err() {
-                    return;
-                }
+                on(Notice::Payload(n.payload().to_string()));
             }
-            tracing::warn!(channel, "the notice connection was lost; listening again");
-            if tx.send(Notice::Lost).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            on(Notice::Lost);
+            tracing::warn!(channel, "the LISTEN connection was lost; reconnecting");
         }
     });
-    Some(Listener { notices, task })
+    Some(Listener { task })
 }

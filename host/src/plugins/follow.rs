@@ -353,36 +353,33 @@ impl Follower {
     pub fn spawn(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let this = self.clone();
         tokio::spawn(async move {
-            let mut listener = this
-                .notices
-                .as_ref()
-                .and_then(|db| notices::listen(db, PLUGIN_REFS));
+            let (tx, mut heard) = tokio::sync::mpsc::unbounded_channel();
+            let listening = this.plugins.metrics().registry_listening.clone();
+            let listener = this.notices.as_ref().and_then(|db| {
+                notices::listen(db, PLUGIN_REFS, move |notice| match notice {
+                    Notice::Listening => {
+                        listening.set(1);
+                    }
+                    Notice::Lost => {
+                        listening.set(0);
+                    }
+                    Notice::Payload(reference) => {
+                        let _ = tx.send(reference);
+                    }
+                })
+            });
+            let mut open = listener.is_some();
             let mut next = tokio::time::Instant::now() + this.options.interval;
             loop {
-                let notice = async {
-                    match listener.as_mut() {
-                        Some(l) => l.recv().await,
-                        None => std::future::pending().await,
-                    }
-                };
                 tokio::select! {
                     _ = tokio::time::sleep_until(next) => {}
-                    notice = notice => match notice {
-                        Some(Notice::Payload(reference)) if this.follows(&reference) => {
+                    heard = heard.recv(), if open => match heard {
+                        Some(reference) if this.follows(&reference) => {
                             Metrics::count(&this.plugins.metrics().registry_events, "notice");
                         }
-                        Some(Notice::Listening) => {
-                            this.plugins.metrics().registry_listening.set(1);
-                            continue;
-                        }
-                        Some(Notice::Payload(_)) => continue,
-                        Some(Notice::Lost) => {
-                            this.plugins.metrics().registry_listening.set(0);
-                            continue;
-                        }
+                        Some(_) => continue,
                         None => {
-                            this.plugins.metrics().registry_listening.set(0);
-                            listener = None;
+                            open = false;
                             continue;
                         }
                     },
