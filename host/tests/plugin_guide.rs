@@ -4,7 +4,8 @@
 //! `<!-- guide: build -->` blocks (scaffold outside the project, build, check, run on fixtures,
 //! the crate's own tests, keygen, sign), a real `loanhost serve` that trusts the new key and
 //! requires signatures, its `<!-- guide: deploy -->` blocks into that server's plugin
-//! directory, and a call over MCP. The blocks run verbatim, with `PATH` left as it is.
+//! directory, and a call over MCP; then its `<!-- guide: publish -->` block against the
+//! reference registry. The blocks run verbatim, with `PATH` left as it is.
 
 mod common;
 
@@ -88,6 +89,32 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
 
     // Act + Assert: deployed to a server that requires signatures, and called over MCP.
     serve_deploy_and_call(work.path(), &public, "deploy", "my_report", false).await;
+
+    // Act: published to the reference registry, checked from it, pulled back by digest.
+    let (_registry, host) = common::registry(work.path()).await;
+    let registry = Path::new(&host);
+    bash(
+        &blocks("publish"),
+        &[
+            ("WORK", work.path()),
+            ("REGISTRY", registry),
+            ("LOANHOST_REGISTRY_PLAIN_HTTP", registry),
+        ],
+    );
+
+    // Assert: the same signed files came back.
+    for file in [
+        "my_report.wasm",
+        "my_report.toml",
+        "my_report.wasm.minisig",
+        "my_report.toml.minisig",
+    ] {
+        assert_eq!(
+            std::fs::read(work.path().join("pulled").join(file)).unwrap(),
+            std::fs::read(work.path().join("build").join(file)).unwrap(),
+            "{file}"
+        );
+    }
 }
 
 #[tokio::test]

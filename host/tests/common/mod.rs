@@ -88,3 +88,33 @@ pub async fn wait_for_log_line(log: &Path, needles: &[&str], child: &mut std::pr
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// The reference registry (Debian's `docker-registry`) on a free loopback port, anonymous and
+/// plain HTTP, storing under `dir`; its `host:port` once it says it listens. Killed when the
+/// child is dropped.
+pub async fn registry(dir: &Path) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let host = format!("127.0.0.1:{}", free_port());
+    let config = dir.join("registry.yml");
+    let yaml = format!(
+        "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {host}\n",
+        dir.join("registry-data").display()
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let mut child = tokio::process::Command::new("docker-registry")
+        .arg("serve")
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("docker-registry (Debian's package; make test installs it)");
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if line.contains("listening on") {
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return (child, host);
+        }
+    }
+    panic!("the registry ended before it listened");
+}
