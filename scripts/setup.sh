@@ -52,3 +52,11 @@ if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/nul
     $sudo apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends docker-registry skopeo >&2
 fi
+
+# Images without a daemon (the deploy tests): buildah, podman, runc and a containers.conf these
+# machines need; PostgreSQL 15 and docker-registry for the compose stack's stand-in images.
+"$root/scripts/containers.sh" >/dev/null
+if ! [ -x /usr/lib/postgresql/15/bin/postgres ]; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends postgresql-15 >&2
+fi

@@ -17,6 +17,7 @@ mod conformance;
 mod connections;
 mod cut_totals;
 mod data;
+mod deploy;
 mod differential;
 mod directory;
 mod mcp_modern;
