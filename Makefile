@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR ?= $(CACHE)/target
 export PLUGIN_TARGET_DIR ?= $(CACHE)/plugins-target
 LOANHOST := $(CARGO_TARGET_DIR)/release/loanhost
 
-.PHONY: all deps plugins build run test sdks lint unit e2e bench bench-matrix attack fuzz mutations watch clean-dist
+.PHONY: all deps plugins build run image test sdks lint unit e2e bench bench-matrix attack fuzz mutations watch clean-dist
 
 all: build
 
@@ -30,6 +30,11 @@ build: plugins
 ## run: build everything and start the server (Ctrl-C stops it)
 run: build
 	@scripts/run.sh "$(LOANHOST)"
+
+## image: the server image (deploy/image/Containerfile), built without a daemon from the
+## release binary and the shipped plugins: localhost/loanhost:<version> (docs/deploy.md)
+image: build
+	@scripts/image.sh "$(LOANHOST)" plugins/dist
 
 ## test: formatting, lints, unit and end-to-end tests (with a short attack suite and brief
 ## fuzzing); stops at once with the script's own message when PostgreSQL cannot start

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    free_port, loanhost_binary, python, root, tool_manifest, tool_view, tool_wasm,
+    call_at, free_port, loanhost_binary, python, root, tool_manifest, tool_view, tool_wasm,
 };
 use crate::registry::loanhost;
 
@@ -118,16 +118,7 @@ async fn ready(url: &str) -> Value {
 
 /// A `tools/call` of `tool` at `base` with `token`.
 async fn call(base: &str, token: &str, tool: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": tool, "arguments": arguments}});
-    reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
+    call_at(&reqwest::Client::new(), base, token, tool, arguments)
         .await
         .unwrap()
 }

@@ -318,6 +318,27 @@ pub async fn import_lines(app: &TestApp, file: &str, lines: &[String]) {
         .unwrap();
 }
 
+/// A `tools/call` of `tool` on the server at `base` (a process of its own, not a [`TestApp`])
+/// with `token`: the JSON-RPC reply, or why there was none.
+pub async fn call_at(
+    client: &reqwest::Client,
+    base: &str,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+) -> Result<Value, String> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}});
+    let reply = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    reply.json().await.map_err(|e| e.to_string())
+}
+
 /// A loopback port free right now (another process may still take it before it is bound).
 pub fn free_port() -> u16 {
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

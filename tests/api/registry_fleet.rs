@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 
 use crate::helpers::{
-    free_port, fresh_postgres_database, loanhost_binary, signing_pem, users, TODAY,
+    call_at, free_port, fresh_postgres_database, loanhost_binary, signing_pem, users, TODAY,
 };
 use crate::registry::{loanhost, Registry};
 use crate::registry_follow::{push_revision, retag, Release};
@@ -104,17 +104,7 @@ impl Host {
 
     /// What `revision` answers: `Some(revision)`, or `None` with the reply when the call failed.
     async fn revision(&self) -> Result<String, String> {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "revision", "arguments": {}}});
-        let reply = self
-            .client
-            .post(format!("{}/mcp", self.base))
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let reply: Value = reply.json().await.map_err(|e| e.to_string())?;
+        let reply = call_at(&self.client, &self.base, &self.token, "revision", json!({})).await?;
         reply["result"]["structuredContent"]["revision"]
             .as_str()
             .map(str::to_string)
