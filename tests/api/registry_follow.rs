@@ -20,6 +20,8 @@ pub(crate) enum Release<'a> {
     SignedBy(&'a std::path::Path),
     /// Signed so, then its component changed.
     TamperedAfterSigning(&'a std::path::Path),
+    /// A component that imports WASI (a filesystem) instead of the fixture.
+    ImportingWasi,
 }
 
 /// Pushes the `revision` fixture `fixture`, made as `release` says, to `reference`; the
@@ -46,7 +48,14 @@ pub(crate) async fn push_revision_with(
         dir.path().join("revision.wasm"),
         dir.path().join("revision.toml"),
     );
-    std::fs::write(&wasm, fixture_wasm(fixture)).unwrap();
+    let component = match release {
+        Release::ImportingWasi => {
+            let wat = "(component (import \"wasi:filesystem/types@0.2.0\" (instance)))";
+            wat::parse_str(wat).unwrap()
+        }
+        _ => fixture_wasm(fixture),
+    };
+    std::fs::write(&wasm, component).unwrap();
     let manifest_text = match release {
         Release::Broken => "this is [not toml".to_string(),
         _ => manifest("revision", DEFAULT_ROLES, &["loans"], 16, 20_000, 65536),
@@ -155,10 +164,17 @@ async fn a_host_follows_a_tag_through_a_move_a_bad_release_a_rollback_and_a_rest
     })
     .await;
 
-    // A bad release under the tag: refused with its reason, b keeps serving.
+    // Bad releases under the tag: a manifest that does not parse, then a component that
+    // imports WASI; each refused with its reason, b keeps serving.
     push_revision(&registry, "revision-a", &live, Release::Broken).await;
     app.eventually("the bad release is refused", || async {
         refusal(&app, &live).is_some_and(|why| why.contains("revision.toml"))
+    })
+    .await;
+    assert_eq!(revision(&app).await.as_deref(), Some("b"));
+    push_revision(&registry, "revision-a", &live, Release::ImportingWasi).await;
+    app.eventually("the WASI release is refused", || async {
+        refusal(&app, &live).is_some_and(|why| why.contains("imports `wasi:filesystem"))
     })
     .await;
     assert_eq!(revision(&app).await.as_deref(), Some("b"));
