@@ -223,6 +223,8 @@ async fn the_image_serves_its_plugins_read_only_as_a_non_root_user_without_a_she
             "--rm",
             "--network",
             "host",
+            "--tmpfs",
+            "/data",
             "--entrypoint",
             "/bin/sh",
             image,
@@ -279,6 +281,7 @@ async fn the_compose_stack_serves_from_two_replicas_follows_a_new_plugin_version
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     let _down = scopeguard(&project, &env);
+    let volumes_before = anonymous_volumes();
 
     // Act: up; both replicas ready with every tool from the registry.
     run(compose(&project, &env).args(["up", "-d"]));
@@ -369,6 +372,20 @@ async fn the_compose_stack_serves_from_two_replicas_follows_a_new_plugin_version
     assert_eq!(left.trim(), "", "containers left");
     let volumes = run(podman().args(["volume", "ls", "-q", "--filter", &label]));
     assert_eq!(volumes.trim(), "", "volumes left");
+    let new: Vec<String> = anonymous_volumes()
+        .into_iter()
+        .filter(|v| !volumes_before.contains(v))
+        .collect();
+    assert!(new.is_empty(), "anonymous volumes left: {new:?}");
+}
+
+/// The anonymous volumes podman holds now (the ones a `VOLUME` makes when nothing is mounted).
+fn anonymous_volumes() -> Vec<String> {
+    let out = run(podman().args(["volume", "ls", "--format", "{{.Name}} {{.Anonymous}}"]));
+    out.lines()
+        .filter_map(|l| l.strip_suffix(" true"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Takes the stack down when the test ends, whatever happened.
