@@ -6,6 +6,7 @@
 #   scripts/image.sh BINARY PLUGIN_DIR [TAG]     (TAG: localhost/loanhost:<version>)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/rootfs.sh"
 binary=${1:?the release binary}
 plugins=${2:?the shipped plugins folder}
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)
@@ -21,11 +22,7 @@ mkdir -p "$rootfs/usr/local/bin" "$rootfs/opt/loanhost/plugins" "$rootfs/etc/ssl
     "$rootfs/tmp" "$rootfs/opt/loanhost/empty" "$context/data/cache"
 objcopy --strip-debug "$binary" "$rootfs/usr/local/bin/loanhost"
 # The dynamic loader and every library the binary links (glibc, libgcc_s, libm).
-ldd "$binary" | awk '/=>/ {print $3} !/=>/ && /^\t\// {print $1}' | while read -r lib; do
-    [ -f "$lib" ] || continue
-    mkdir -p "$rootfs$(dirname "$lib")"
-    cp -L "$lib" "$rootfs$lib"
-done
+copy_libraries "$rootfs" "$binary"
 cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/"
 printf 'root:x:0:0:root:/root:/sbin/nologin\nloanhost:x:10001:10001:loanhost:/data:/sbin/nologin\n' > "$rootfs/etc/passwd"
 printf 'root:x:0:\nloanhost:x:10001:\n' > "$rootfs/etc/group"

@@ -10,6 +10,7 @@
 # first-start script) dash. Run with POSTGRES_IMAGE and REGISTRY_IMAGE pointing at them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/rootfs.sh"
 "$root/scripts/containers.sh" >/dev/null
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$HOME/.cache/loanhost/containers.conf}
 if ! [ -x /usr/lib/postgresql/15/bin/postgres ] || ! command -v docker-registry >/dev/null; then
@@ -19,18 +20,15 @@ fi
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 
-# Copies each file, and every library it links, into $1.
+# Copies each file, and every library it links, into $1 at the same paths.
 with_libraries() {
     local rootfs=$1; shift
+    local file
     for file in "$@"; do
         mkdir -p "$rootfs$(dirname "$file")"
         cp -aL "$file" "$rootfs$file"
-        ldd "$file" 2>/dev/null | awk '/=>/ {print $3} !/=>/ && /^\t\// {print $1}' | while read -r lib; do
-            [ -f "$lib" ] || continue
-            mkdir -p "$rootfs$(dirname "$lib")"
-            cp -L "$lib" "$rootfs$lib"
-        done
     done
+    copy_libraries "$rootfs" "$@"
 }
 
 # PostgreSQL.
@@ -40,7 +38,7 @@ mkdir -p "$pg/etc" "$pg/tmp" "$pg/usr/share" "$context/postgres/owned/var/lib/po
 with_libraries "$pg" /bin/sh /usr/lib/postgresql/15/bin/postgres /usr/lib/postgresql/15/bin/initdb \
     /usr/lib/postgresql/15/bin/pg_isready
 cp -a /usr/lib/postgresql/15/lib "$pg/usr/lib/postgresql/15/"
-for lib in /usr/lib/postgresql/15/lib/*.so; do with_libraries "$pg" "$lib"; done
+copy_libraries "$pg" /usr/lib/postgresql/15/lib/*.so
 mkdir -p "$pg/usr/share/postgresql"
 cp -a /usr/share/postgresql/15 "$pg/usr/share/postgresql/"
 cp -a /usr/share/zoneinfo "$pg/usr/share/" 2>/dev/null || true

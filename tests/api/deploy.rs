@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    call_at, free_port, loanhost_binary, python, root, tool_manifest, tool_view, tool_wasm,
+    built, call_at, free_port, loanhost_binary, python, root, run, tool_manifest, tool_wasm,
 };
 use crate::registry::loanhost;
 
@@ -41,50 +41,22 @@ fn podman() -> Command {
 fn containers_conf() -> PathBuf {
     static CONF: OnceLock<PathBuf> = OnceLock::new();
     CONF.get_or_init(|| {
-        let out = Command::new(root().join("scripts/containers.sh"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        let out = run(&mut Command::new(root().join("scripts/containers.sh")));
+        PathBuf::from(out.trim())
     })
     .clone()
-}
-
-/// Runs `command`; its standard output, or a panic with what it printed.
-fn run(command: &mut Command) -> String {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{command:?}:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The server image of this build (its binary, the shipped plugins), built once per run.
 fn image() -> &'static str {
     static IMAGE: OnceLock<String> = OnceLock::new();
     IMAGE.get_or_init(|| {
-        let plugins = tempfile::tempdir().unwrap();
-        for tool in shipped() {
-            let dir = plugins.path();
-            std::fs::write(dir.join(format!("{tool}.wasm")), tool_wasm(&tool)).unwrap();
-            std::fs::write(dir.join(format!("{tool}.toml")), tool_manifest(&tool)).unwrap();
-            if let Some(view) = tool_view(&tool) {
-                std::fs::write(dir.join(format!("{tool}.html")), view).unwrap();
-            }
-        }
         // One tag for every run: the previous run's image is replaced, and pruned below.
         let tag = "localhost/loanhost:test".to_string();
         let binary = loanhost_binary().expect("the loanhost binary of this build");
         run(Command::new(root().join("scripts/image.sh"))
             .arg(binary)
-            .arg(plugins.path())
+            .arg(&built().dist)
             .arg(&tag)
             .env("CONTAINERS_CONF", containers_conf()));
         let _ = podman().args(["image", "prune", "-f"]).output();

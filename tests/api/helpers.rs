@@ -318,6 +318,18 @@ pub async fn import_lines(app: &TestApp, file: &str, lines: &[String]) {
         .unwrap();
 }
 
+/// Runs `command`; its standard output, or a panic with what it printed.
+pub fn run(command: &mut std::process::Command) -> String {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?}:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// A `tools/call` of `tool` on the server at `base` (a process of its own, not a [`TestApp`])
 /// with `token`: the JSON-RPC reply, or why there was none.
 pub async fn call_at(

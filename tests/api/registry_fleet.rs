@@ -129,15 +129,9 @@ impl Host {
         let served = format!(
             "loanhost_plugin_served{{tool=\"revision\",source=\"{reference}\",digest=\"{digest}\"}}"
         );
-        for _ in 0..6000 {
-            if self.metric(&served).await == Some(1.0) {
-                let taken =
-                    format!("loanhost_registry_taken_at_resolution{{kind=\"{reference}\"}}");
-                return self.metric(&taken).await.unwrap();
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("{} never served {digest}", self.base);
+        self.reaches(&served, 1.0).await;
+        let taken = format!("loanhost_registry_taken_at_resolution{{kind=\"{reference}\"}}");
+        self.metric(&taken).await.unwrap()
     }
 
     /// Waits until the metric line `series` reads at least `at_least`.

@@ -83,16 +83,11 @@ pub(crate) async fn push_revision_with(
 
 /// Moves the tag `live` to `digest` with skopeo, as an operator rolls back.
 pub(crate) fn retag(registry: &Registry, digest: &str) {
-    let retag = std::process::Command::new("skopeo")
-        .args(["copy", "--src-tls-verify=false", "--dest-tls-verify=false"])
-        .arg(format!("docker://{}/team/revision@{digest}", registry.host))
-        .arg(format!("docker://{}/team/revision:live", registry.host))
-        .output()
-        .unwrap();
-    assert!(
-        retag.status.success(),
-        "{}",
-        String::from_utf8_lossy(&retag.stderr)
+    crate::helpers::run(
+        std::process::Command::new("skopeo")
+            .args(["copy", "--src-tls-verify=false", "--dest-tls-verify=false"])
+            .arg(format!("docker://{}/team/revision@{digest}", registry.host))
+            .arg(format!("docker://{}/team/revision:live", registry.host)),
     );
 }
 
