@@ -488,7 +488,7 @@ async fn another_wit_major_version_is_refused_naming_both_versions() {
         .unwrap_err();
 
     // Assert
-    assert!(e.to_string().ends_with("future.wasm: built against loan:reporting@2.0.0; this host supports loan:reporting@1.0.0"), "{e}");
+    assert!(e.to_string().ends_with("future.wasm: built against loan:reporting@2.0.0; this host supports loan:reporting@1.0.0, loan:reporting@1.1.0"), "{e}");
 }
 
 #[tokio::test]

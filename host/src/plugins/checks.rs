@@ -200,3 +200,42 @@ pub(super) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     }
     Ok(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::tool_version;
+
+    fn names(version: &str, interfaces: &[&str]) -> Vec<String> {
+        interfaces
+            .iter()
+            .map(|i| format!("loan:reporting/{i}@{version}"))
+            .collect()
+    }
+
+    #[test]
+    fn both_served_versions_are_told_apart_and_one_plugin_uses_one() {
+        // Arrange
+        let imports = ["caller", "clock", "log", "data"];
+
+        // Act + Assert
+        for v in ["1.0.0", "1.1.0"] {
+            assert_eq!(
+                tool_version(&names(v, &["tool"]), &names(v, &imports)),
+                Ok(v.into())
+            );
+        }
+        let mixed = tool_version(&names("1.1.0", &["tool"]), &names("1.0.0", &imports));
+        assert!(
+            mixed
+                .as_ref()
+                .unwrap_err()
+                .contains("built against one version"),
+            "{mixed:?}"
+        );
+        let future = tool_version(&names("1.2.0", &["tool"]), &names("1.2.0", &imports));
+        assert_eq!(
+            future,
+            Err("built against loan:reporting@1.2.0; this host supports loan:reporting@1.0.0, loan:reporting@1.1.0".into())
+        );
+    }
+}

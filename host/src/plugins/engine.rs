@@ -13,7 +13,6 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use super::bindings::ReportingTool;
 use super::cache::{CacheMiss, CompileCache};
 use super::compiler::{compile_isolated, Compiler};
 use super::manifest::MAX_MEMORY_MIB;
@@ -53,6 +52,7 @@ pub const TABLE_SLOTS: u32 = MAX_INSTANCES * MAX_TABLES_PER_COMPONENT;
 pub struct PluginEngine {
     engine: Engine,
     linker: Linker<PluginState>,
+    linker_1_1: Linker<PluginState>,
     cache: Option<CompileCache>,
     compat_hash: String,
     compiler: Compiler,
@@ -138,7 +138,8 @@ impl PluginEngine {
             .map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
 
         let mut linker = Linker::new(&engine);
-        ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)
+        let mut linker_1_1 = Linker::new(&engine);
+        super::bindings::add_to_linkers(&mut linker, &mut linker_1_1)
             .map_err(|e| anyhow::anyhow!("linking host capabilities: {e:#}"))?;
 
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -156,6 +157,7 @@ impl PluginEngine {
         Ok(PluginEngine {
             engine,
             linker,
+            linker_1_1,
             cache,
             compat_hash,
             compiler,
@@ -168,9 +170,13 @@ impl PluginEngine {
         &self.engine
     }
 
-    /// The linker with the host capabilities.
-    pub(crate) fn linker(&self) -> &Linker<PluginState> {
-        &self.linker
+    /// The linker with the host capabilities of `loan:reporting@{wit_version}` (one of
+    /// [`super::SUPPORTED_WIT_VERSIONS`]).
+    pub(crate) fn linker(&self, wit_version: &str) -> &Linker<PluginState> {
+        match wit_version {
+            "1.1.0" => &self.linker_1_1,
+            _ => &self.linker,
+        }
     }
 
     /// Compiles a component (see [`super::compiler`]), or loads its precompiled form from

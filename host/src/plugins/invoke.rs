@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use wasmtime::{Store, UpdateDeadline};
 
-use super::bindings::{types::ToolError, ReportingToolPre, ToolDescription};
+use super::bindings::{types::ToolError, ToolDescription, ToolPre};
 use super::engine::{PluginEngine, EPOCH_TICK, MAX_INSTANCES};
 use super::manifest::Manifest;
 use super::state::{
@@ -68,6 +68,8 @@ pub(crate) struct Runner {
     pub permit_wait: Duration,
     /// Plugin log lines, host-wide.
     pub log_budget: Arc<super::log_budget::LogBudget>,
+    /// Record each call's stage marks ([`super::profile`]).
+    pub profile: bool,
 }
 
 impl Runner {
@@ -75,7 +77,7 @@ impl Runner {
     /// data image in bytes ([`super::Shape::image_memory`]), not charged as memory grown.
     pub async fn run(
         &self,
-        pre: &ReportingToolPre<PluginState>,
+        pre: &ToolPre,
         manifest: &Arc<Manifest>,
         image: u64,
         call: Option<CallContext>,
@@ -88,7 +90,7 @@ impl Runner {
     /// instantiation and the guest's run took.
     pub async fn run_measured(
         &self,
-        pre: &ReportingToolPre<PluginState>,
+        pre: &ToolPre,
         manifest: &Arc<Manifest>,
         image: u64,
         call: Option<CallContext>,
@@ -127,6 +129,9 @@ impl Runner {
                 guest_ticks: 0,
                 log_budget: self.log_budget.clone(),
                 totals: None,
+                profile: self
+                    .profile
+                    .then(|| super::profile::CallProfile::new(Instant::now())),
             },
         );
         store.limiter(|s| &mut s.limiter);
@@ -157,17 +162,24 @@ impl Runner {
         let timing_ref = &mut timing;
         let work = async {
             let started = Instant::now();
-            let instance = pre.instantiate_async(&mut store).await?;
+            let tool = pre.instantiate(&mut store).await?;
             timing_ref.instantiate = started.elapsed();
+            store.data_mut().mark("instantiated");
             let started = Instant::now();
-            let tool = instance.loan_reporting_tool();
             let _ran = RunClock(started, &mut timing_ref.run);
             match op {
-                Op::Describe => tool.call_describe(&mut store).await.map(Answer::Described),
-                Op::Call(args) => tool.call_call(&mut store, &args).await.map(Answer::Called),
+                Op::Describe => tool.describe(&mut store).await.map(Answer::Described),
+                Op::Call(args) => tool.call(&mut store, &args).await.map(Answer::Called),
             }
         };
         let outcome = tokio::time::timeout(timeout + GRACE + EPOCH_TICK, work).await;
+        store.data_mut().mark("returned");
+        timing.marks = store
+            .data_mut()
+            .profile
+            .take()
+            .map(super::profile::CallProfile::into_marks)
+            .unwrap_or_default();
         let usage = store.data().usage;
         let result = match outcome {
             Err(_elapsed) => Err(Failure::Timeout(limits.timeout_ms)),
@@ -194,12 +206,14 @@ impl Runner {
 }
 
 /// How long a call spent being instantiated, and running (guest code and host imports).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Timing {
     /// Creating the instance in its fresh store.
     pub instantiate: Duration,
     /// The export's run, host imports included.
     pub run: Duration,
+    /// The call's stage marks, when it was profiled.
+    pub marks: Vec<super::profile::Mark>,
 }
 
 /// Writes the time since its start into the slot when dropped (also when a call is cut off).

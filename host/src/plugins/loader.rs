@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::bindings::ReportingToolPre;
+use super::bindings::ToolPre;
 use super::checks::{
     check_interfaces, check_shape, read_capped, tool_version, MAX_MANIFEST_BYTES,
     MAX_SIGNATURE_BYTES,
@@ -17,13 +17,12 @@ use super::invoke::{Answer, Op, Runner};
 use super::manifest::{Manifest, MAX_VIEW_BYTES};
 use super::shape::Shape;
 use super::signature::{trusted_comment, ManifestBinding, SignaturePolicy};
-use super::state::PluginState;
 use super::view::{self, View};
 
 /// The WIT package plugins implement.
 pub const WIT_PACKAGE: &str = "loan:reporting";
 /// Versions of [`WIT_PACKAGE`] this host provides.
-pub const SUPPORTED_WIT_VERSIONS: &[&str] = &["1.0.0"];
+pub const SUPPORTED_WIT_VERSIONS: &[&str] = &["1.0.0", "1.1.0"];
 
 /// The files of one deployed plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +109,7 @@ pub struct Plugin {
     pub signer: Option<String>,
     /// Where the served version came from; set when it is installed.
     pub origin: Option<Origin>,
-    pub(crate) pre: ReportingToolPre<PluginState>,
+    pub(crate) pre: ToolPre,
 }
 
 /// Where a served plugin came from, as the `loanhost_plugin_served` metric and the audit line
@@ -354,10 +353,10 @@ pub(crate) async fn load(
     }
 
     let instance_pre = engine
-        .linker()
+        .linker(&wit_version)
         .instantiate_pre(&component)
         .map_err(|e| LoadError::new(&files.wasm, format!("cannot link: {}", first_line(&e))))?;
-    let pre = ReportingToolPre::new(instance_pre).map_err(|e| {
+    let pre = ToolPre::new(&wit_version, instance_pre).map_err(|e| {
         LoadError::new(
             &files.wasm,
             format!("does not export the tool interface: {}", first_line(&e)),

@@ -33,6 +33,7 @@ pub mod manifest;
 pub mod oci;
 mod options;
 mod output;
+pub mod profile;
 mod registry;
 mod reload;
 pub mod scaffold;
@@ -149,6 +150,8 @@ pub struct CallReport {
     pub run: std::time::Duration,
     /// Wall time of the whole call.
     pub duration: std::time::Duration,
+    /// The call's stage marks, when the host profiles calls ([`HostOptions::profile_calls`]).
+    pub marks: Vec<profile::Mark>,
 }
 
 /// The plugin host: engine, registry, signature policy.
@@ -202,6 +205,7 @@ impl Plugins {
                 memory: state::SharedMemoryBudget::new(options.memory_mib),
                 permit_wait: options.permit_wait,
                 log_budget: Arc::new(log_budget::LogBudget::new(options.log_lines_per_second)),
+                profile: options.profile_calls,
             },
             registry: Registry::default(),
             policy: options.policy,
@@ -407,6 +411,7 @@ impl Plugins {
         report.db_time = usage.db_time;
         report.instantiate = timing.instantiate;
         report.run = timing.run;
+        report.marks = timing.marks;
         let text = match answer {
             Ok(Answer::Called(Ok(text))) => text,
             Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),

@@ -38,6 +38,9 @@ pub struct HostOptions {
     /// Where components are compiled (a worker process of this binary, when it is
     /// `loanhost`).
     pub compiler: Compiler,
+    /// Record every call's stage marks in its [`super::CallReport`] (`languages`'s profile):
+    /// a guest's `loanhost-profile:` log lines become marks instead of log lines.
+    pub profile_calls: bool,
 }
 
 impl HostOptions {
@@ -56,6 +59,7 @@ impl HostOptions {
             log_lines_per_second: 200,
             metrics: Arc::default(),
             compiler: Compiler::for_this_process(CompileLimits::default()),
+            profile_calls: false,
         }
     }
 

@@ -48,6 +48,17 @@ pub struct PluginState {
     pub guest_ticks: u32,
     /// The totals of this call's last query whose groups were cut by their limit.
     pub totals: Option<CallTotals>,
+    /// The call's stage marks, when the host profiles calls.
+    pub profile: Option<super::profile::CallProfile>,
+}
+
+impl PluginState {
+    /// Marks that the call reached `stage`, when it is profiled.
+    pub fn mark(&mut self, stage: &str) {
+        if let Some(p) = self.profile.as_mut() {
+            p.mark(stage);
+        }
+    }
 }
 
 /// The row of totals a grouped query's statement appended when its groups were cut by their

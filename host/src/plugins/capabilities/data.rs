@@ -9,35 +9,59 @@
 use std::time::{Duration, Instant};
 
 use crate::data::catalog::Dataset;
-use crate::data::query::{
-    self, Aggregate, Allowance, Condition, Key, PeriodUnit, Query, QueryError, Value,
-};
+use crate::data::query::{self, Allowance, Query, QueryError};
 use crate::data::scope::Scope;
-use crate::plugins::bindings::data as wit;
-use crate::plugins::bindings::data::{DataError, Host, Rows};
 use crate::plugins::state::{CallTotals, LimitHit, PluginState};
 
-impl Host for PluginState {
-    async fn run(&mut self, q: wit::Query) -> wasmtime::Result<Result<Rows, DataError>> {
+/// Why a query was not run, as the plugin is told (each WIT version has its `data-error`).
+pub(super) enum Refusal {
+    /// `denied`.
+    Denied(String),
+    /// `invalid-query`.
+    InvalidQuery(String),
+    /// `unavailable`.
+    Unavailable(String),
+}
+
+impl PluginState {
+    /// A `data` query of `dataset_name`, as `make` builds it once the dataset is known: the
+    /// checks, scope and budgets of every version's `data.run` (see [`super::data_wit`]), and
+    /// the rows. Marks its start and end for a profile.
+    pub(super) async fn run_query(
+        &mut self,
+        dataset_name: &str,
+        make: impl FnOnce(Dataset) -> Query,
+    ) -> wasmtime::Result<Result<query::Rows, Refusal>> {
+        self.mark("data-entered");
+        let answer = self.run_query_unmarked(dataset_name, make).await;
+        self.mark("data-left");
+        answer
+    }
+
+    async fn run_query_unmarked(
+        &mut self,
+        dataset_name: &str,
+        make: impl FnOnce(Dataset) -> Query,
+    ) -> wasmtime::Result<Result<query::Rows, Refusal>> {
         let Some(call) = self.call.as_ref() else {
             return Err(super::no_call_in_describe("data.run"));
         };
-        let Some(dataset) = Dataset::parse(&q.dataset) else {
-            return Ok(Err(DataError::InvalidQuery(format!(
+        let Some(dataset) = Dataset::parse(dataset_name) else {
+            return Ok(Err(Refusal::InvalidQuery(format!(
                 "unknown dataset `{}`; known: {}",
-                q.dataset,
+                dataset_name,
                 Dataset::ALL.map(|d| d.as_str()).join(", ")
             ))));
         };
         if !self.manifest.grants(dataset) {
-            return Ok(Err(DataError::Denied(format!(
+            return Ok(Err(Refusal::Denied(format!(
                 "dataset `{}` is not granted to plugin `{}`",
                 dataset.as_str(),
                 self.manifest.name
             ))));
         }
         let Some(reports) = self.reports.clone() else {
-            return Ok(Err(DataError::Unavailable(format!(
+            return Ok(Err(Refusal::Unavailable(format!(
                 "dataset `{}` has no data store here",
                 dataset.as_str()
             ))));
@@ -60,6 +84,7 @@ impl Host for PluginState {
         let started = Instant::now();
         let db = &reports.db;
         let remembered = self.totals.as_ref();
+        let host_query = make(dataset);
         let outcome = async {
             let scope = if dataset.is_org_wide() {
                 None
@@ -74,7 +99,6 @@ impl Host for PluginState {
                     }
                 }
             };
-            let host_query = convert(dataset, q);
             // The call's last cut groups, read in the same scope, may answer this query
             // without their keys: the same rows, added up.
             let answered = remembered
@@ -118,20 +142,11 @@ impl Host for PluginState {
                 }
                 self.usage.rows += rows.rows.len() as u64;
                 self.usage.bytes += rows.bytes;
-                Ok(Ok(Rows {
-                    columns: rows.columns,
-                    rows: rows
-                        .rows
-                        .into_iter()
-                        .map(|r| r.into_iter().map(to_wit).collect())
-                        .collect(),
-                    truncated: rows.truncated,
-                    total_groups: rows.total_groups,
-                }))
+                Ok(Ok(rows))
             }
-            Err(QueryError::Denied(m)) => Ok(Err(DataError::Denied(m))),
-            Err(QueryError::Invalid(m)) => Ok(Err(DataError::InvalidQuery(m))),
-            Err(QueryError::Unavailable(m)) => Ok(Err(DataError::Unavailable(m))),
+            Err(QueryError::Denied(m)) => Ok(Err(Refusal::Denied(m))),
+            Err(QueryError::Invalid(m)) => Ok(Err(Refusal::InvalidQuery(m))),
+            Err(QueryError::Unavailable(m)) => Ok(Err(Refusal::Unavailable(m))),
             // Limits trap (the WIT contract): the guest cannot catch them and carry on.
             Err(QueryError::Timeout(m)) => Err(wasmtime::Error::new(LimitHit {
                 timeout: true,
@@ -205,89 +220,5 @@ impl PluginState {
             max_rows: (limits.max_rows - self.usage.rows).min(query::ROW_CAP as u64),
             max_bytes: limits.max_data_bytes - self.usage.bytes,
         })
-    }
-}
-
-fn convert(dataset: Dataset, q: wit::Query) -> Query {
-    Query {
-        dataset,
-        filter: q.filter,
-        predicates: q
-            .predicates
-            .into_iter()
-            .map(|p| (p.field, condition(p.condition)))
-            .collect(),
-        group_by: q
-            .group_by
-            .into_iter()
-            .map(|k| match k {
-                wit::Key::Field(f) => Key::Field(f),
-                wit::Key::Period((f, u)) => Key::Period(
-                    f,
-                    match u {
-                        wit::PeriodUnit::Week => PeriodUnit::Week,
-                        wit::PeriodUnit::Month => PeriodUnit::Month,
-                        wit::PeriodUnit::Quarter => PeriodUnit::Quarter,
-                        wit::PeriodUnit::Year => PeriodUnit::Year,
-                    },
-                ),
-                wit::Key::Mapped(m) => Key::Mapped(m.field, m.entries, m.otherwise),
-            })
-            .collect(),
-        distinct_on: q.distinct_on,
-        aggregates: q
-            .aggregates
-            .into_iter()
-            .map(|a| match a {
-                wit::Aggregate::Count => Aggregate::Count,
-                wit::Aggregate::CountOf(f) => Aggregate::CountOf(f),
-                wit::Aggregate::CountDistinct(f) => Aggregate::CountDistinct(f),
-                wit::Aggregate::Sum(f) => Aggregate::Sum(f),
-                wit::Aggregate::Min(f) => Aggregate::Min(f),
-                wit::Aggregate::Max(f) => Aggregate::Max(f),
-            })
-            .collect(),
-        order_by: q
-            .order_by
-            .into_iter()
-            .map(|o| (o.column, o.descending))
-            .collect(),
-        limit: q.limit,
-    }
-}
-
-fn condition(c: wit::Condition) -> Condition {
-    match c {
-        wit::Condition::Eq(v) => Condition::Eq(from_wit(v)),
-        wit::Condition::Ne(v) => Condition::Ne(from_wit(v)),
-        wit::Condition::Lt(v) => Condition::Lt(from_wit(v)),
-        wit::Condition::Le(v) => Condition::Le(from_wit(v)),
-        wit::Condition::Gt(v) => Condition::Gt(from_wit(v)),
-        wit::Condition::Ge(v) => Condition::Ge(from_wit(v)),
-        wit::Condition::AnyOf(vs) => Condition::AnyOf(vs.into_iter().map(from_wit).collect()),
-        wit::Condition::IsNull => Condition::IsNull,
-        wit::Condition::IsNotNull => Condition::IsNotNull,
-    }
-}
-
-fn from_wit(v: wit::Value) -> Value {
-    match v {
-        wit::Value::Null => Value::Null,
-        wit::Value::Boolean(b) => Value::Boolean(b),
-        wit::Value::Integer(i) => Value::Integer(i),
-        wit::Value::Decimal(s) => Value::Decimal(s),
-        wit::Value::Text(s) => Value::Text(s),
-        wit::Value::Timestamp(s) => Value::Timestamp(s),
-    }
-}
-
-fn to_wit(v: Value) -> wit::Value {
-    match v {
-        Value::Null => wit::Value::Null,
-        Value::Boolean(b) => wit::Value::Boolean(b),
-        Value::Integer(i) => wit::Value::Integer(i),
-        Value::Decimal(s) => wit::Value::Decimal(s),
-        Value::Text(s) => wit::Value::Text(s),
-        Value::Timestamp(s) => wit::Value::Timestamp(s),
     }
 }

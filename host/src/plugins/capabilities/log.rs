@@ -13,6 +13,12 @@ pub const TRAP_AFTER_LINES: u32 = 10 * MAX_LINES_PER_CALL;
 
 impl Host for PluginState {
     async fn write(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
+        if self.profile.is_some() {
+            if let Some(stage) = message.strip_prefix(crate::plugins::profile::MARK_PREFIX) {
+                self.mark(stage);
+                return Ok(());
+            }
+        }
         self.log_lines += 1;
         if self.log_lines > TRAP_AFTER_LINES {
             // Each line crosses the boundary as a copy: a guest that keeps writing after its

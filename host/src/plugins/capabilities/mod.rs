@@ -4,6 +4,7 @@
 mod caller;
 mod clock;
 mod data;
+mod data_wit;
 mod log;
 
 use super::bindings::types;

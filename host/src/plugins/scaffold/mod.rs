@@ -116,7 +116,10 @@ impl Scaffold<'_> {
         };
         write_file(krate.join("Cargo.toml"), cargo)?;
         write_file(krate.join("src/lib.rs"), rust::lib_rs(name))?;
-        write_file(krate.join(format!("{name}.toml")), manifest(name, 32, ""))?;
+        write_file(
+            krate.join(format!("{name}.toml")),
+            manifest(name, "1.0.0", 32, ""),
+        )?;
         write_fixtures(&krate)?;
         Ok((krate, in_workspace))
     }
@@ -210,10 +213,11 @@ fn write_view(dir: &Path, name: &str) -> Result<(), String> {
 }
 
 /// The manifest of a new plugin with `memory_mib` of memory; `limits` adds lines to its
-/// `[limits]`.
-fn manifest(name: &str, memory_mib: u32, limits: &str) -> String {
+/// `[limits]`, built against `loan:reporting@{wit_version}` (Rust plugins 1.0.0; the Python and
+/// TypeScript SDKs 1.1.0).
+fn manifest(name: &str, wit_version: &str, memory_mib: u32, limits: &str) -> String {
     format!(
-        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"
+        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"{wit_version}\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"
     )
 }
 
