@@ -7,6 +7,9 @@
 #   plugin.py      Python: componentize-py --stub-wasi (no WASI import), with plugins/sdk-python
 #   src/plugin.ts  TypeScript: tsc (type check), esbuild (one module), jco componentize
 #                  --disable all (no WASI import), with plugins/sdk-ts
+# With LOANHOST_SDK_PROFILE=1, a Python or TypeScript build marks its stages (arguments read,
+# rows received and decoded, report run) for the profiling host of `make bench`'s `languages`
+# (docs/benchmarks.md); a host that does not profile logs those marks as debug lines.
 # The Python and TypeScript toolchains are pinned in plugins/toolchain/ and installed there on
 # first use (scripts/plugin-toolchain.sh).
 #
@@ -17,7 +20,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 crate=$(cd "${1:?usage: scripts/build-plugin.sh PLUGIN_DIR [OUT_DIR]}" && pwd)
 out_dir=${2:-$crate/dist}
 tool=$(basename "$crate")
-wit="$root/wit/loan-reporting@1.0.0"
+# Rust plugins target loan:reporting@1.0.0 (plugins/sdk); the Python and TypeScript SDKs 1.1.0,
+# whose rows and results cross as one JSON text and one byte list (wit/loan-reporting@1.1.0).
+wit="$root/wit/loan-reporting@1.1.0"
 [ -f "$crate/$tool.toml" ] || { echo "build-plugin: the manifest $crate/$tool.toml is missing" >&2; exit 1; }
 mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)
@@ -39,10 +44,17 @@ if [ -f "$crate/Cargo.toml" ]; then
     cp "$target/wasm32-unknown-unknown/release/$tool.wasm" "$tmp_wasm"
 elif [ -f "$crate/plugin.py" ]; then
     eval "$("$root/scripts/plugin-toolchain.sh" python)"
+    profile=()
+    if [ "${LOANHOST_SDK_PROFILE:-}" = 1 ]; then
+        marks=$(mktemp -d)
+        trap 'rm -rf "$marks"; rm -f "$tmp_wasm"' EXIT
+        echo "ENABLED = True" > "$marks/loanhost_profile.py"
+        profile=(-p "$marks")
+    fi
     # Imports nothing but loan:reporting: --stub-wasi replaces every WASI import with a stub
     # (no clock, deterministic random, no environment, files or sockets).
     "$(dirname "$PLUGIN_PY")/componentize-py" -d "$wit" -w reporting-tool componentize loanhost_entry \
-        -p "$crate" -p "$root/plugins/sdk-python" --stub-wasi -o "$tmp_wasm" >&2
+        -p "$crate" -p "$root/plugins/sdk-python" "${profile[@]}" --stub-wasi -o "$tmp_wasm" >&2
 elif [ -f "$crate/src/plugin.ts" ]; then
     eval "$("$root/scripts/plugin-toolchain.sh" typescript)"
     sdk="$root/plugins/sdk-ts"
@@ -52,10 +64,10 @@ elif [ -f "$crate/src/plugin.ts" ]; then
     cat > "$work/entry.js" <<ENTRY
 // The component's entry: the host's imports bound as the SDK's host, the plugin's default export
 // exported as the loan:reporting/tool interface.
-import * as caller from "loan:reporting/caller@1.0.0";
-import * as clock from "loan:reporting/clock@1.0.0";
-import * as log from "loan:reporting/log@1.0.0";
-import * as data from "loan:reporting/data@1.0.0";
+import * as caller from "loan:reporting/caller@1.1.0";
+import * as clock from "loan:reporting/clock@1.1.0";
+import * as log from "loan:reporting/log@1.1.0";
+import * as data from "loan:reporting/data@1.1.0";
 import { bindImports, exportTool, warmUp } from "$sdk/src/component.ts";
 import plugin from "$crate/src/plugin.ts";
 warmUp(plugin);
@@ -64,6 +76,7 @@ export const tool = exportTool(plugin);
 ENTRY
     "$PLUGIN_NODE_BIN/esbuild" "$work/entry.js" --bundle --format=esm --platform=neutral \
         --target=es2022 --external:'loan:reporting/*' --alias:@loanhost/plugin="$sdk/src/index.ts" \
+        --define:LOANHOST_PROFILE="$([ "${LOANHOST_SDK_PROFILE:-}" = 1 ] && echo true || echo false)" \
         --log-level=warning --outfile="$work/bundle.js" >&2
     # Imports nothing but loan:reporting: --disable all leaves out every WASI feature.
     "$PLUGIN_NODE_BIN/jco" componentize "$work/bundle.js" --wit "$wit" --world-name reporting-tool \

@@ -29,7 +29,7 @@ from .host import _bind_component
 _bind_component()
 
 #: The WIT version this SDK targets; manifests name it in `wit_version`.
-WIT_VERSION = "1.0.0"
+WIT_VERSION = "1.1.0"
 
 __all__ = [
     "BadRequest",

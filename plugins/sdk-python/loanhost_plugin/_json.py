@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import json
+import uuid
 from decimal import Decimal
 from typing import Any
 
@@ -21,8 +23,6 @@ def decimal_text(d: Decimal) -> str:
     """The plain decimal text of `d`, without exponent or trailing zeros (`350000.25`)."""
     if not d.is_finite():
         raise ValueError(f"{d} is not a finite number")
-    if d == d.to_integral_value():
-        return str(d.quantize(Decimal(1)))
     text = format(d, "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -30,11 +30,60 @@ def decimal_text(d: Decimal) -> str:
 
 
 def dumps(value: Any) -> str:
-    """Serializes dicts, lists, strings, ints, bools, None, `Decimal`, enums (their value) and
-    dataclasses (see `loanhost_plugin.result`); a float is refused: money is never a float."""
-    out: list[str] = []
-    _write(value, out)
-    return "".join(out)
+    """Serializes dicts, lists, strings, ints, bools, None, `Decimal`, enums (their value),
+    dates and UUIDs (as text) and dataclasses (see `loanhost_plugin.records`); a float is refused: money is
+    never a float.
+
+    Written by the standard library's C encoder: each `Decimal` is handed to it as a marked
+    string (`"\\u0000D350000.25\\u0000E"`), whose quotes and marks are then taken off, and the
+    text is read back by the C parser, whose `parse_float` hook refuses any float. Only when a
+    string of the result itself holds one of those marks is the slower writer below used."""
+    state = _Encoding()
+    text = state.encoder.encode(value)
+    if text.count(_OPEN) != state.decimals or text.count(_CLOSE) != state.decimals:
+        out: list[str] = []
+        _write(value, out)
+        return "".join(out)
+    json.loads(text, parse_float=_refuse_float)
+    return text.replace(_OPEN, "").replace(_CLOSE, "") if state.decimals else text
+
+
+#: How a decimal starts and ends as the C encoder writes it (NUL escaped, then `D` or `E`).
+_OPEN, _CLOSE = '"\\u0000D', '\\u0000E"'
+
+
+def _refuse_float(text: str) -> Any:
+    raise TypeError(f"a float ({text}) in a result: use decimal.Decimal for exact numbers")
+
+
+class _Encoding:
+    """One `dumps`: the C encoder with a `default` that writes the SDK's own types, counting
+    the decimals it marked."""
+
+    def __init__(self) -> None:
+        self.decimals = 0
+        self.encoder = json.JSONEncoder(
+            ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=self.default
+        )
+
+    def default(self, v: Any) -> Any:
+        if isinstance(v, Decimal):
+            self.decimals += 1
+            return "\0D" + decimal_text(v) + "\0E"
+        if isinstance(v, enum.Enum):
+            return v.value
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            # One level: the encoder comes back here for what the fields hold.
+            out = {}
+            for attr, name, omit_if_none in records.json_fields(type(v)):
+                item = getattr(v, attr)
+                if item is None and omit_if_none:
+                    continue
+                out[name] = item
+            return out
+        if isinstance(v, (datetime.date, uuid.UUID)):
+            return str(v)
+        raise TypeError(f"cannot write a {type(v).__name__} as JSON")
 
 
 def _write(v: Any, out: list[str]) -> None:

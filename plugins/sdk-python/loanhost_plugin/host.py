@@ -24,6 +24,20 @@ class Host(Protocol):
 
 _current: Host | None = None
 
+try:
+    # Written by `LOANHOST_SDK_PROFILE=1 scripts/build-plugin.sh` beside the plugin: a build whose
+    # stages are marked for the host's profile.
+    from loanhost_profile import ENABLED as _PROFILE  # type: ignore[import-not-found]
+except ImportError:
+    _PROFILE = False
+
+
+def mark(stage: str) -> None:
+    """Marks that a call reached `stage`, in a profile build only (a log line the profiling host
+    of `make bench`'s `languages` records as a stage mark); nothing in any other build."""
+    if _PROFILE and _current is not None:
+        _current.log("debug", "loanhost-profile:" + stage)
+
 
 def _bind_component() -> None:
     """Binds the component's imports, if this runs inside a component being built. Called by the

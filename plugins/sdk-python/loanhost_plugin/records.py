@@ -280,6 +280,19 @@ def _schema_of(tp: Any) -> dict:
     }.get(tp, {})
 
 
+_PLANS: dict[type, list[tuple[str, str, bool]]] = {}
+
+
+def json_fields(cls: type) -> list[tuple[str, str, bool]]:
+    """A result dataclass's fields as written: (attribute, JSON name, omitted when None), worked
+    out once per class."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = [(f.name, _json_name(f), bool(f.metadata.get("omit_if_none"))) for f in dataclasses.fields(cls)]
+        _PLANS[cls] = plan
+    return plan
+
+
 def to_json_value(record: Any) -> Any:
     """A result dataclass as JSON-ready values (camelCase names; `omit_if_none` fields left
     out when None; enums as their values; dates and UUIDs as text)."""

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from . import _json, records
 from .data import Rows
 from .errors import Internal, InvalidParams, ToolError
-from .host import current
+from .host import current, mark
 from .testing import FakeHost
 
 
@@ -113,12 +113,15 @@ class Tool:
             output_schema=_json.dumps(d["outputSchema"]),
         )
 
-    def call(self, arguments: str) -> str:
-        """The WIT `call`: the result as JSON text, or `Err(tool-error)`."""
+    def call(self, arguments: str) -> bytes:
+        """The WIT `call`: the result as UTF-8 JSON bytes, or `Err(tool-error)`."""
         from ._wasm import Err, types
 
+        mark("entered")
         try:
-            return self.call_json(arguments)
+            result = self.call_json(arguments).encode()
+            mark("serialised")
+            return result
         except ToolError as e:
             case = {
                 "invalid_params": types.ToolError_InvalidParams,
@@ -144,10 +147,11 @@ class Tool:
                 args = value  # the tool checks its arguments against its own schema
             else:
                 args = records.parse(NoArguments, value)
+            mark("arguments")
             result = self.run(args)
-            if dataclasses.is_dataclass(result) and not isinstance(result, type):
-                result = records.to_json_value(result)
-            if not isinstance(result, dict):
+            mark("reported")
+            record = dataclasses.is_dataclass(result) and not isinstance(result, type)
+            if not record and not isinstance(result, dict):
                 raise Internal("the tool produced a result that is not a JSON object")
             return _json.dumps(result)
         except ToolError:

@@ -3,7 +3,9 @@
 import dataclasses
 import datetime
 import enum
+import json
 import sys
+import uuid
 from decimal import Decimal
 from pathlib import Path
 
@@ -82,6 +84,20 @@ def test_json_numbers_are_exact_both_ways():
     assert _json.dumps({"x": Decimal("3.30"), "y": Decimal("1E+3"), "z": Decimal("-0.0500")}) == '{"x":3.3,"y":1000,"z":-0.05}'
     with pytest.raises(TypeError, match="float"):
         _json.dumps({"money": 0.1})
+
+
+def test_the_native_writer_keeps_strings_as_they_are_and_refuses_floats_anywhere():
+    # A string that holds the writer's own marks is written exactly (by the slower writer).
+    tricky = {"a": "\0D1.5\0E", "b": Decimal("2.50"), "c": ['"\0D', "x\0E"]}
+    assert json.loads(_json.dumps(tricky)) == {"a": "\0D1.5\0E", "b": 2.5, "c": ['"\0D', "x\0E"]}
+    # Text that looks like a float is not one; a float in a list or a nested dict is.
+    assert _json.dumps({"t": "1.5e3 and 2.5", "n": [1, -2, True, None]}) == '{"t":"1.5e3 and 2.5","n":[1,-2,true,null]}'
+    with pytest.raises(TypeError, match="float"):
+        _json.dumps({"a": [1, {"b": -2.5e-3}]})
+    # Enums, dates and UUIDs in a result are written as their text.
+    assert _json.dumps({"d": datetime.date(2026, 1, 31), "u": uuid.UUID(int=1)}) == (
+        '{"d":"2026-01-31","u":"00000000-0000-0000-0000-000000000001"}'
+    )
 
 
 class Echo(lp.Tool):

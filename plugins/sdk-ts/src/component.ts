@@ -1,11 +1,14 @@
 /**
- * Inside the component: binds the `loan:reporting@1.0.0` imports as the SDK's host and exports
- * a tool as the `tool` interface. The entry module that `scripts/build-plugin.sh` writes calls
+ * Inside the component: binds the `loan:reporting@1.1.0` imports as the SDK's host and exports
+ * a tool as the `tool` interface. Rows arrive as one JSON text (`data.run-json`), parsed by the
+ * engine's native `JSON.parse`, and the result leaves as UTF-8 bytes: the generated bindings
+ * would otherwise handle every value of the rows, and every character of the result, in
+ * interpreted code (docs/benchmarks.md, the `languages` profile). The entry module that `scripts/build-plugin.sh` writes calls
  * this; a plugin never imports it (its unit tests run on a FakeHost instead).
  */
 import { Decimal } from "./decimal.js";
 import { ToolError, forbidden, internal, invalidParams } from "./errors.js";
-import { installHost, type Level } from "./host.js";
+import { installHost, mark, type Level } from "./host.js";
 import { stringify } from "./json.js";
 import { rows, Timestamp, type Query, type Rows, type Value } from "./data.js";
 import { FakeHost } from "./testing.js";
@@ -14,11 +17,12 @@ import type { Tool } from "./tool.js";
 /* The shapes of the generated bindings (jco: variants are `{ tag, val }`, options `undefined`,
    s64 `bigint`, a result's error thrown with its value as `payload`). */
 type WitValue = { tag: string; val?: unknown };
+type ColumnKind = "boolean" | "integer" | "decimal" | "text" | "timestamp";
 export interface WitImports {
   caller: { userId(): string; roles(): string[]; canReadNames(): boolean };
   clock: { today(): string };
   log: { write(level: Level, message: string): void };
-  data: { run(q: unknown): { columns: string[]; rows: WitValue[][]; truncated: boolean; totalGroups: bigint } };
+  data: { runJson(q: unknown): { columns: string[]; kinds: ColumnKind[]; rows: string; truncated: boolean; totalGroups: bigint } };
 }
 
 function toWit(v: Value): WitValue {
@@ -34,25 +38,25 @@ function toWit(v: Value): WitValue {
   return { tag: "text", val: v };
 }
 
-const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-function fromWit(c: WitValue): Value {
-  switch (c.tag) {
-    case "null":
-      return null;
-    case "integer": {
-      const n = c.val as bigint;
-      return n >= MIN_SAFE && n <= MAX_SAFE ? Number(n) : n;
+/** The rows of `run-json` as SDK values: `JSON.parse` gives text, booleans, safe integers and
+ * nulls as they are; only the columns of decimals, instants and integers past 2^53 (sent as
+ * text) are visited. */
+function fromJson(kinds: ColumnKind[], text: string): Value[][] {
+  const rows = JSON.parse(text) as (Value | string)[][];
+  for (let c = 0; c < kinds.length; c++) {
+    const kind = kinds[c];
+    if (kind === "decimal") {
+      for (const row of rows) if (row[c] !== null) row[c] = Decimal.fromHost(row[c] as string);
+    } else if (kind === "timestamp") {
+      for (const row of rows) if (row[c] !== null) row[c] = new Timestamp(row[c] as string);
+    } else if (kind === "integer") {
+      for (const row of rows) if (typeof row[c] === "string") row[c] = BigInt(row[c] as string);
     }
-    case "decimal":
-      return Decimal.parse(c.val as string);
-    case "timestamp":
-      return new Timestamp(c.val as string);
-    default:
-      return c.val as boolean | string;
   }
+  return rows as Value[][];
 }
+
+const UTF8 = new TextEncoder();
 
 function witQuery(q: Query): unknown {
   return {
@@ -92,14 +96,17 @@ export function bindImports(w: WitImports): void {
     run(q: Query): Rows {
       let r;
       try {
-        r = w.data.run(witQuery(q));
+        r = w.data.runJson(witQuery(q));
+        mark("rows-lifted");
       } catch (e) {
         const p = (e as { payload?: WitValue }).payload;
         if (!p) throw e;
         const message = String(p.val);
         throw p.tag === "denied" ? forbidden(message) : p.tag === "invalid-query" ? invalidParams(message) : internal(message);
       }
-      return { columns: r.columns, rows: r.rows.map((row) => row.map(fromWit)), truncated: r.truncated, totalGroups: Number(r.totalGroups) };
+      const decoded = { columns: r.columns, rows: fromJson(r.kinds, r.rows), truncated: r.truncated, totalGroups: Number(r.totalGroups) };
+      mark("rows-decoded");
+      return decoded;
     },
   });
 }
@@ -123,6 +130,9 @@ export function warmUp(tool: Tool, args: Record<string, unknown> = {}): void {
       ),
   });
   tool.describe();
+  // The code that reads a real call's rows and writes its result, compiled now too.
+  fromJson(["text", "integer", "decimal", "timestamp", "boolean"], '[["a",1,"1.5","2026-01-01T00:00:00Z",true],[null,"9007199254740993",null,null,null]]');
+  UTF8.encode("{}");
   try {
     standIn.call(tool, args);
   } catch {
@@ -137,9 +147,12 @@ export function exportTool(tool: Tool) {
       const d = tool.describe();
       return { name: d.name, title: d.title, description: d.description, inputSchema: stringify(d.inputSchema), outputSchema: stringify(d.outputSchema) };
     },
-    call(argumentsJson: string): string {
+    call(argumentsJson: string): Uint8Array {
+      mark("entered");
       try {
-        return tool.callJson(argumentsJson);
+        const result = UTF8.encode(tool.callJson(argumentsJson));
+        mark("serialised");
+        return result;
       } catch (e) {
         if (e instanceof ToolError) {
           // jco returns a thrown value's `payload` as the result's `err`.

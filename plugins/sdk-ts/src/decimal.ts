@@ -3,11 +3,46 @@
  * as a scaled bigint, and leaves as the exact JSON number it is. Never a float.
  */
 export class Decimal {
+  private _units: bigint | undefined;
+  private _scale: number;
+  /** The host's text of a decimal read from its rows, kept until the value is first used in
+   * arithmetic: most of a report's amounts are only passed on, and parsing each in interpreted
+   * code costs more than the rest of the report. */
+  private _text: string | undefined;
+
   /** The value is `units / 10^scale`. */
-  private constructor(
-    readonly units: bigint,
-    readonly scale: number,
-  ) {}
+  private constructor(units: bigint | undefined, scale: number, text?: string) {
+    this._units = units;
+    this._scale = scale;
+    this._text = text;
+  }
+
+  /** The value is `units / 10^scale`. */
+  get units(): bigint {
+    if (this._units === undefined) this.parseText();
+    return this._units as bigint;
+  }
+
+  /** The value is `units / 10^scale`. */
+  get scale(): number {
+    if (this._units === undefined) this.parseText();
+    return this._scale;
+  }
+
+  private parseText(): void {
+    const d = Decimal.parse(this._text as string);
+    this._units = d.units;
+    this._scale = d.scale;
+  }
+
+  /**
+   * A decimal as the host writes one in a query's rows: plain text in its shortest form
+   * (`"350000.25"`, `"-3"`: no exponent, no trailing zeros), parsed only when first used.
+   * @internal
+   */
+  static fromHost(text: string): Decimal {
+    return new Decimal(undefined, 0, text);
+  }
 
   static readonly ZERO = new Decimal(0n, 0);
 
@@ -97,6 +132,7 @@ export class Decimal {
 
   /** The plain decimal text, without exponent or trailing zeros. */
   toString(): string {
+    if (this._text !== undefined) return this._text;
     const neg = this.units < 0n;
     let digits = (neg ? -this.units : this.units).toString();
     if (this.scale === 0) return neg && digits !== "0" ? `-${digits}` : digits;

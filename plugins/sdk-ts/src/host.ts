@@ -26,6 +26,20 @@ export function installHost(host: Host | undefined): Host | undefined {
   return previous;
 }
 
+/* Set by `LOANHOST_SDK_PROFILE=1 scripts/build-plugin.sh` (esbuild's --define): a build whose
+   stages are marked for the host's profile. */
+declare const LOANHOST_PROFILE: boolean;
+const PROFILE = typeof LOANHOST_PROFILE !== "undefined" && LOANHOST_PROFILE;
+
+/**
+ * Marks that a call reached `stage`, in a profile build only (a log line the profiling host of
+ * `make bench`'s `languages` records as a stage mark); nothing in any other build.
+ * @internal
+ */
+export function mark(stage: string): void {
+  if (PROFILE) current?.log("debug", `loanhost-profile:${stage}`);
+}
+
 /** The host in use. */
 export function host(): Host {
   if (!current) throw new Error("no loanhost host: inside a test, call through a FakeHost");

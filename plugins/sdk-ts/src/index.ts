@@ -18,4 +18,4 @@ export { defineTool, type Tool, type ToolDefinition } from "./tool.js";
 export { LOAN_FILTER_SCHEMA, LOAN_STATUSES, LOAN_TYPES, PURPOSES } from "./vocabulary.js";
 
 /** The WIT version this SDK targets; manifests name it in `wit_version`. */
-export const WIT_VERSION = "1.0.0";
+export const WIT_VERSION = "1.1.0";

@@ -74,12 +74,79 @@ export function parse(text: string): unknown {
 }
 
 /** Writes a value as JSON: Decimal and bigint as exact numbers; a non-integer `number` is refused
- * (money is never a float). */
+ * (money is never a float); `NaN` and the infinities are written as `null`, as `JSON.stringify`
+ * writes them.
+ *
+ * Written by the engine's native `JSON.stringify`: each Decimal and bigint is handed to it as a
+ * marked string (`"\u0000D350000\u0000P25\u0000Z"`) by its `toJSON`, and the quotes and marks are
+ * then taken off; the text is checked for a float by a regular expression (two when a string of
+ * the result holds a digit before `.` or `e`).
+ * Only when a string of the result itself holds one of those marks is the slower writer below
+ * used. (Inside the component, JavaScript is interpreted: a function of ours called for every
+ * value costs more than the rest of a report.) */
 export function stringify(value: unknown): string {
-  const out: string[] = [];
-  write(value, out);
-  return out.join("");
+  marked = 0;
+  pointed = 0;
+  let text: string | undefined;
+  try {
+    marking = true;
+    text = JSON.stringify(value);
+  } catch {
+    // A bigint (which has no `toJSON`), or a cycle: the writer below says which.
+    text = undefined;
+  } finally {
+    marking = false;
+  }
+  const n = marked;
+  // Each mark as many times as `markedNumber` wrote it, or a string of the result holds one too.
+  const opened = text?.split(OPEN);
+  const closed = opened?.length === n + 1 ? opened.join("").split(CLOSE) : undefined;
+  const points = closed?.length === n + 1 ? closed.join("").split(POINT) : undefined;
+  if (text === undefined || points?.length !== pointed + 1) {
+    const out: string[] = [];
+    write(value, out);
+    return out.join("");
+  }
+  // Marked numbers hold no `.` (see `markedNumber`): a digit before `.`, `e` or `E` is a float,
+  // or inside a string, which only then are taken out to look again.
+  const stripped = FLOAT.test(text) ? text.replace(STRINGS, '""') : "";
+  const at = stripped.search(FLOAT);
+  if (at !== -1) {
+    let start = at;
+    let end = at + 1;
+    while (start > 0 && "-0123456789".includes(stripped[start - 1])) start--;
+    while (end < stripped.length && "0123456789.eE+-".includes(stripped[end])) end++;
+    throw new TypeError(`the number ${stripped.slice(start, end)} in a result: use Decimal for exact numbers`);
+  }
+  return n ? points.join(".") : text;
 }
+
+/** How a marked number starts, has its decimal point, and ends as `JSON.stringify` writes it
+ * (no `e` or `E` after a digit: the float check looks for those). */
+const OPEN = '"\\u0000D';
+const POINT = "\\u0000P";
+const CLOSE = '\\u0000Z"';
+/** Every JSON string (to look for floats outside them); a digit followed by a fraction or an
+ * exponent, which outside strings only a float has. */
+const STRINGS = /"(?:[^"\\]|\\.)*"/g;
+const FLOAT = /\d[.eE]/;
+
+let marking = false;
+let marked = 0;
+let pointed = 0;
+
+/** The text `JSON.stringify` writes for an exact number while `stringify` runs; elsewhere (a
+ * plugin's own `JSON.stringify`), its plain text. */
+function markedNumber(this: { toString(): string }): string {
+  if (!marking) return this.toString();
+  // Only Decimal has this toJSON (a bigint has none: `stringify` then uses its writer).
+  marked++;
+  const plain = this.toString();
+  if (!plain.includes(".")) return `\u0000D${plain}\u0000Z`;
+  pointed++;
+  return `\u0000D${plain.replace(".", "\u0000P")}\u0000Z`;
+}
+(Decimal.prototype as unknown as { toJSON: () => string }).toJSON = markedNumber;
 
 function write(v: unknown, out: string[]): void {
   if (v === null) out.push("null");

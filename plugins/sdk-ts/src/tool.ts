@@ -15,7 +15,7 @@
  * as JSON with exact decimals, turns tool errors into their WIT cases, and routes `console.*`
  * to the host's log.
  */
-import { host, type Level } from "./host.js";
+import { host, mark, type Level } from "./host.js";
 import { parse, stringify } from "./json.js";
 import { internal, invalidParams, ToolError } from "./errors.js";
 import type { Schema } from "./schema.js";
@@ -65,7 +65,10 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool {
         } catch (e) {
           throw invalidParams(`arguments are not valid JSON: ${(e as Error).message}`);
         }
-        const result = d.run(d.arguments.parse(value));
+        const args = d.arguments.parse(value);
+        mark("arguments");
+        const result = d.run(args);
+        mark("reported");
         if (result === null || typeof result !== "object" || Array.isArray(result)) {
           throw internal("the tool produced a result that is not a JSON object");
         }

@@ -51,6 +51,25 @@ test("JSON numbers are exact both ways", () => {
   assert.equal(Decimal.parse("0.05").plus(Decimal.parse("0.0050")).toString(), "0.055");
 });
 
+test("the native writer keeps strings as they are, marks included, and refuses floats anywhere", () => {
+  // A string that holds the writer's own marks is written exactly (by the slower writer).
+  for (const mark of ["\u0000D", "\u0000P", "\u0000Z"]) {
+    const tricky = { a: `${mark}1.5`, b: Decimal.parse("2.50"), c: [`"${mark}`, `x${mark}`], d: Decimal.parse("3") };
+    assert.deepEqual(JSON.parse(stringify(tricky)), { a: `${mark}1.5`, b: 2.5, c: [`"${mark}`, `x${mark}`], d: 3 });
+  }
+  // Text that looks like a float is not one; a float in an array or a nested object is.
+  assert.equal(stringify({ t: "1.5e3 and 2.5", n: [1, -2, true, null] }), '{"t":"1.5e3 and 2.5","n":[1,-2,true,null]}');
+  assert.throws(() => stringify({ a: [1, { b: -2.5e-3 }] }), /the number -0\.0025 in a result/);
+  assert.throws(() => stringify([3.25]), /the number 3\.25/);
+  // A decimal read from the host's rows is written as the host wrote it, and computes exactly.
+  const d = Decimal.fromHost("805552.27");
+  assert.equal(stringify({ d }), '{"d":805552.27}');
+  assert.equal(d.plus(Decimal.parse("0.73")).toString(), "805553");
+  assert.equal(d.average(3).toString(), "268517.42");
+  // Outside `stringify`, a decimal's JSON is its plain text.
+  assert.equal(JSON.stringify({ d }), '{"d":"805552.27"}');
+});
+
 const echo = defineTool({
   name: "echo",
   title: "Echo",

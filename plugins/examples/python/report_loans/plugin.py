@@ -184,9 +184,11 @@ def merge(buckets: list[Bucket]) -> list[Bucket]:
     """Buckets with the same (key, keyId) merged (null-id officers may come in several rows
     when names are grouped too)."""
     out: list[Bucket] = []
+    seen: dict[tuple[str, str | None], Bucket] = {}
     for b in buckets:
-        same = next((o for o in out if o.key == b.key and o.key_id == b.key_id), None)
+        same = seen.get((b.key, b.key_id))
         if same is None:
+            seen[(b.key, b.key_id)] = b
             out.append(b)
             continue
         same.count += b.count

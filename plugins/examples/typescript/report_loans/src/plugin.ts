@@ -80,9 +80,14 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function merge(groups: Group[]): Group[] {
   const out: Group[] = [];
+  // By (key, keyId), in one pass: a search of `out` per group costs a report of 40 groups
+  // more than the rest of its code, interpreted.
+  const seen = new Map<string, Group>();
   for (const g of groups) {
-    const same = out.find((o) => o.key === g.key && o.keyId === g.keyId);
+    const id = g.keyId === null ? `n:${g.key}` : `i:${g.keyId}:${g.key}`;
+    const same = seen.get(id);
     if (!same) {
+      seen.set(id, g);
       out.push(g);
       continue;
     }
