@@ -1,0 +1,272 @@
+//! The `languages` run through servers, as a caller sees it: one `loanhost serve` process per
+//! set of plugins (the release binary, its compile worker and compile cache, on the bench's
+//! SQLite file), called over HTTP with a dev IdP token, and the native Python MCP server
+//! (`native_mcp_server.py`) beside them. Each server's resident memory is read from /proc.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::common;
+
+/// A server process on loopback, killed when dropped.
+pub struct Server {
+    child: Child,
+    /// Its `/mcp` URL.
+    pub url: String,
+    /// A token of the demo Agent it accepts.
+    pub token: String,
+    /// From start to ready (its plugins compiled or read from the cache).
+    pub started_in: Duration,
+    /// The public keys its tokens are signed with (a JWKS).
+    pub jwks: Value,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Resident memory of the server process, in MiB.
+    pub fn rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    }
+}
+
+/// The demo Agent every call is made as.
+pub const AGENT: &str = "agent@demo.loanhost.local";
+
+/// Starts `loanhost serve` on `db` serving the plugin folder `plugins`; returns once `/ready`
+/// answers. `cache` holds its compiled plugins (kept between runs).
+pub async fn loanhost(
+    client: &reqwest::Client,
+    db: &Path,
+    plugins: &Path,
+    cache: &Path,
+    log: &Path,
+) -> Server {
+    let port = common::free_port();
+    let mut env: BTreeMap<String, String> =
+        common::server_env(port, format!("sqlite://{}", db.display()), plugins, cache);
+    env.insert("LOANHOST_TODAY".into(), "2026-11-22".into());
+    let config = loanhost::config::Config::from_map(&env).unwrap();
+    let key =
+        loanhost::devidp::SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config))
+            .unwrap();
+    let token = key
+        .mint(
+            &config.idp.issuer,
+            AGENT,
+            &config.mcp_audience,
+            "",
+            Duration::from_secs(3600),
+        )
+        .unwrap();
+    let started = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
+        .arg("serve")
+        .envs(&env)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = Server {
+        child,
+        url: format!("{base}/mcp"),
+        token,
+        started_in: Duration::ZERO,
+        jwks: serde_json::to_value(key.jwks()).unwrap(),
+    };
+    wait_ready(client, &format!("{base}/ready"), &mut server, log).await;
+    server.started_in = started.elapsed();
+    server
+}
+
+/// Starts the native Python MCP server on `db`, trusting `key`'s tokens for the same issuer
+/// and audience as a loanhost server on `like`.
+pub async fn native(
+    client: &reqwest::Client,
+    python: &Path,
+    db: &Path,
+    like: &Server,
+    scratch: &Path,
+    log: &Path,
+) -> Server {
+    let port = common::free_port();
+    // The loanhost server's own dev IdP key signed `like.token`: its JWKS is what the native
+    // server trusts.
+    let jwks = scratch.join("jwks.json");
+    std::fs::write(&jwks, like.jwks.to_string()).unwrap();
+    let claims = unverified_claims(&like.token);
+    let started = Instant::now();
+    let child = Command::new(python)
+        .arg(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("benches/languages/native_mcp_server.py"),
+        )
+        .arg(port.to_string())
+        .arg(db)
+        .arg(&jwks)
+        .arg(claims["iss"].as_str().unwrap())
+        .arg(claims["aud"].as_str().unwrap())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut server = Server {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        token: like.token.clone(),
+        started_in: Duration::ZERO,
+        jwks: like.jwks.clone(),
+    };
+    // Up when a `tools/list` answers.
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(r) = post(
+            client,
+            &server,
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}),
+        )
+        .await
+        {
+            if r.get("result").is_some() {
+                break;
+            }
+        }
+        if let Ok(Some(status)) = server.child.try_wait() {
+            panic!("the native server exited ({status}); see {}", log.display());
+        }
+        assert!(
+            Instant::now() < until,
+            "the native server did not come up; see {}",
+            log.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.started_in = started.elapsed();
+    server
+}
+
+/// The claims of a JWT, not verified (the bench's own token).
+fn unverified_claims(token: &str) -> Value {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1).unwrap();
+    serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+async fn wait_ready(client: &reqwest::Client, url: &str, server: &mut Server, log: &Path) {
+    // A cold start compiles an interpreter plugin in its worker (a minute or more).
+    let until = Instant::now() + Duration::from_secs(600);
+    loop {
+        if let Ok(r) = client.get(url).send().await {
+            if r.status().is_success() {
+                return;
+            }
+            let body: Value = r.json().await.unwrap_or_default();
+            let refused = &body["refused"];
+            assert!(
+                refused.as_object().is_none_or(|r| r.is_empty()),
+                "the server refused plugins: {refused}"
+            );
+        }
+        if let Ok(Some(status)) = server.child.try_wait() {
+            panic!("the server exited ({status}); see {}", log.display());
+        }
+        assert!(
+            Instant::now() < until,
+            "{url} not ready; see {}",
+            log.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One JSON-RPC request with the server's token, as an MCP client sends it.
+pub async fn post(
+    client: &reqwest::Client,
+    server: &Server,
+    body: &Value,
+) -> reqwest::Result<Value> {
+    client
+        .post(&server.url)
+        .bearer_auth(&server.token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(body)
+        .send()
+        .await?
+        .json()
+        .await
+}
+
+/// The structured result of `tools/call tool` with `arguments`; panics on an error.
+pub async fn call(
+    client: &reqwest::Client,
+    server: &Server,
+    tool: &str,
+    arguments: &Value,
+) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}});
+    let reply = post(client, server, &body).await.unwrap();
+    let result = &reply["result"];
+    assert_eq!(result["isError"], json!(false), "{tool}: {reply}");
+    result["structuredContent"].clone()
+}
+
+/// Per-call wall times of `calls` calls after `warm` warm-up calls, sorted.
+pub async fn measure(
+    client: &reqwest::Client,
+    server: &Server,
+    tool: &str,
+    arguments: &Value,
+    warm: usize,
+    calls: usize,
+) -> Vec<Duration> {
+    for _ in 0..warm {
+        call(client, server, tool, arguments).await;
+    }
+    let mut times = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let started = Instant::now();
+        call(client, server, tool, arguments).await;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    times
+}
+
+/// A plugin folder `dir` holding `tools`: (source folder, tool name) pairs copied in.
+pub fn plugin_dir(dir: &Path, tools: &[(&Path, &str)]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    for (from, tool) in tools {
+        for ext in ["wasm", "html", "toml"] {
+            let file = from.join(format!("{tool}.{ext}"));
+            if ext != "html" || file.exists() {
+                std::fs::copy(&file, dir.join(format!("{tool}.{ext}")))
+                    .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            }
+        }
+    }
+    dir.to_path_buf()
+}
