@@ -73,6 +73,9 @@ pub struct Metrics {
     pub jwks_refreshes: Family<Label, Counter>,
     /// Plugin directory events: `loaded`, `replaced`, `removed`, `refused`.
     pub plugin_events: Family<Label, Counter>,
+    /// Components made ready to run, by where their compiled code came from: `cache` (read
+    /// back from the compile cache) or `compiled`.
+    pub plugin_compilations: Family<Label, Counter>,
     /// Registry references followed, by outcome: `loaded`, `unchanged`, `pulled`, `notice` (a
     /// round started by another host's notice), `cache_mismatch`, and the reasons a round
     /// changed nothing (`unreachable`, `artifact`, `plugin`, `unsigned`, `conflict`).
@@ -133,6 +136,7 @@ impl Default for Metrics {
         let token_failures = Family::<Label, Counter>::default();
         let jwks_refreshes = Family::<Label, Counter>::default();
         let plugin_events = Family::<Label, Counter>::default();
+        let plugin_compilations = Family::<Label, Counter>::default();
         let registry_events = Family::<Label, Counter>::default();
         let plugin_served = Family::<ServedLabels, Gauge>::default();
         let registry_resolved = Family::<Label, Gauge>::default();
@@ -173,6 +177,11 @@ impl Default for Metrics {
             "plugin_events",
             "Plugin directory events (loaded, replaced, removed, refused)",
             plugin_events.clone(),
+        );
+        registry.register(
+            "plugin_compilations",
+            "Components made ready to run, by where their compiled code came from (cache, compiled)",
+            plugin_compilations.clone(),
         );
         registry.register(
             "registry_events",
@@ -251,6 +260,7 @@ impl Default for Metrics {
             token_failures,
             jwks_refreshes,
             plugin_events,
+            plugin_compilations,
             registry_events,
             plugin_served,
             registry_resolved,

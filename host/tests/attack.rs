@@ -131,7 +131,10 @@ impl Server {
                 plugin_dir.join(format!("{tool}.wasm")),
             )
             .unwrap();
-            let manifest = HOSTILE_MANIFEST.replace("\"misbehave\"", &format!("\"{tool}\""))
+            // Built with the Python and TypeScript SDKs: `loan:reporting@1.1.0`.
+            let manifest = HOSTILE_MANIFEST
+                .replace("\"misbehave\"", &format!("\"{tool}\""))
+                .replace("wit_version = \"1.0.0\"", "wit_version = \"1.1.0\"")
                 + "core_instances = 48\n";
             std::fs::write(plugin_dir.join(format!("{tool}.toml")), manifest).unwrap();
         }

@@ -156,6 +156,15 @@ pub fn manifest(
     )
 }
 
+/// `manifest` for a component built against `loan:reporting@{version}` (the Python and
+/// TypeScript SDKs build 1.1.0).
+pub fn on_wit(manifest: String, version: &str) -> String {
+    manifest.replace(
+        "wit_version = \"1.0.0\"",
+        &format!("wit_version = \"{version}\""),
+    )
+}
+
 /// The six shipped tools.
 pub const ALL_TOOLS: [&str; 6] = [
     "get_loan_reporting_metadata",

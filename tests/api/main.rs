@@ -50,3 +50,4 @@ mod upstream_idp;
 mod views;
 mod vocabulary;
 mod warehouse_counts;
+mod wit_versions;

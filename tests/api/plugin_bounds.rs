@@ -11,7 +11,8 @@ use loanhost::plugins::SignaturePolicy;
 use loanhost::plugins::{CompileLimits, Compiler, HostOptions, PluginFiles, Plugins};
 
 use crate::helpers::{
-    example_plugin, loanhost_binary, manifest, tool_manifest, tool_wasm, DEFAULT_ROLES,
+    example_plugin, loanhost_binary, manifest, spawn_app_with, tool_manifest, tool_wasm,
+    AppOptions, DEFAULT_ROLES,
 };
 
 /// A host whose components are compiled in worker processes under `limits`, with a compile
@@ -216,4 +217,47 @@ async fn compilation_is_bounded_in_time() {
         e.contains("compilation did not finish within 1 s (LOANHOST_COMPILE_TIMEOUT_SECS)"),
         "{e}"
     );
+}
+
+#[tokio::test]
+async fn a_plugin_checked_with_the_servers_cache_is_served_without_compiling_it_again() {
+    // Arrange: `plugin check` run with the server's LOANHOST_CACHE_DIR.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let plugin = dir.path().join("plugin");
+    std::fs::create_dir_all(&plugin).unwrap();
+    let (wasm, toml) = (
+        plugin.join("get_loan_reporting_metadata.wasm"),
+        plugin.join("get_loan_reporting_metadata.toml"),
+    );
+    std::fs::write(&wasm, tool_wasm("get_loan_reporting_metadata")).unwrap();
+    std::fs::write(&toml, tool_manifest("get_loan_reporting_metadata")).unwrap();
+    let checked = std::process::Command::new(loanhost_binary().expect("the loanhost binary"))
+        .args(["plugin", "check"])
+        .args([&wasm, &toml])
+        .env("LOANHOST_CACHE_DIR", &cache)
+        .env("XDG_CACHE_HOME", dir.path().join("user-cache"))
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{checked:?}");
+
+    // Act: a host on that cache serving the checked plugin.
+    let (mut options, port) = AppOptions::with_tool("get_loan_reporting_metadata").with_metrics();
+    options
+        .env
+        .push(("LOANHOST_CACHE_DIR", cache.display().to_string()));
+    let app = spawn_app_with(options).await;
+    let metrics = crate::metrics::scrape(&app, port).await;
+
+    // Assert: read from the cache `plugin check` filled, not compiled; the user's cache unused.
+    let count = |from: &str| {
+        metrics
+            .get(&format!(
+                "loanhost_plugin_compilations_total{{kind=\"{from}\"}}"
+            ))
+            .copied()
+    };
+    assert_eq!(count("cache"), Some(1.0), "{metrics:?}");
+    assert_eq!(count("compiled"), None, "{metrics:?}");
+    assert!(!dir.path().join("user-cache").exists());
 }

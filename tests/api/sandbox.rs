@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::helpers::{
-    fixture_wasm, hostile_plugin, import_lines, manifest, seed_app, spawn_app_with, tool_manifest,
-    tool_wasm, AppOptions, TestApp, DEFAULT_ROLES, TODAY,
+    fixture_wasm, hostile_plugin, import_lines, manifest, on_wit, seed_app, spawn_app_with,
+    tool_manifest, tool_wasm, AppOptions, TestApp, DEFAULT_ROLES, TODAY,
 };
 
 async fn misbehaving_app(
@@ -570,7 +570,10 @@ async fn organisation_wide_statements_queue_for_their_slots_and_never_hold_up_sc
 /// manifest (and the core instances a Python runtime needs).
 async fn hostile_app(language: &str) -> (TestApp, String) {
     let tool = format!("hostile_{language}");
-    let manifest = manifest(&tool, DEFAULT_ROLES, &[], 64, 8000, 65536) + "core_instances = 48\n";
+    let manifest = on_wit(
+        manifest(&tool, DEFAULT_ROLES, &[], 64, 8000, 65536),
+        "1.1.0",
+    ) + "core_instances = 48\n";
     let options = AppOptions::default().with_shared_compile_cache().plugin(
         &tool,
         hostile_plugin(language),

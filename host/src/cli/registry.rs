@@ -9,6 +9,21 @@ use loanhost::config::Config;
 use loanhost::plugins::oci;
 use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 
+/// The host `plugin check` loads with: the server's own compile cache when `LOANHOST_CACHE_DIR`
+/// names it (a plugin checked there is then served without compiling it again), else the user's
+/// cache folder.
+fn check_options(config: &Config, policy: SignaturePolicy) -> anyhow::Result<HostOptions> {
+    let mut options = HostOptions::new(policy, Clock::system());
+    if std::env::var_os("LOANHOST_CACHE_DIR").is_none() {
+        return Ok(options.with_user_cache());
+    }
+    let key = loanhost::plugins::load_or_create_cache_key(&config.cache_key_file)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", config.cache_key_file.display()))?;
+    options.cache_dir = Some(config.cache_dir.clone());
+    options.cache_key = Some(key);
+    Ok(options)
+}
+
 /// `plugin check <wasm> <toml>` or `plugin check oci://…`: loads the plugin exactly as the
 /// server would (an artifact is pulled into a scratch folder first) and prints its description,
 /// or why it is refused.
@@ -41,8 +56,7 @@ pub async fn check(
     };
     let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
         .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
-    let plugins =
-        Plugins::with_options(HostOptions::new(policy, Clock::system()).with_user_cache())?;
+    let plugins = Plugins::with_options(check_options(config, policy)?)?;
     match plugins.load(&PluginFiles::explicit(&wasm, &manifest)).await {
         Ok(p) => {
             let m = &p.manifest;

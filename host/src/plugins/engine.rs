@@ -56,6 +56,7 @@ pub struct PluginEngine {
     cache: Option<CompileCache>,
     compat_hash: String,
     compiler: Compiler,
+    metrics: Arc<crate::telemetry::Metrics>,
     _ticker: EpochTicker,
 }
 
@@ -132,6 +133,7 @@ impl PluginEngine {
         cache_dir: Option<PathBuf>,
         cache_key: Option<[u8; 32]>,
         compiler: Compiler,
+        metrics: Arc<crate::telemetry::Metrics>,
     ) -> anyhow::Result<PluginEngine> {
         let config = engine_config(true);
         let engine = Engine::new(&config)
@@ -161,6 +163,7 @@ impl PluginEngine {
             cache,
             compat_hash,
             compiler,
+            metrics,
             _ticker: ticker,
         })
     }
@@ -181,11 +184,14 @@ impl PluginEngine {
 
     /// Compiles a component (see [`super::compiler`]), or loads its precompiled form from
     /// the cache when the entry's MAC verifies. Runs on the calling thread (use
-    /// `spawn_blocking` from async code).
-    pub fn compile(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
-        let component = self.compile_or_read(wasm);
-        // What reading or compiling it allocated and freed stays with this thread's heap
-        // unless handed back: this thread (a blocking worker) may not allocate again for long.
+    /// `spawn_blocking` from async code). Takes the component's bytes to free them here.
+    pub fn compile(&self, wasm: Vec<u8>) -> wasmtime::Result<Component> {
+        let component = self.compile_or_read(&wasm);
+        drop(wasm);
+        // What reading or compiling it allocated and freed (the component's bytes, the
+        // compiled bytes read back) stays resident unless handed back now: the allocator
+        // purges freed memory later, on a thread's next allocation, and this thread (a
+        // blocking worker) may not allocate again for long.
         release_compile_memory();
         component
     }
@@ -201,7 +207,13 @@ impl PluginEngine {
                     // under this host's key verified, so nobody without the key (kept outside
                     // the cache directory) produced them.
                     match unsafe { Component::deserialize(&self.engine, &bytes) } {
-                        Ok(c) => return Ok(c),
+                        Ok(c) => {
+                            crate::telemetry::Metrics::count(
+                                &self.metrics.plugin_compilations,
+                                "cache",
+                            );
+                            return Ok(c);
+                        }
                         Err(e) => {
                             tracing::warn!(path = %cache.path(&name).display(), error = %e, "discarding unusable precompiled plugin")
                         }
@@ -234,6 +246,7 @@ impl PluginEngine {
                 (component, Some(bytes))
             }
         };
+        crate::telemetry::Metrics::count(&self.metrics.plugin_compilations, "compiled");
         if let (Some(cache), (_, Some(bytes))) = (&self.cache, &compiled) {
             if let Err(e) = cache.write(&name, bytes) {
                 tracing::warn!(path = %cache.path(&name).display(), error = %e, "cannot cache precompiled plugin");

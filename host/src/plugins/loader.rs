@@ -330,8 +330,7 @@ pub(crate) async fn load(
     }
 
     let engine = runner.engine.clone();
-    let bytes = wasm.clone();
-    let component = tokio::task::spawn_blocking(move || engine.compile(&bytes))
+    let component = tokio::task::spawn_blocking(move || engine.compile(wasm))
         .await
         .map_err(|e| LoadError::new(&files.wasm, format!("compilation aborted: {e}")))?
         .map_err(|e| {

@@ -193,6 +193,7 @@ impl Plugins {
             options.cache_dir,
             options.cache_key,
             options.compiler,
+            options.metrics.clone(),
         )?);
         Ok(Arc::new(Plugins {
             runner: Runner {
