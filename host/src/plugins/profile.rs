@@ -1,7 +1,7 @@
 //! Stage marks of a profiled call: where one call's time goes, for `make bench`'s `languages`
 //! profile (docs/benchmarks.md). The host marks what it sees (the instance made, the `data`
-//! capability entered and left, the export returned); a plugin built with its SDK's profile
-//! switch (`LOANHOST_SDK_PROFILE=1 scripts/build-plugin.sh`) marks its own stages by writing
+//! capability entered and left, the export returned); a plugin built with its SDK's
+//! profile switch (see `scripts/build-plugin.sh`) marks its own stages by writing
 //! a log line that starts with [`MARK_PREFIX`], which a profiling host records instead of
 //! logging. A host that does not profile (every server) treats such a line as any other.
 
