@@ -23,6 +23,10 @@ pub struct Server {
     pub started_in: Duration,
     /// The public keys its tokens are signed with (a JWKS).
     pub jwks: Value,
+    /// The issuer and audience of its tokens.
+    pub issuer: String,
+    /// See `issuer`.
+    pub audience: String,
 }
 
 impl Drop for Server {
@@ -90,8 +94,27 @@ pub async fn loanhost(
         token,
         started_in: Duration::ZERO,
         jwks: serde_json::to_value(key.jwks()).unwrap(),
+        issuer: config.idp.issuer.clone(),
+        audience: config.mcp_audience.clone(),
     };
-    wait_ready(client, &format!("{base}/ready"), &mut server, log).await;
+    // Ready when `/ready` says so; a plugin it refused ends the run with the reason.
+    let ready = format!("{base}/ready");
+    until_up(&mut server.child, log, "the server", || async {
+        let Ok(r) = client.get(&ready).send().await else {
+            return false;
+        };
+        if r.status().is_success() {
+            return true;
+        }
+        let body: Value = r.json().await.unwrap_or_default();
+        let refused = &body["refused"];
+        assert!(
+            refused.as_object().is_none_or(|r| r.is_empty()),
+            "the server refused plugins: {refused}"
+        );
+        false
+    })
+    .await;
     server.started_in = started.elapsed();
     server
 }
@@ -111,7 +134,6 @@ pub async fn native(
     // server trusts.
     let jwks = scratch.join("jwks.json");
     std::fs::write(&jwks, like.jwks.to_string()).unwrap();
-    let claims = unverified_claims(&like.token);
     let started = Instant::now();
     let child = Command::new(python)
         .arg(
@@ -121,8 +143,8 @@ pub async fn native(
         .arg(port.to_string())
         .arg(db)
         .arg(&jwks)
-        .arg(claims["iss"].as_str().unwrap())
-        .arg(claims["aud"].as_str().unwrap())
+        .arg(&like.issuer)
+        .arg(&like.audience)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
@@ -133,68 +155,36 @@ pub async fn native(
         token: like.token.clone(),
         started_in: Duration::ZERO,
         jwks: like.jwks.clone(),
+        issuer: like.issuer.clone(),
+        audience: like.audience.clone(),
     };
     // Up when a `tools/list` answers.
-    let until = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(r) = post(
-            client,
-            &server,
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}),
-        )
-        .await
-        {
-            if r.get("result").is_some() {
-                break;
-            }
-        }
-        if let Ok(Some(status)) = server.child.try_wait() {
-            panic!("the native server exited ({status}); see {}", log.display());
-        }
-        assert!(
-            Instant::now() < until,
-            "the native server did not come up; see {}",
-            log.display()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (url, token) = (server.url.clone(), server.token.clone());
+    let list = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"});
+    until_up(&mut server.child, log, "the native server", || async {
+        let reply = post_to(client, &url, &token, &list).await;
+        reply.is_ok_and(|r| r.get("result").is_some())
+    })
+    .await;
     server.started_in = started.elapsed();
     server
 }
 
-/// The claims of a JWT, not verified (the bench's own token).
-fn unverified_claims(token: &str) -> Value {
-    use base64::Engine as _;
-    let payload = token.split('.').nth(1).unwrap();
-    serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(payload)
-            .unwrap(),
-    )
-    .unwrap()
-}
-
-async fn wait_ready(client: &reqwest::Client, url: &str, server: &mut Server, log: &Path) {
-    // A cold start compiles an interpreter plugin in its worker (a minute or more).
+/// Waits until `up` says the process of `child` serves (at most 10 minutes: a cold start
+/// compiles an interpreter plugin in its worker); panics, naming `log`, if it exits first.
+async fn until_up<F, Fut>(child: &mut Child, log: &Path, what: &str, mut up: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
     let until = Instant::now() + Duration::from_secs(600);
-    loop {
-        if let Ok(r) = client.get(url).send().await {
-            if r.status().is_success() {
-                return;
-            }
-            let body: Value = r.json().await.unwrap_or_default();
-            let refused = &body["refused"];
-            assert!(
-                refused.as_object().is_none_or(|r| r.is_empty()),
-                "the server refused plugins: {refused}"
-            );
-        }
-        if let Ok(Some(status)) = server.child.try_wait() {
-            panic!("the server exited ({status}); see {}", log.display());
+    while !up().await {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited ({status}); see {}", log.display());
         }
         assert!(
             Instant::now() < until,
-            "{url} not ready; see {}",
+            "{what} did not come up; see {}",
             log.display()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -207,9 +197,18 @@ pub async fn post(
     server: &Server,
     body: &Value,
 ) -> reqwest::Result<Value> {
+    post_to(client, &server.url, &server.token, body).await
+}
+
+async fn post_to(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    body: &Value,
+) -> reqwest::Result<Value> {
     client
-        .post(&server.url)
-        .bearer_auth(&server.token)
+        .post(url)
+        .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-11-25")
         .json(body)
