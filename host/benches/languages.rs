@@ -31,6 +31,8 @@ use loanhost::data::Db;
 use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 use serde_json::{json, Value};
 
+use served::{mean, ms, percentile};
+
 /// The profile's stages: the mark that ends each, and what happened before it.
 const STAGES: [(&str, &str); 11] = [
     ("instantiated", "instantiate a fresh instance"),
@@ -70,18 +72,6 @@ fn minor_faults() -> i64 {
         libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
         usage.ru_minflt
     }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn mean(v: &[Duration]) -> Duration {
-    v.iter().sum::<Duration>() / v.len() as u32
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// Builds one plugin folder with `scripts/build-plugin.sh` into `out`.
@@ -382,7 +372,7 @@ fn main() {
             }
         }
     });
-    print_served(&rows, calls);
+    served::print(&rows, calls);
     let (six, mixed) = rt.block_on(memory_of_hosts(
         &client,
         scratch.path(),
@@ -499,20 +489,4 @@ fn print_in_process(lines: &[InProcess], calls: usize, rss_start: f64, rss_loade
         .map(|l| format!("{:>11.3}", ms(l.profiled_whole)))
         .collect();
     println!("  {:<48} {totals}", "whole profiled call");
-}
-
-fn print_served(rows: &[(String, Duration, f64, Vec<Duration>, f64)], calls: usize) {
-    let rust = mean(&rows[0].3).as_secs_f64();
-    println!("languages through servers over HTTP (a process each, one keep-alive client, {calls} calls after 40 warm-up):");
-    println!("  server                       ready in   whole call mean/p50/p99 ms      vs loanhost Rust   RSS idle -> after calls");
-    for (name, ready, idle, times, after) in rows {
-        println!(
-            "  {name:<28} {:>7.2} s   {:>7.3} / {:>7.3} / {:>7.3}        {:>6.2}x          {idle:>5.0} -> {after:.0} MiB",
-            ready.as_secs_f64(),
-            ms(mean(times)),
-            ms(percentile(times, 0.5)),
-            ms(percentile(times, 0.99)),
-            mean(times).as_secs_f64() / rust,
-        );
-    }
 }

@@ -269,3 +269,35 @@ pub fn plugin_dir(dir: &Path, tools: &[(&Path, &str)]) -> PathBuf {
     }
     dir.to_path_buf()
 }
+
+/// The `p` quantile of sorted durations.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// The mean of durations.
+pub fn mean(v: &[Duration]) -> Duration {
+    v.iter().sum::<Duration>() / v.len() as u32
+}
+
+/// Milliseconds.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Prints the servers' table: each row's name, time to ready, calls, RSS ready and after.
+pub fn print(rows: &[(String, Duration, f64, Vec<Duration>, f64)], calls: usize) {
+    let rust = mean(&rows[0].3).as_secs_f64();
+    println!("languages through servers over HTTP (a process each, one keep-alive client, {calls} calls after 40 warm-up):");
+    println!("  server                       ready in   whole call mean/p50/p99 ms      vs loanhost Rust   RSS idle -> after calls");
+    for (name, ready, idle, times, after) in rows {
+        println!(
+            "  {name:<28} {:>7.2} s   {:>7.3} / {:>7.3} / {:>7.3}        {:>6.2}x          {idle:>5.0} -> {after:.0} MiB",
+            ready.as_secs_f64(),
+            ms(mean(times)),
+            ms(percentile(times, 0.5)),
+            ms(percentile(times, 0.99)),
+            mean(times).as_secs_f64() / rust,
+        );
+    }
+}
