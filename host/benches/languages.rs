@@ -317,58 +317,25 @@ fn main() {
             );
             let log = logs.join(format!("{language}.log"));
             let server = served::loanhost(&client, &db_file, &plugins, &served_cache, &log).await;
-            let idle = server.rss_mib();
-            let answer = served::call(&client, &server, "report_loans", &args).await;
-            assert_eq!(
-                answer, lines[0].answer,
-                "{language} served answers differently"
-            );
-            let times = served::measure(&client, &server, "report_loans", &args, 40, calls).await;
-            rows.push((
-                format!("loanhost, {language}"),
-                server.started_in,
-                idle,
-                times,
-                server.rss_mib(),
-            ));
-            if *language != "Rust" {
+            let expected = &lines[0].answer;
+            let name = format!("loanhost, {language}");
+            rows.push(served::row(&client, &server, name, &args, expected, calls).await);
+            if *language == "Rust" {
+                // The same report as a native Python MCP server, trusting this server's tokens.
+                let log = logs.join("native.log");
+                let python = root().join(".venv/bin/python");
+                let native =
+                    served::native(&client, &python, &db_file, &server, scratch.path(), &log).await;
+                let name = "native Python MCP server".to_string();
+                rows.push(served::row(&client, &native, name, &args, expected, calls).await);
+            } else {
                 // Started again: the build is read from the compile cache this time.
                 drop(server);
                 let log = logs.join(format!("{language}-again.log"));
                 let again =
                     served::loanhost(&client, &db_file, &plugins, &served_cache, &log).await;
-                let idle = again.rss_mib();
-                let times =
-                    served::measure(&client, &again, "report_loans", &args, 40, calls).await;
-                rows.push((
-                    "  restarted, from the cache".to_string(),
-                    again.started_in,
-                    idle,
-                    times,
-                    again.rss_mib(),
-                ));
-                continue;
-            }
-            {
-                let log = logs.join("native.log");
-                let python = root().join(".venv/bin/python");
-                let native =
-                    served::native(&client, &python, &db_file, &server, scratch.path(), &log).await;
-                let idle = native.rss_mib();
-                let answer = served::call(&client, &native, "report_loans", &args).await;
-                assert_eq!(
-                    answer, lines[0].answer,
-                    "the native server answers differently"
-                );
-                let times =
-                    served::measure(&client, &native, "report_loans", &args, 40, calls).await;
-                rows.push((
-                    "native Python MCP server".into(),
-                    native.started_in,
-                    idle,
-                    times,
-                    native.rss_mib(),
-                ));
+                let name = "  restarted, from the cache".to_string();
+                rows.push(served::row(&client, &again, name, &args, expected, calls).await);
             }
         }
     });

@@ -233,6 +233,46 @@ pub async fn call(
     result["structuredContent"].clone()
 }
 
+/// One server's line of the table.
+pub struct Row {
+    /// What served.
+    pub name: String,
+    /// From start to ready.
+    pub ready: Duration,
+    /// Resident memory once ready, in MiB.
+    pub idle: f64,
+    /// The measured calls' wall times, sorted.
+    pub times: Vec<Duration>,
+    /// Resident memory after the calls, in MiB.
+    pub after: f64,
+}
+
+/// `server`'s line as `name`: its answer to `report_loans` with `arguments` checked equal to
+/// `expected`, then `calls` calls measured after 40 warm-up calls.
+pub async fn row(
+    client: &reqwest::Client,
+    server: &Server,
+    name: String,
+    arguments: &Value,
+    expected: &Value,
+    calls: usize,
+) -> Row {
+    let idle = server.rss_mib();
+    let answer = call(client, server, "report_loans", arguments).await;
+    assert_eq!(
+        &answer, expected,
+        "{name} answers differently from the Rust build"
+    );
+    let times = measure(client, server, "report_loans", arguments, 40, calls).await;
+    Row {
+        name,
+        ready: server.started_in,
+        idle,
+        times,
+        after: server.rss_mib(),
+    }
+}
+
 /// Per-call wall times of `calls` calls after `warm` warm-up calls, sorted.
 pub async fn measure(
     client: &reqwest::Client,
@@ -286,11 +326,18 @@ pub fn ms(d: Duration) -> f64 {
 }
 
 /// Prints the servers' table: each row's name, time to ready, calls, RSS ready and after.
-pub fn print(rows: &[(String, Duration, f64, Vec<Duration>, f64)], calls: usize) {
-    let rust = mean(&rows[0].3).as_secs_f64();
+pub fn print(rows: &[Row], calls: usize) {
+    let rust = mean(&rows[0].times).as_secs_f64();
     println!("languages through servers over HTTP (a process each, one keep-alive client, {calls} calls after 40 warm-up):");
     println!("  server                       ready in   whole call mean/p50/p99 ms      vs loanhost Rust   RSS idle -> after calls");
-    for (name, ready, idle, times, after) in rows {
+    for Row {
+        name,
+        ready,
+        idle,
+        times,
+        after,
+    } in rows
+    {
         println!(
             "  {name:<28} {:>7.2} s   {:>7.3} / {:>7.3} / {:>7.3}        {:>6.2}x          {idle:>5.0} -> {after:.0} MiB",
             ready.as_secs_f64(),

@@ -53,18 +53,7 @@ impl ToolPre {
             _ => v1_0::ReportingToolPre::new(pre).map(ToolPre::V1_0),
         }
     }
-}
 
-/// Adds every host capability of both versions to their linkers.
-pub(crate) fn add_to_linkers(
-    v1_0: &mut wasmtime::component::Linker<PluginState>,
-    v1_1: &mut wasmtime::component::Linker<PluginState>,
-) -> wasmtime::Result<()> {
-    v1_0::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_0, |s| s)?;
-    v1_1::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_1, |s| s)
-}
-
-impl ToolPre {
     /// A fresh instance in `store`.
     pub async fn instantiate(
         &self,
@@ -75,6 +64,15 @@ impl ToolPre {
             ToolPre::V1_1(pre) => Tool::V1_1(pre.instantiate_async(store).await?),
         })
     }
+}
+
+/// Adds every host capability of both versions to their linkers.
+pub(crate) fn add_to_linkers(
+    v1_0: &mut wasmtime::component::Linker<PluginState>,
+    v1_1: &mut wasmtime::component::Linker<PluginState>,
+) -> wasmtime::Result<()> {
+    v1_0::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_0, |s| s)?;
+    v1_1::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_1, |s| s)
 }
 
 /// An instance of a plugin, by the version of `loan:reporting` it targets.

@@ -77,12 +77,12 @@ export function parse(text: string): unknown {
  * (money is never a float); `NaN` and the infinities are written as `null`, as `JSON.stringify`
  * writes them.
  *
- * Written by the engine's native `JSON.stringify`: each Decimal and bigint is handed to it as a
- * marked string (`"\u0000D350000\u0000P25\u0000Z"`) by its `toJSON`, and the quotes and marks are
- * then taken off; the text is checked for a float by a regular expression (two when a string of
- * the result holds a digit before `.` or `e`).
- * Only when a string of the result itself holds one of those marks is the slower writer below
- * used. (Inside the component, JavaScript is interpreted: a function of ours called for every
+ * Written by the engine's native `JSON.stringify`: each Decimal is handed to it as a marked
+ * string (`"\u0000D350000\u0000P25\u0000Z"`) by its `toJSON`, and the quotes and marks are then
+ * taken off; the text is checked for a float by a regular expression (two when a string of the
+ * result holds a digit before `.` or `e`). Only when a string of the result itself holds one of
+ * those marks, or the result holds a bigint (which `JSON.stringify` refuses), is the slower
+ * writer below used. (Inside the component, JavaScript is interpreted: a function of ours called for every
  * value costs more than the rest of a report.) */
 export function stringify(value: unknown): string {
   marked = 0;

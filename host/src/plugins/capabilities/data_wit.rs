@@ -2,7 +2,7 @@
 //! query and back ([`super::data`] runs the query), and 1.1.0's `run-json`, the rows as one JSON
 //! text with each column's kind.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 
 use crate::data::catalog::Dataset;
 use crate::data::query::{self, Aggregate, Condition, Key, PeriodUnit, Query, Value};
@@ -175,21 +175,23 @@ const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 /// rather than sent with a kind that misdescribes it.
 fn json_rows(rows: query::Rows) -> Result<v1_1::JsonRows, String> {
     let mut kinds: Vec<Option<v1_1::ColumnKind>> = vec![None; rows.columns.len()];
-    let mut text = String::with_capacity(rows.bytes as usize + 8 * rows.rows.len() + 2);
-    text.push('[');
+    // Written as bytes, each string escaped by serde_json straight into them (no string of
+    // its own per value); writing into a `Vec` cannot fail.
+    let mut text: Vec<u8> = Vec::with_capacity(rows.bytes as usize + 8 * rows.rows.len() + 2);
+    text.push(b'[');
     for (r, row) in rows.rows.iter().enumerate() {
-        text.push_str(if r == 0 { "[" } else { ",[" });
+        text.extend_from_slice(if r == 0 { b"[" } else { b",[" });
         for (c, value) in row.iter().enumerate() {
             if c > 0 {
-                text.push(',');
+                text.push(b',');
             }
             let kind = match value {
                 Value::Null => {
-                    text.push_str("null");
+                    text.extend_from_slice(b"null");
                     continue;
                 }
                 Value::Boolean(b) => {
-                    text.push_str(if *b { "true" } else { "false" });
+                    text.extend_from_slice(if *b { b"true" } else { b"false" });
                     v1_1::ColumnKind::Boolean
                 }
                 Value::Integer(i) if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i) => {
@@ -201,15 +203,15 @@ fn json_rows(rows: query::Rows) -> Result<v1_1::JsonRows, String> {
                     v1_1::ColumnKind::Integer
                 }
                 Value::Decimal(s) => {
-                    push_json_string(&mut text, s);
+                    let _ = serde_json::to_writer(&mut text, s);
                     v1_1::ColumnKind::Decimal
                 }
                 Value::Text(s) => {
-                    push_json_string(&mut text, s);
+                    let _ = serde_json::to_writer(&mut text, s);
                     v1_1::ColumnKind::Text
                 }
                 Value::Timestamp(s) => {
-                    push_json_string(&mut text, s);
+                    let _ = serde_json::to_writer(&mut text, s);
                     v1_1::ColumnKind::Timestamp
                 }
             };
@@ -223,26 +225,19 @@ fn json_rows(rows: query::Rows) -> Result<v1_1::JsonRows, String> {
                 }
             }
         }
-        text.push(']');
+        text.push(b']');
     }
-    text.push(']');
+    text.push(b']');
     Ok(v1_1::JsonRows {
         columns: rows.columns,
         kinds: kinds
             .into_iter()
             .map(|k| k.unwrap_or(v1_1::ColumnKind::Text))
             .collect(),
-        rows: text,
+        rows: String::from_utf8(text).expect("JSON written from strings is UTF-8"),
         truncated: rows.truncated,
         total_groups: rows.total_groups,
     })
-}
-
-/// Appends `s` as a JSON string.
-fn push_json_string(out: &mut String, s: &str) {
-    // serde_json's escaping, written into `out` (a `String` is valid UTF-8 throughout).
-    let quoted = serde_json::to_string(s).expect("a string serializes");
-    out.push_str(&quoted);
 }
 
 #[cfg(test)]
