@@ -116,29 +116,30 @@ fn generic(c: Compiled) -> Compiled {
 }
 
 /// Runs the endless statement with a 300 ms deadline, abandoning its future after 50 ms
-/// as a timed-out caller would; then the pool's only connection must be free at once (on
-/// PostgreSQL, for a statement that plans otherwise than the abandoned one did).
+/// as a timed-out caller would; then the pool's only connection must come back for the next
+/// statement (on PostgreSQL, for a statement that plans otherwise than the abandoned one did).
+///
+/// Nothing here depends on the machine's speed: the engine's own answer is the signal. A
+/// statement that was not stopped inside the engine ends with its rows on SQLite (it is
+/// finite) and never on PostgreSQL; one stopped ends with `Timeout`. A connection that never
+/// comes back leaves the next statement waiting on the pool until its own deadline, which
+/// ends it with `Timeout` too. The outer timeouts only keep a broken build from hanging.
 async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: bool) {
+    // Arrange
     let (endless, quick) = endless_and_quick(postgres);
     let allowance = Allowance {
         deadline: Instant::now() + Duration::from_millis(300),
         max_rows: 10,
         max_bytes: 1000,
     };
-    let started = Instant::now();
-    let r = tokio::time::timeout(
-        Duration::from_secs(5),
-        spawn_execute(&db, endless.clone(), allowance),
-    )
-    .await
-    .expect("the engine did not stop the statement at its deadline");
+    // Act
+    let r = tokio::time::timeout(HANG_GUARD, spawn_execute(&db, endless.clone(), allowance))
+        .await
+        .expect("the engine did not stop the statement at its deadline");
+    // Assert
     assert!(matches!(r, Err(QueryError::Timeout(_))), "{:?}", r.err());
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
 
+    // Arrange
     let allowance = Allowance {
         deadline: Instant::now() + Duration::from_millis(300),
         ..allowance
@@ -149,15 +150,21 @@ async fn stops_at_deadline_and_frees_the_connection(db: ReportStore, postgres: b
     )
     .await;
     assert!(abandoned.is_err(), "the endless statement ended early");
-    let quick_run = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        spawn_execute(&db, quick, Allowance::standard()).await
-    };
-    let r = tokio::time::timeout(Duration::from_secs(2), quick_run)
+    // Act
+    let r = tokio::time::timeout(HANG_GUARD, spawn_execute(&db, quick, Allowance::standard()))
         .await
-        .expect("the connection was not given back after the deadline");
-    assert_eq!(r.unwrap().rows, vec![vec![Value::Integer(1)]]);
+        .expect("the next statement outlived its own deadline");
+    // Assert
+    assert_eq!(
+        r.expect("the connection was not given back after the deadline")
+            .rows,
+        vec![vec![Value::Integer(1)]]
+    );
 }
+
+/// Keeps a test whose statement is never stopped from hanging; far past every deadline the
+/// tests set, so it bounds nothing about the machine's speed.
+const HANG_GUARD: Duration = Duration::from_secs(120);
 
 #[tokio::test]
 async fn a_sqlite_statement_stops_at_its_deadline() {
