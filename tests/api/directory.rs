@@ -68,8 +68,9 @@ async fn concierge_count(app: &TestApp, token: &str) -> Result<u64, u16> {
         .unwrap_or_else(|| panic!("{reply}")))
 }
 
-/// Waits until the concierge's answer is `want`: at once on SQLite, within the notification's
-/// delivery on PostgreSQL (bounded: 5 s). Returns how long it took.
+/// Waits until the concierge's answer is `want`: at once on SQLite, once the notification is
+/// delivered on PostgreSQL (the answer itself is the signal; [`HANG_GUARD`] only keeps a
+/// directory that never sees the change from hanging the run). Returns how long it took.
 async fn until(app: &TestApp, token: &str, want: Result<u64, u16>, postgres: bool) -> Duration {
     let started = Instant::now();
     loop {
@@ -82,12 +83,15 @@ async fn until(app: &TestApp, token: &str, want: Result<u64, u16>, postgres: boo
             "SQLite: the very next request must see the change; got {got:?}, want {want:?}"
         );
         assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "PostgreSQL: the change was not seen within 5 s (got {got:?}, want {want:?})"
+            started.elapsed() < HANG_GUARD,
+            "PostgreSQL: the change was never seen (got {got:?}, want {want:?})"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Far past any delivery on a busy machine: bounds a broken build, not the machine's speed.
+const HANG_GUARD: Duration = Duration::from_secs(120);
 
 async fn changes_are_seen_by_the_next_request(postgres: bool) {
     // Arrange
@@ -97,11 +101,11 @@ async fn changes_are_seen_by_the_next_request(postgres: bool) {
         .clone()
         .expect("the server has an agent directory");
     let token = app.token_for("concierge@example.com");
-    assert_eq!(until(&app, &token, Ok(2), postgres).await.as_secs(), 0);
+    until(&app, &token, Ok(2), postgres).await;
     let listening = Instant::now();
     while !directory.answers_from_memory() {
         assert!(
-            listening.elapsed() < Duration::from_secs(5),
+            listening.elapsed() < HANG_GUARD,
             "the directory never started answering from memory"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
