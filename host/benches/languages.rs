@@ -10,15 +10,21 @@
 //!    build (only its `report_loans`), a process with the six shipped Rust tools idle, one with
 //!    those six plus a Python and a TypeScript plugin after 1,000 calls, and the same report as
 //!    a native Python MCP server on the official SDK (`languages/native_mcp_server.py`) on the
-//!    same SQLite file; their resident memory from /proc.
+//!    same SQLite file; their resident memory from /proc;
+//! 4. **edit to served** for the Python and TypeScript examples: `loanhost plugin watch`
+//!    deploying into a server's folder, from a saved edit to the edited build served
+//!    (`languages/edit.rs`).
 //!
 //! Every build's answer is checked equal to the Rust build's first (the native server's too).
 //! The examples are built first (`scripts/build-plugins.sh` with `LOANHOST_BUILD_EXAMPLES=1`).
 //! `LANGUAGES_CALLS` sets the calls measured per build (default 400, after 40 warm-up calls);
 //! `LANGUAGES_ONLY=python` (or `typescript`) measures Rust and that language alone;
-//! `LANGUAGES_SERVED=0` skips the servers (the in-process figures and the profile only).
+//! `LANGUAGES_SERVED=0` skips the servers and the edits (the in-process figures and the profile
+//! only).
 
 mod common;
+#[path = "languages/edit.rs"]
+mod edit;
 #[path = "languages/served.rs"]
 mod served;
 
@@ -306,6 +312,9 @@ fn main() {
     // Act 3: through servers over HTTP.
     let client = reqwest::Client::new();
     let served_cache = bench.join("served-compiled");
+    // A first start compiles everything: no functions kept from an earlier run. The edits
+    // (act 4) then find the functions these servers compiled, as a team's second build would.
+    let _ = std::fs::remove_dir_all(served_cache.join("functions"));
     let logs = scratch.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
     let mut rows = Vec::new();
@@ -352,6 +361,27 @@ fn main() {
     println!(
         "  a host with those six plus report_loans in Python and in TypeScript, after 1,000 calls (the three report_loans in turn): {mixed:.0} MiB resident"
     );
+
+    // Act 4: edit to served.
+    let mut edits = Vec::new();
+    for (language, _, _) in &builds[1..] {
+        let language = if *language == "Python" {
+            "Python"
+        } else {
+            "TypeScript"
+        };
+        let example = examples.join(language.to_lowercase()).join("report_loans");
+        edits.push(rt.block_on(edit::edit_to_served(
+            &client,
+            language,
+            &example,
+            &db_file,
+            &served_cache,
+            scratch.path(),
+            &logs,
+        )));
+    }
+    edit::print(&edits);
 }
 
 /// Resident memory of a host serving the six shipped tools, idle; and of one serving them

@@ -76,6 +76,10 @@ pub struct Metrics {
     /// Components made ready to run, by where their compiled code came from: `cache` (read
     /// back from the compile cache) or `compiled`.
     pub plugin_compilations: Family<Label, Counter>,
+    /// Functions of compiled components, by where their machine code came from: `reused`
+    /// (the compiled-function cache) or `compiled`; `refused` counts the compiled ones whose
+    /// entry in the cache did not verify.
+    pub plugin_compiled_functions: Family<Label, Counter>,
     /// Registry references followed, by outcome: `loaded`, `unchanged`, `pulled`, `notice` (a
     /// round started by another host's notice), `cache_mismatch`, and the reasons a round
     /// changed nothing (`unreachable`, `artifact`, `plugin`, `unsigned`, `conflict`).
@@ -137,6 +141,7 @@ impl Default for Metrics {
         let jwks_refreshes = Family::<Label, Counter>::default();
         let plugin_events = Family::<Label, Counter>::default();
         let plugin_compilations = Family::<Label, Counter>::default();
+        let plugin_compiled_functions = Family::<Label, Counter>::default();
         let registry_events = Family::<Label, Counter>::default();
         let plugin_served = Family::<ServedLabels, Gauge>::default();
         let registry_resolved = Family::<Label, Gauge>::default();
@@ -182,6 +187,11 @@ impl Default for Metrics {
             "plugin_compilations",
             "Components made ready to run, by where their compiled code came from (cache, compiled)",
             plugin_compilations.clone(),
+        );
+        registry.register(
+            "plugin_compiled_functions",
+            "Functions of compiled components, by where their machine code came from (reused, compiled; refused: compiled because the cached entry did not verify)",
+            plugin_compiled_functions.clone(),
         );
         registry.register(
             "registry_events",
@@ -261,6 +271,7 @@ impl Default for Metrics {
             jwks_refreshes,
             plugin_events,
             plugin_compilations,
+            plugin_compiled_functions,
             registry_events,
             plugin_served,
             registry_resolved,

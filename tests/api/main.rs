@@ -20,6 +20,7 @@ mod data;
 mod deploy;
 mod differential;
 mod directory;
+mod function_cache;
 mod mcp_modern;
 mod mcp_protocol;
 mod metadata;

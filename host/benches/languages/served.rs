@@ -27,6 +27,8 @@ pub struct Server {
     pub issuer: String,
     /// See `issuer`.
     pub audience: String,
+    /// Its `/metrics` URL (a loanhost server's own listener; empty for the native server).
+    pub metrics: String,
 }
 
 impl Drop for Server {
@@ -65,6 +67,11 @@ pub async fn loanhost(
     let mut env: BTreeMap<String, String> =
         common::server_env(port, format!("sqlite://{}", db.display()), plugins, cache);
     env.insert("LOANHOST_TODAY".into(), "2026-11-22".into());
+    let metrics_port = common::free_port();
+    env.insert(
+        "LOANHOST_METRICS_LISTEN".into(),
+        format!("127.0.0.1:{metrics_port}"),
+    );
     let config = loanhost::config::Config::from_map(&env).unwrap();
     let key =
         loanhost::devidp::SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config))
@@ -96,6 +103,7 @@ pub async fn loanhost(
         jwks: serde_json::to_value(key.jwks()).unwrap(),
         issuer: config.idp.issuer.clone(),
         audience: config.mcp_audience.clone(),
+        metrics: format!("http://127.0.0.1:{metrics_port}/metrics"),
     };
     // Ready when `/ready` says so; a plugin it refused ends the run with the reason.
     let ready = format!("{base}/ready");
@@ -157,6 +165,7 @@ pub async fn native(
         jwks: like.jwks.clone(),
         issuer: like.issuer.clone(),
         audience: like.audience.clone(),
+        metrics: String::new(),
     };
     // Up when a `tools/list` answers.
     let (url, token) = (server.url.clone(), server.token.clone());
@@ -180,7 +189,9 @@ where
     let until = Instant::now() + Duration::from_secs(600);
     while !up().await {
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited ({status}); see {}", log.display());
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(5).collect();
+            panic!("{what} exited ({status}); its log ends: {tail:?}");
         }
         assert!(
             Instant::now() < until,
@@ -189,6 +200,19 @@ where
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The server's metrics, as Prometheus text.
+pub async fn metrics(client: &reqwest::Client, server: &Server) -> String {
+    let reply = client.get(&server.metrics).send().await.unwrap();
+    reply.text().await.unwrap()
+}
+
+/// The value of the sample whose line starts with `series` (name and labels), if any.
+pub fn sample(metrics: &str, series: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
 }
 
 /// One JSON-RPC request with the server's token, as an MCP client sends it.

@@ -50,6 +50,16 @@ impl CompileCache {
         Ok(CompileCache { dir, key })
     }
 
+    /// The folder of the entries.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The key the entries are authenticated with.
+    pub(crate) fn key(&self) -> [u8; 32] {
+        self.key
+    }
+
     /// The path of an entry.
     pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
@@ -88,6 +98,16 @@ impl CompileCache {
     /// existing file or link in its place fails the write instead of being followed), mode
     /// 0600.
     pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_entry(name, bytes, true)
+    }
+
+    /// As [`CompileCache::write`], without waiting for the bytes to reach the disk: for
+    /// entries that are cheap to lose (a torn one fails its MAC and is made again).
+    pub(crate) fn write_unsynced(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_entry(name, bytes, false)
+    }
+
+    fn write_entry(&self, name: &str, bytes: &[u8], synced: bool) -> std::io::Result<()> {
         use rand::RngCore as _;
         let path = self.path(name);
         let mut nonce = [0u8; 12];
@@ -102,7 +122,7 @@ impl CompileCache {
         let written = f
             .write_all(bytes)
             .and_then(|_| f.write_all(&tag))
-            .and_then(|_| f.sync_all())
+            .and_then(|_| if synced { f.sync_all() } else { Ok(()) })
             .and_then(|_| std::fs::rename(&tmp, &path));
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);

@@ -1,15 +1,19 @@
 //! Where a component is compiled: in a child process of this same binary (`loanhost
 //! compile-worker`) under an address-space limit and a deadline, at a lower CPU priority, so
 //! that one hostile or pathological file can neither take the host's memory nor stall its
-//! start or a reload for longer than the deadline. One compilation runs at a time per host. The worker writes the
-//! compiled component back on a pipe; the host reads it (bounded) and deserializes it. A host
-//! embedded in another program (this library's tests) compiles in its own process instead.
+//! start or a reload for longer than the deadline. One compilation runs at a time per host. The
+//! worker writes the compiled component back on a pipe; the host reads it (bounded) and
+//! deserializes it. With a compile cache, the worker reuses and adds compiled functions in its
+//! function cache ([`super::function_cache`]). A host embedded in another program (this
+//! library's tests) compiles in its own process instead.
 
 use std::io::{Read as _, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
+
+use super::function_cache::FunctionTally;
 
 /// The subcommand of the `loanhost` binary that compiles one component.
 pub const WORKER_SUBCOMMAND: &str = "compile-worker";
@@ -20,6 +24,83 @@ pub const MAX_COMPONENT_BYTES: u64 = 64 * 1024 * 1024;
 const REFUSED: &str = "refused:";
 /// Largest compiled form the host reads back from a worker.
 const MAX_COMPILED_BYTES: usize = 512 * 1024 * 1024;
+/// How the host's request to a worker starts; the component's bytes follow the request.
+const REQUEST_MAGIC: &[u8; 4] = b"LHC1";
+/// Longest compile cache path a request may name.
+const MAX_CACHE_PATH_BYTES: usize = 4096;
+/// How the worker's line on standard error starts that says where its functions came from.
+const FUNCTIONS: &str = "functions:";
+
+/// Where a worker keeps compiled functions: a compile cache's folder and key.
+#[derive(Clone, Copy)]
+pub(crate) struct FunctionStore<'a> {
+    /// The compile cache's folder (the functions are in its [`super::function_cache::FOLDER`]).
+    pub(crate) dir: &'a Path,
+    /// The compile cache's key.
+    pub(crate) key: [u8; 32],
+}
+
+/// A component compiled by a worker.
+pub(crate) struct WorkerOutput {
+    /// Its compiled form, as `Component::serialize` writes it.
+    pub(crate) bytes: Vec<u8>,
+    /// Where its functions came from, when it had a function cache.
+    pub(crate) functions: Option<FunctionTally>,
+}
+
+/// The request's start: the magic, then whether a function cache follows (its key, its
+/// folder's path length and path).
+fn request_header(functions: Option<FunctionStore<'_>>) -> Vec<u8> {
+    let mut header = REQUEST_MAGIC.to_vec();
+    match functions {
+        None => header.push(0),
+        Some(store) => {
+            let path = store.dir.as_os_str().as_encoded_bytes();
+            header.push(1);
+            header.extend_from_slice(&store.key);
+            header.extend_from_slice(&(path.len() as u32).to_le_bytes());
+            header.extend_from_slice(path);
+        }
+    }
+    header
+}
+
+/// Reads a request's start (see [`request_header`]): the function cache's folder and key.
+fn read_request_header(
+    input: &mut impl std::io::Read,
+) -> Result<Option<(PathBuf, [u8; 32])>, String> {
+    let mut start = [0u8; 5];
+    input
+        .read_exact(&mut start)
+        .map_err(|e| format!("cannot read the request: {e}"))?;
+    if &start[..4] != REQUEST_MAGIC {
+        return Err("the request is not from this loanhost binary".into());
+    }
+    match start[4] {
+        0 => Ok(None),
+        1 => {
+            let mut key = [0u8; 32];
+            let mut len = [0u8; 4];
+            input
+                .read_exact(&mut key)
+                .and_then(|_| input.read_exact(&mut len))
+                .map_err(|e| format!("cannot read the request: {e}"))?;
+            let len = u32::from_le_bytes(len) as usize;
+            if len > MAX_CACHE_PATH_BYTES {
+                return Err("the request names a cache path that is too long".into());
+            }
+            let mut path = vec![0u8; len];
+            input
+                .read_exact(&mut path)
+                .map_err(|e| format!("cannot read the request: {e}"))?;
+            // SAFETY: the bytes were written by `as_encoded_bytes` of an `OsStr` in the host,
+            // this same binary on this same platform.
+            let path = unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(path) };
+            Ok(Some((PathBuf::from(path), key)))
+        }
+        _ => Err("the request is not from this loanhost binary".into()),
+    }
+}
 
 /// The bounds of one compilation in a worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,13 +152,14 @@ impl Compiler {
 /// One compilation at a time per host: each may take a worker's whole memory bound.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Compiles `wasm` in a worker; returns the compiled component's bytes (as
-/// `Component::serialize` writes them) or why not.
-pub fn compile_isolated(
-    program: &std::path::Path,
+/// Compiles `wasm` in a worker, reusing and adding compiled functions in `functions` when
+/// given; returns the compiled component or why not.
+pub(crate) fn compile_isolated(
+    program: &Path,
     limits: CompileLimits,
     wasm: &[u8],
-) -> Result<Vec<u8>, String> {
+    functions: Option<FunctionStore<'_>>,
+) -> Result<WorkerOutput, String> {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let mut child = Command::new(program)
         .arg(WORKER_SUBCOMMAND)
@@ -112,7 +194,8 @@ pub fn compile_isolated(
         }
         expired
     });
-    let input = wasm.to_vec();
+    let mut input = request_header(functions);
+    input.extend_from_slice(wasm);
     let writer = std::thread::spawn(move || {
         let mut stdin = stdin;
         let _ = stdin.write_all(&input);
@@ -170,13 +253,27 @@ pub fn compile_isolated(
             ),
         });
     }
-    Ok(compiled)
+    let functions = errors.lines().find_map(|l| {
+        let mut counts = l.strip_prefix(FUNCTIONS)?.split_whitespace();
+        let mut next = || counts.next()?.parse().ok();
+        Some(FunctionTally {
+            reused: next()?,
+            compiled: next()?,
+            refused: next()?,
+        })
+    });
+    Ok(WorkerOutput {
+        bytes: compiled,
+        functions,
+    })
 }
 
-/// `loanhost compile-worker`: reads a component on standard input (at most
-/// [`MAX_COMPONENT_BYTES`]), compiles it with the host's engine settings, and writes the
-/// compiled form on standard output; a failure is one line on standard error and exit code 1.
-/// Its address space is limited to `LOANHOST_COMPILE_MEMORY_MIB` before anything is read.
+/// `loanhost compile-worker`: reads the host's request and a component on standard input (at
+/// most [`MAX_COMPONENT_BYTES`]), compiles it with the host's engine settings (and the
+/// request's function cache), and writes the compiled form on standard output and where its
+/// functions came from on standard error; a failure is one line on standard error and exit
+/// code 1. Its address space is limited to `LOANHOST_COMPILE_MEMORY_MIB` before anything is
+/// read.
 pub fn worker_main() -> ExitCode {
     // One line for any failure, read by the host.
     std::panic::set_hook(Box::new(|info| {
@@ -220,11 +317,24 @@ pub fn worker_main() -> ExitCode {
     }
     // SAFETY: `setpriority` on this process, with plain integer arguments.
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
+    let mut stdin = std::io::stdin().lock();
+    let functions = match read_request_header(&mut stdin) {
+        Ok(None) => None,
+        Ok(Some((dir, key))) => match super::function_cache::FunctionCache::open(&dir, key) {
+            Ok(cache) => Some(std::sync::Arc::new(cache)),
+            // Compiled without it: the cache saves time, it is not needed.
+            Err(e) => {
+                eprintln!("no function cache in {}: {e}", dir.display());
+                None
+            }
+        },
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut wasm = Vec::new();
-    if let Err(e) = std::io::stdin()
-        .take(MAX_COMPONENT_BYTES + 1)
-        .read_to_end(&mut wasm)
-    {
+    if let Err(e) = stdin.take(MAX_COMPONENT_BYTES + 1).read_to_end(&mut wasm) {
         eprintln!("cannot read the component: {e}");
         return ExitCode::FAILURE;
     }
@@ -232,12 +342,17 @@ pub fn worker_main() -> ExitCode {
         eprintln!("the component is over {MAX_COMPONENT_BYTES} bytes");
         return ExitCode::FAILURE;
     }
-    let compiled = super::engine::compile_without_pool(&wasm);
+    let compiled = super::engine::compile_without_pool(&wasm, functions.clone());
     match compiled {
         Ok(bytes) => {
             let mut out = std::io::stdout().lock();
             if out.write_all(&bytes).and_then(|_| out.flush()).is_err() {
                 return ExitCode::FAILURE;
+            }
+            if let Some(cache) = functions {
+                let t = cache.counts().tally();
+                eprintln!("{FUNCTIONS} {} {} {}", t.reused, t.compiled, t.refused);
+                cache.prune(super::function_cache::MAX_BYTES);
             }
             ExitCode::SUCCESS
         }

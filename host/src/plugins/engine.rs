@@ -14,7 +14,8 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::cache::{CacheMiss, CompileCache};
-use super::compiler::{compile_isolated, Compiler};
+use super::compiler::{compile_isolated, Compiler, FunctionStore};
+use super::function_cache::{FunctionCache, FunctionTally};
 use super::manifest::MAX_MEMORY_MIB;
 use super::state::PluginState;
 
@@ -54,6 +55,8 @@ pub struct PluginEngine {
     linker: Linker<PluginState>,
     linker_1_1: Linker<PluginState>,
     cache: Option<CompileCache>,
+    /// The compiled functions this engine reuses and adds when it compiles in process.
+    functions: Option<Arc<FunctionCache>>,
     compat_hash: String,
     compiler: Compiler,
     metrics: Arc<crate::telemetry::Metrics>,
@@ -63,8 +66,9 @@ pub struct PluginEngine {
 /// The engine's settings; `pooling` selects the pooling allocator (the host's), without it
 /// instances are allocated on demand (the compile worker, which instantiates nothing). The
 /// compiled code is the same either way: the allocator is not part of what a compiled
-/// component is checked against when it is loaded.
-fn engine_config(pooling: bool) -> Config {
+/// component is checked against when it is loaded. With `functions`, Cranelift reuses the
+/// functions it finds there and adds the ones it compiles (the code is the same either way).
+fn engine_config(pooling: bool, functions: Option<Arc<FunctionCache>>) -> wasmtime::Result<Config> {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
@@ -84,13 +88,19 @@ fn engine_config(pooling: bool) -> Config {
     if pooling {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
     }
-    config
+    if let Some(functions) = functions {
+        config.enable_incremental_compilation(functions)?;
+    }
+    Ok(config)
 }
 
-/// Compiles `wasm` with the host's settings and returns its compiled form (what the compile
-/// worker sends back; see [`super::compiler`]).
-pub(super) fn compile_without_pool(wasm: &[u8]) -> wasmtime::Result<Vec<u8>> {
-    let engine = Engine::new(&engine_config(false))?;
+/// Compiles `wasm` with the host's settings (and `functions`, when given) and returns its
+/// compiled form (what the compile worker sends back; see [`super::compiler`]).
+pub(super) fn compile_without_pool(
+    wasm: &[u8],
+    functions: Option<Arc<FunctionCache>>,
+) -> wasmtime::Result<Vec<u8>> {
+    let engine = Engine::new(&engine_config(false, functions)?)?;
     Component::from_binary(&engine, wasm)?.serialize()
 }
 
@@ -135,7 +145,25 @@ impl PluginEngine {
         compiler: Compiler,
         metrics: Arc<crate::telemetry::Metrics>,
     ) -> anyhow::Result<PluginEngine> {
-        let config = engine_config(true);
+        let cache = match (cache_dir, cache_key) {
+            (Some(dir), Some(key)) => Some(
+                CompileCache::new(dir.clone(), key)
+                    .with_context(|| format!("creating the compile cache {}", dir.display()))?,
+            ),
+            _ => None,
+        };
+        // Only a host that compiles in its own process uses the functions itself; a worker
+        // opens them anew for each compilation.
+        let functions = match (&cache, &compiler) {
+            (Some(cache), Compiler::InProcess) => Some(Arc::new(
+                FunctionCache::open(cache.dir(), cache.key()).with_context(|| {
+                    format!("creating the function cache in {}", cache.dir().display())
+                })?,
+            )),
+            _ => None,
+        };
+        let config = engine_config(true, functions.clone())
+            .map_err(|e| anyhow::anyhow!("configuring the wasmtime engine: {e:#}"))?;
         let engine = Engine::new(&config)
             .map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
 
@@ -148,19 +176,13 @@ impl PluginEngine {
         engine.precompile_compatibility_hash().hash(&mut h);
         let compat_hash = format!("{:016x}", h.finish());
 
-        let cache = match (cache_dir, cache_key) {
-            (Some(dir), Some(key)) => Some(
-                CompileCache::new(dir.clone(), key)
-                    .with_context(|| format!("creating the compile cache {}", dir.display()))?,
-            ),
-            _ => None,
-        };
         let ticker = EpochTicker::start(engine.clone());
         Ok(PluginEngine {
             engine,
             linker,
             linker_1_1,
             cache,
+            functions,
             compat_hash,
             compiler,
             metrics,
@@ -227,7 +249,14 @@ impl PluginEngine {
         }
         let compiled = match &self.compiler {
             Compiler::InProcess => {
+                // Compilations in process may overlap: each counts what was counted while it
+                // ran.
+                let before = self.functions.as_deref().map(|f| f.counts().tally());
                 let component = Component::from_binary(&self.engine, wasm)?;
+                if let (Some(before), Some(functions)) = (before, self.functions.as_deref()) {
+                    self.count_functions(functions.counts().tally().since(before));
+                    functions.prune(super::function_cache::MAX_BYTES);
+                }
                 let bytes = if self.cache.is_some() {
                     Some(component.serialize()?)
                 } else {
@@ -236,14 +265,21 @@ impl PluginEngine {
                 (component, bytes)
             }
             Compiler::Isolated { program, limits } => {
-                let bytes =
-                    compile_isolated(program, *limits, wasm).map_err(wasmtime::Error::msg)?;
+                let store = self.cache.as_ref().map(|c| FunctionStore {
+                    dir: c.dir(),
+                    key: c.key(),
+                });
+                let output = compile_isolated(program, *limits, wasm, store)
+                    .map_err(wasmtime::Error::msg)?;
+                if let Some(counts) = output.functions {
+                    self.count_functions(counts);
+                }
                 // SAFETY: the bytes come from `Component::serialize` in a worker process of
                 // this same binary (`program` is this host's own executable), over a pipe
                 // only it writes; `deserialize` checks the engine settings they were compiled
                 // with against this engine's.
-                let component = unsafe { Component::deserialize(&self.engine, &bytes) }?;
-                (component, Some(bytes))
+                let component = unsafe { Component::deserialize(&self.engine, &output.bytes) }?;
+                (component, Some(output.bytes))
             }
         };
         crate::telemetry::Metrics::count(&self.metrics.plugin_compilations, "compiled");
@@ -253,6 +289,28 @@ impl PluginEngine {
             }
         }
         Ok(compiled.0)
+    }
+}
+
+impl PluginEngine {
+    /// Counts a compilation's functions by where their code came from, and logs them.
+    fn count_functions(&self, t: FunctionTally) {
+        let family = &self.metrics.plugin_compiled_functions;
+        for (kind, n) in [
+            ("reused", t.reused),
+            ("compiled", t.compiled),
+            ("refused", t.refused),
+        ] {
+            family
+                .get_or_create(&crate::telemetry::Label { kind: kind.into() })
+                .inc_by(n);
+        }
+        tracing::info!(
+            reused = t.reused,
+            compiled = t.compiled,
+            refused = t.refused,
+            "compiled a component's functions"
+        );
     }
 }
 

@@ -25,6 +25,7 @@ mod checks;
 pub mod compiler;
 pub(crate) mod engine;
 pub mod follow;
+pub(crate) mod function_cache;
 mod invoke;
 mod loader;
 pub mod local;
