@@ -261,3 +261,66 @@ async fn a_plugin_checked_with_the_servers_cache_is_served_without_compiling_it_
     assert_eq!(count("compiled"), None, "{metrics:?}");
     assert!(!dir.path().join("user-cache").exists());
 }
+
+/// The mappings of this process whose file was in `dir` and has no name there any more.
+fn unnamed_mappings_in(dir: &Path) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let prefix = format!("{}/", dir.display());
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5).map(|p| (p, l)))
+        .filter(|(path, line)| path.starts_with(&prefix) && line.ends_with("(deleted)"))
+        .count()
+}
+
+#[tokio::test]
+async fn compiled_code_is_mapped_from_a_file_with_no_name_not_held_in_memory() {
+    // Arrange: a host compiling in workers with a compile cache; the tool compiled once and
+    // kept there.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let name = "get_loan_reporting_metadata";
+    std::fs::write(dir.path().join(format!("{name}.wasm")), tool_wasm(name)).unwrap();
+    std::fs::write(dir.path().join(format!("{name}.toml")), tool_manifest(name)).unwrap();
+    let serving = || async {
+        let plugins = host(CompileLimits::default(), &cache);
+        let plugin = plugins
+            .load(&PluginFiles::in_dir(dir.path(), name))
+            .await
+            .unwrap();
+        plugins.registry().insert(std::sync::Arc::new(plugin));
+        plugins
+    };
+    let plugins = serving().await;
+    let compiled = unnamed_mappings_in(&cache);
+
+    // Act: a second host reads it back from the cache, and both serve it.
+    let again = serving().await;
+    let me = loanhost::auth::Identity::new(
+        "00000000-0000-0000-0000-0000000000a1",
+        [loanhost::auth::RoleCode::Admin],
+    );
+    for host in [&plugins, &again] {
+        let reply = host.call(name, &me, &serde_json::json!({})).await.unwrap();
+        assert!(reply["statuses"].is_array(), "{reply}");
+    }
+
+    // Assert: each host's code is a mapping of a file in the cache's folder that has no name
+    // there (created without one: nobody writing the folder can change it); the folder holds
+    // only the authenticated entries.
+    assert!(compiled > 0, "the compiled component is mapped");
+    assert!(
+        unnamed_mappings_in(&cache) > compiled,
+        "the one read back is mapped too"
+    );
+    let names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| n.ends_with(".cwasm") || n == "functions"),
+        "{names:?}"
+    );
+}

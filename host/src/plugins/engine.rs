@@ -17,6 +17,7 @@ use super::cache::{CacheMiss, CompileCache};
 use super::compiler::{compile_isolated, Compiler, FunctionStore};
 use super::function_cache::{FunctionCache, FunctionTally};
 use super::manifest::MAX_MEMORY_MIB;
+use super::mapped;
 use super::state::PluginState;
 
 /// How often the epoch advances; deadlines are counted in these ticks.
@@ -228,7 +229,12 @@ impl PluginEngine {
                     // with the same compatibility hash (it is in the name), and their HMAC
                     // under this host's key verified, so nobody without the key (kept outside
                     // the cache directory) produced them.
-                    match unsafe { Component::deserialize(&self.engine, &bytes) } {
+                    let component =
+                        match mapped::deserialize_mapped(&self.engine, cache.dir(), &bytes) {
+                            Some(c) => Ok(c),
+                            None => unsafe { Component::deserialize(&self.engine, &bytes) },
+                        };
+                    match component {
                         Ok(c) => {
                             crate::telemetry::Metrics::count(
                                 &self.metrics.plugin_compilations,
@@ -274,12 +280,24 @@ impl PluginEngine {
                 if let Some(counts) = output.functions {
                     self.count_functions(counts);
                 }
+                // The cache entry first: the component is then mapped like one read back.
+                if let Some(cache) = &self.cache {
+                    if let Err(e) = cache.write(&name, &output.bytes) {
+                        tracing::warn!(path = %cache.path(&name).display(), error = %e, "cannot cache precompiled plugin");
+                    }
+                }
+                let mapped = self.cache.as_ref().and_then(|cache| {
+                    mapped::deserialize_mapped(&self.engine, cache.dir(), &output.bytes)
+                });
                 // SAFETY: the bytes come from `Component::serialize` in a worker process of
                 // this same binary (`program` is this host's own executable), over a pipe
                 // only it writes; `deserialize` checks the engine settings they were compiled
                 // with against this engine's.
-                let component = unsafe { Component::deserialize(&self.engine, &output.bytes) }?;
-                (component, Some(output.bytes))
+                let component = match mapped {
+                    Some(c) => c,
+                    None => unsafe { Component::deserialize(&self.engine, &output.bytes) }?,
+                };
+                (component, None)
             }
         };
         crate::telemetry::Metrics::count(&self.metrics.plugin_compilations, "compiled");

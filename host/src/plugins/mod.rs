@@ -31,6 +31,7 @@ mod loader;
 pub mod local;
 mod log_budget;
 pub mod manifest;
+mod mapped;
 pub mod oci;
 mod options;
 mod output;
