@@ -66,7 +66,7 @@ pub async fn check(
                 "description": p.tool.description,
                 "inputSchema": p.tool.input_schema,
                 "outputSchema": p.tool.output_schema,
-                "witVersion": p.wit_version,
+                "witVersion": p.wit_version.as_str(),
                 "sha256": p.digest,
                 "signed": p.signed,
                 "roles": m.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),

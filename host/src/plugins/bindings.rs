@@ -31,6 +31,7 @@ pub(crate) mod v1_1 {
 pub(crate) use v1_0::exports::loan::reporting::tool::ToolDescription;
 pub(crate) use v1_0::loan::reporting::{caller, clock, data, log, types};
 
+use super::loader::WitVersion;
 use super::state::PluginState;
 
 /// A component linked and ready to instantiate, by the version of `loan:reporting` it targets.
@@ -42,15 +43,14 @@ pub(crate) enum ToolPre {
 }
 
 impl ToolPre {
-    /// Checks that `pre`'s component exports the `tool` interface of `version` (one of
-    /// [`super::SUPPORTED_WIT_VERSIONS`]).
+    /// Checks that `pre`'s component exports the `tool` interface of `version`.
     pub fn new(
-        version: &str,
+        version: WitVersion,
         pre: wasmtime::component::InstancePre<PluginState>,
     ) -> wasmtime::Result<ToolPre> {
         match version {
-            "1.1.0" => v1_1::ReportingToolPre::new(pre).map(ToolPre::V1_1),
-            _ => v1_0::ReportingToolPre::new(pre).map(ToolPre::V1_0),
+            WitVersion::V1_0 => v1_0::ReportingToolPre::new(pre).map(ToolPre::V1_0),
+            WitVersion::V1_1 => v1_1::ReportingToolPre::new(pre).map(ToolPre::V1_1),
         }
     }
 

@@ -9,7 +9,7 @@ use wasmtime::component::types::ComponentItem;
 use wasmtime::component::Component;
 
 use super::engine::{MAX_MEMORIES_PER_COMPONENT, MAX_TABLES_PER_COMPONENT};
-use super::loader::{SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
+use super::loader::{WitVersion, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
 use super::manifest::{Manifest, DEFAULT_CORE_INSTANCES, MAX_CORE_INSTANCES};
 use super::shape::{wasi_hint, Shape};
 use super::state::TABLE_ELEMENT_BYTES;
@@ -93,7 +93,7 @@ fn is_importable(name: &str) -> bool {
 pub(super) fn check_interfaces(
     engine: &wasmtime::Engine,
     component: &Component,
-) -> Result<String, String> {
+) -> Result<WitVersion, String> {
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
     // Checked from the bytes already (`check_shape`); checked again on what was compiled.
@@ -117,7 +117,7 @@ pub(super) fn check_interfaces(
 /// checked against its imports' versions (the imports themselves are checked by
 /// [`check_shape`]) and the versions this host serves: read from the bytes before compiling
 /// ([`super::Shape`]) and again from the compiled component.
-pub(super) fn tool_version(exports: &[String], imports: &[String]) -> Result<String, String> {
+pub(super) fn tool_version(exports: &[String], imports: &[String]) -> Result<WitVersion, String> {
     let export_prefix = format!("{WIT_PACKAGE}/tool@");
     let found = exports
         .iter()
@@ -133,7 +133,7 @@ pub(super) fn tool_version(exports: &[String], imports: &[String]) -> Result<Str
                 }
             )
         })?;
-    if !SUPPORTED_WIT_VERSIONS.contains(&found.as_str()) {
+    let Some(version) = WitVersion::parse(&found) else {
         return Err(format!(
             "built against {WIT_PACKAGE}@{found}; this host supports {}",
             SUPPORTED_WIT_VERSIONS
@@ -142,7 +142,7 @@ pub(super) fn tool_version(exports: &[String], imports: &[String]) -> Result<Str
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-    }
+    };
     let suffix = format!("@{found}");
     if let Some(name) = imports.iter().find(|n| !n.ends_with(&suffix)) {
         return Err(format!(
@@ -150,7 +150,7 @@ pub(super) fn tool_version(exports: &[String], imports: &[String]) -> Result<Str
              against one version of {WIT_PACKAGE}"
         ));
     }
-    Ok(found)
+    Ok(version)
 }
 
 /// Largest manifest (`<tool>.toml`) read.
@@ -203,7 +203,7 @@ pub(super) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
 
 #[cfg(test)]
 mod tests {
-    use super::tool_version;
+    use super::{tool_version, WitVersion};
 
     fn names(version: &str, interfaces: &[&str]) -> Vec<String> {
         interfaces
@@ -218,10 +218,11 @@ mod tests {
         let imports = ["caller", "clock", "log", "data"];
 
         // Act + Assert
-        for v in ["1.0.0", "1.1.0"] {
+        for v in WitVersion::ALL {
+            let text = v.as_str();
             assert_eq!(
-                tool_version(&names(v, &["tool"]), &names(v, &imports)),
-                Ok(v.into())
+                tool_version(&names(text, &["tool"]), &names(text, &imports)),
+                Ok(v)
             );
         }
         let mixed = tool_version(&names("1.1.0", &["tool"]), &names("1.0.0", &imports));

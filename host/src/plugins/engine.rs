@@ -16,6 +16,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use super::cache::{CacheMiss, CompileCache};
 use super::compiler::{compile_isolated, Compiler, FunctionStore};
 use super::function_cache::{FunctionCache, FunctionTally};
+use super::loader::WitVersion;
 use super::manifest::MAX_MEMORY_MIB;
 use super::mapped;
 use super::state::PluginState;
@@ -196,12 +197,11 @@ impl PluginEngine {
         &self.engine
     }
 
-    /// The linker with the host capabilities of `loan:reporting@{wit_version}` (one of
-    /// [`super::SUPPORTED_WIT_VERSIONS`]).
-    pub(crate) fn linker(&self, wit_version: &str) -> &Linker<PluginState> {
+    /// The linker with the host capabilities of `loan:reporting@{wit_version}`.
+    pub(crate) fn linker(&self, wit_version: WitVersion) -> &Linker<PluginState> {
         match wit_version {
-            "1.1.0" => &self.linker_1_1,
-            _ => &self.linker,
+            WitVersion::V1_0 => &self.linker,
+            WitVersion::V1_1 => &self.linker_1_1,
         }
     }
 

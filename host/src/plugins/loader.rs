@@ -22,7 +22,41 @@ use super::view::{self, View};
 /// The WIT package plugins implement.
 pub const WIT_PACKAGE: &str = "loan:reporting";
 /// Versions of [`WIT_PACKAGE`] this host provides.
-pub const SUPPORTED_WIT_VERSIONS: &[&str] = &["1.0.0", "1.1.0"];
+pub const SUPPORTED_WIT_VERSIONS: &[&str] = &[WitVersion::V1_0.as_str(), WitVersion::V1_1.as_str()];
+
+/// A version of [`WIT_PACKAGE`] this host provides: what a loaded component targets, read
+/// once from its exports and then matched as a value, not as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WitVersion {
+    /// `loan:reporting@1.0.0`.
+    V1_0,
+    /// `loan:reporting@1.1.0`: 1.0.0 with `data.run-json` and `tool.call` returning bytes.
+    V1_1,
+}
+
+impl WitVersion {
+    /// Every version this host provides, oldest first.
+    pub const ALL: [WitVersion; 2] = [WitVersion::V1_0, WitVersion::V1_1];
+
+    /// The version as WIT writes it (`1.1.0`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WitVersion::V1_0 => "1.0.0",
+            WitVersion::V1_1 => "1.1.0",
+        }
+    }
+
+    /// The provided version written `text`, if this host provides it.
+    pub fn parse(text: &str) -> Option<WitVersion> {
+        WitVersion::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for WitVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The files of one deployed plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +132,7 @@ pub struct Plugin {
     /// SHA-256 of the `.wasm` bytes (hex).
     pub digest: String,
     /// The WIT version the component was built against.
-    pub wit_version: String,
+    pub wit_version: WitVersion,
     /// What the component creates when instantiated (checked against the manifest at load).
     pub shape: Shape,
     /// The view it ships (`<tool>.html`), when its manifest declares one.
@@ -321,11 +355,11 @@ pub(crate) async fn load(
     check_shape(&shape, &manifest).map_err(|reason| LoadError::new(&files.wasm, reason))?;
     let exported = tool_version(&shape.exports, &shape.imports)
         .map_err(|reason| LoadError::new(&files.wasm, reason))?;
-    if exported != manifest.wit_version {
+    if exported.as_str() != manifest.wit_version {
         return Err(wit_mismatch(
             &files.manifest,
             &manifest.wit_version,
-            &exported,
+            exported,
         ));
     }
 
@@ -343,19 +377,19 @@ pub(crate) async fn load(
     let engine = &runner.engine;
     let wit_version = check_interfaces(engine.engine(), &component)
         .map_err(|reason| LoadError::new(&files.wasm, reason))?;
-    if wit_version != manifest.wit_version {
+    if wit_version.as_str() != manifest.wit_version {
         return Err(wit_mismatch(
             &files.manifest,
             &manifest.wit_version,
-            &wit_version,
+            wit_version,
         ));
     }
 
     let instance_pre = engine
-        .linker(&wit_version)
+        .linker(wit_version)
         .instantiate_pre(&component)
         .map_err(|e| LoadError::new(&files.wasm, format!("cannot link: {}", first_line(&e))))?;
-    let pre = ToolPre::new(&wit_version, instance_pre).map_err(|e| {
+    let pre = ToolPre::new(wit_version, instance_pre).map_err(|e| {
         LoadError::new(
             &files.wasm,
             format!("does not export the tool interface: {}", first_line(&e)),
@@ -406,7 +440,7 @@ pub(crate) async fn load(
 }
 
 /// The refusal of a manifest whose `wit_version` is not the component's.
-fn wit_mismatch(manifest_file: &Path, manifest: &str, component: &str) -> LoadError {
+fn wit_mismatch(manifest_file: &Path, manifest: &str, component: WitVersion) -> LoadError {
     LoadError::new(
         manifest_file,
         format!(

@@ -63,7 +63,8 @@ pub use compiler::{CompileLimits, Compiler};
 pub use engine::{PluginEngine, MAX_INSTANCES};
 pub use invoke::Failure;
 pub use loader::{
-    LoadError, Origin, Plugin, PluginFiles, ToolInfo, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE,
+    LoadError, Origin, Plugin, PluginFiles, ToolInfo, WitVersion, SUPPORTED_WIT_VERSIONS,
+    WIT_PACKAGE,
 };
 pub use manifest::{Manifest, ManifestError};
 pub use registry::Registry;
