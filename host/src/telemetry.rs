@@ -313,11 +313,16 @@ impl Metrics {
 
     /// Counts `kind` in a labelled counter family.
     pub fn count(family: &Family<Label, Counter>, kind: &str) {
+        Metrics::count_by(family, kind, 1);
+    }
+
+    /// Counts `n` of `kind` in a labelled counter family.
+    pub fn count_by(family: &Family<Label, Counter>, kind: &str, n: u64) {
         family
             .get_or_create(&Label {
                 kind: kind.to_string(),
             })
-            .inc();
+            .inc_by(n);
     }
 
     /// Records one call: its outcome and the seconds of each stage.

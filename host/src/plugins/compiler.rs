@@ -13,6 +13,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::cache::CompileCache;
 use super::function_cache::FunctionTally;
 
 /// The subcommand of the `loanhost` binary that compiles one component.
@@ -31,15 +32,6 @@ const MAX_CACHE_PATH_BYTES: usize = 4096;
 /// How the worker's line on standard error starts that says where its functions came from.
 const FUNCTIONS: &str = "functions:";
 
-/// Where a worker keeps compiled functions: a compile cache's folder and key.
-#[derive(Clone, Copy)]
-pub(crate) struct FunctionStore<'a> {
-    /// The compile cache's folder (the functions are in its [`super::function_cache::FOLDER`]).
-    pub(crate) dir: &'a Path,
-    /// The compile cache's key.
-    pub(crate) key: [u8; 32],
-}
-
 /// A component compiled by a worker.
 pub(crate) struct WorkerOutput {
     /// Its compiled form, as `Component::serialize` writes it.
@@ -48,16 +40,16 @@ pub(crate) struct WorkerOutput {
     pub(crate) functions: Option<FunctionTally>,
 }
 
-/// The request's start: the magic, then whether a function cache follows (its key, its
-/// folder's path length and path).
-fn request_header(functions: Option<FunctionStore<'_>>) -> Vec<u8> {
+/// The request's start: the magic, then whether the worker keeps compiled functions in the
+/// compile cache `cache` (its key, its folder's path length and path).
+fn request_header(cache: Option<&CompileCache>) -> Vec<u8> {
     let mut header = REQUEST_MAGIC.to_vec();
-    match functions {
+    match cache {
         None => header.push(0),
-        Some(store) => {
-            let path = store.dir.as_os_str().as_encoded_bytes();
+        Some(cache) => {
+            let path = cache.dir().as_os_str().as_encoded_bytes();
             header.push(1);
-            header.extend_from_slice(&store.key);
+            header.extend_from_slice(&cache.key());
             header.extend_from_slice(&(path.len() as u32).to_le_bytes());
             header.extend_from_slice(path);
         }
@@ -152,13 +144,13 @@ impl Compiler {
 /// One compilation at a time per host: each may take a worker's whole memory bound.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Compiles `wasm` in a worker, reusing and adding compiled functions in `functions` when
-/// given; returns the compiled component or why not.
+/// Compiles `wasm` in a worker, reusing and adding compiled functions in the function cache
+/// of `cache` when given; returns the compiled component or why not.
 pub(crate) fn compile_isolated(
     program: &Path,
     limits: CompileLimits,
     wasm: &[u8],
-    functions: Option<FunctionStore<'_>>,
+    cache: Option<&CompileCache>,
 ) -> Result<WorkerOutput, String> {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let mut child = Command::new(program)
@@ -194,7 +186,7 @@ pub(crate) fn compile_isolated(
         }
         expired
     });
-    let mut input = request_header(functions);
+    let mut input = request_header(cache);
     input.extend_from_slice(wasm);
     let writer = std::thread::spawn(move || {
         let mut stdin = stdin;

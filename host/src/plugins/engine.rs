@@ -14,7 +14,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::cache::{CacheMiss, CompileCache};
-use super::compiler::{compile_isolated, Compiler, FunctionStore};
+use super::compiler::{compile_isolated, Compiler};
 use super::function_cache::{FunctionCache, FunctionTally};
 use super::loader::WitVersion;
 use super::manifest::MAX_MEMORY_MIB;
@@ -229,12 +229,7 @@ impl PluginEngine {
                     // with the same compatibility hash (it is in the name), and their HMAC
                     // under this host's key verified, so nobody without the key (kept outside
                     // the cache directory) produced them.
-                    let component =
-                        match mapped::deserialize_mapped(&self.engine, cache.dir(), &bytes) {
-                            Some(c) => Ok(c),
-                            None => unsafe { Component::deserialize(&self.engine, &bytes) },
-                        };
-                    match component {
+                    match unsafe { mapped::deserialize(&self.engine, Some(cache.dir()), &bytes) } {
                         Ok(c) => {
                             crate::telemetry::Metrics::count(
                                 &self.metrics.plugin_compilations,
@@ -253,7 +248,7 @@ impl PluginEngine {
                 }
             }
         }
-        let compiled = match &self.compiler {
+        let component = match &self.compiler {
             Compiler::InProcess => {
                 // Compilations in process may overlap: each counts what was counted while it
                 // ran.
@@ -263,54 +258,32 @@ impl PluginEngine {
                     self.count_functions(functions.counts().tally().since(before));
                     functions.prune(super::function_cache::MAX_BYTES);
                 }
-                let bytes = if self.cache.is_some() {
-                    Some(component.serialize()?)
-                } else {
-                    None
-                };
-                (component, bytes)
+                if let Some(cache) = &self.cache {
+                    keep(cache, &name, &component.serialize()?);
+                }
+                component
             }
             Compiler::Isolated { program, limits } => {
-                let store = self.cache.as_ref().map(|c| FunctionStore {
-                    dir: c.dir(),
-                    key: c.key(),
-                });
-                let output = compile_isolated(program, *limits, wasm, store)
+                let output = compile_isolated(program, *limits, wasm, self.cache.as_ref())
                     .map_err(wasmtime::Error::msg)?;
                 if let Some(counts) = output.functions {
                     self.count_functions(counts);
                 }
-                // The cache entry first: the component is then mapped like one read back.
                 if let Some(cache) = &self.cache {
-                    if let Err(e) = cache.write(&name, &output.bytes) {
-                        tracing::warn!(path = %cache.path(&name).display(), error = %e, "cannot cache precompiled plugin");
-                    }
+                    keep(cache, &name, &output.bytes);
                 }
-                let mapped = self.cache.as_ref().and_then(|cache| {
-                    mapped::deserialize_mapped(&self.engine, cache.dir(), &output.bytes)
-                });
                 // SAFETY: the bytes come from `Component::serialize` in a worker process of
                 // this same binary (`program` is this host's own executable), over a pipe
                 // only it writes; `deserialize` checks the engine settings they were compiled
                 // with against this engine's.
-                let component = match mapped {
-                    Some(c) => c,
-                    None => unsafe { Component::deserialize(&self.engine, &output.bytes) }?,
-                };
-                (component, None)
+                let dir = self.cache.as_ref().map(CompileCache::dir);
+                unsafe { mapped::deserialize(&self.engine, dir, &output.bytes) }?
             }
         };
         crate::telemetry::Metrics::count(&self.metrics.plugin_compilations, "compiled");
-        if let (Some(cache), (_, Some(bytes))) = (&self.cache, &compiled) {
-            if let Err(e) = cache.write(&name, bytes) {
-                tracing::warn!(path = %cache.path(&name).display(), error = %e, "cannot cache precompiled plugin");
-            }
-        }
-        Ok(compiled.0)
+        Ok(component)
     }
-}
 
-impl PluginEngine {
     /// Counts a compilation's functions by where their code came from, and logs them.
     fn count_functions(&self, t: FunctionTally) {
         let family = &self.metrics.plugin_compiled_functions;
@@ -319,9 +292,7 @@ impl PluginEngine {
             ("compiled", t.compiled),
             ("refused", t.refused),
         ] {
-            family
-                .get_or_create(&crate::telemetry::Label { kind: kind.into() })
-                .inc_by(n);
+            crate::telemetry::Metrics::count_by(family, kind, n);
         }
         tracing::info!(
             reused = t.reused,
@@ -329,6 +300,14 @@ impl PluginEngine {
             refused = t.refused,
             "compiled a component's functions"
         );
+    }
+}
+
+/// Keeps a compiled component in the cache as entry `name` (a failure is logged: the
+/// component serves, and is compiled again next time).
+fn keep(cache: &CompileCache, name: &str, bytes: &[u8]) {
+    if let Err(e) = cache.write(name, bytes) {
+        tracing::warn!(path = %cache.path(name).display(), error = %e, "cannot cache precompiled plugin");
     }
 }
 

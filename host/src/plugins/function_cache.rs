@@ -91,8 +91,8 @@ impl FunctionCache {
     }
 
     /// The folder the entries are in.
-    pub(crate) fn dir(&self) -> PathBuf {
-        self.entries.dir().to_path_buf()
+    pub(crate) fn dir(&self) -> &Path {
+        self.entries.dir()
     }
 
     /// What this cache was asked for so far.

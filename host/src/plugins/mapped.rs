@@ -18,12 +18,28 @@ use std::path::Path;
 use wasmtime::component::Component;
 use wasmtime::Engine;
 
-/// The component compiled as `bytes`, mapped from an unnamed file in `dir`; `None` when no
-/// such file could be made or mapped here (then the caller deserializes `bytes` in memory).
+/// The component compiled as `bytes`: mapped from an unnamed file in `dir` when there is one
+/// and that works here, else deserialized in memory.
 ///
-/// `bytes` must be what `Component::serialize` wrote, from a source this host trusts: an entry
-/// of its compile cache whose MAC verified, or its own compile worker's output.
-pub(crate) fn deserialize_mapped(engine: &Engine, dir: &Path, bytes: &[u8]) -> Option<Component> {
+/// # Safety
+/// The contract of `Component::deserialize`: `bytes` must be what `Component::serialize`
+/// wrote, from a source this host trusts (an entry of its compile cache whose MAC verified, or
+/// its own compile worker's output).
+pub(crate) unsafe fn deserialize(
+    engine: &Engine,
+    dir: Option<&Path>,
+    bytes: &[u8],
+) -> wasmtime::Result<Component> {
+    if let Some(component) = dir.and_then(|dir| deserialize_mapped(engine, dir, bytes)) {
+        return Ok(component);
+    }
+    // SAFETY: the caller's contract, the same as `Component::deserialize`'s.
+    unsafe { Component::deserialize(engine, bytes) }
+}
+
+/// `bytes` (see [`deserialize`]) mapped from an unnamed file in `dir`; `None` when no such
+/// file could be made or mapped here.
+fn deserialize_mapped(engine: &Engine, dir: &Path, bytes: &[u8]) -> Option<Component> {
     let file = match unnamed_file(dir) {
         Ok(file) => file,
         Err(e) => {
