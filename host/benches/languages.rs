@@ -92,10 +92,9 @@ fn build_one(dir: &Path, out: &Path, profile: bool) {
     assert!(status.success(), "building {} failed", dir.display());
 }
 
-/// A copy of an example under another tool name (for a host that serves it beside the Rust
-/// `report_loans`), built into `out`.
-fn build_renamed(example: &Path, name: &str, scratch: &Path, out: &Path) {
-    let dir = scratch.join("renamed").join(name);
+/// A copy of an example's sources (manifest, `plugin.py` or `src/plugin.ts`) in `dir`, as the
+/// tool `name` (the example's `report_loans` renamed); returns the copied source file.
+fn copy_example(example: &Path, name: &str, dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let rename = |from: &Path, to: &Path| {
         let text = std::fs::read_to_string(from).unwrap();
@@ -105,11 +104,19 @@ fn build_renamed(example: &Path, name: &str, scratch: &Path, out: &Path) {
         &example.join("report_loans.toml"),
         &dir.join(format!("{name}.toml")),
     );
-    for file in ["plugin.py", "src/plugin.ts"] {
-        if example.join(file).exists() {
-            rename(&example.join(file), &dir.join(file));
-        }
-    }
+    let file = ["plugin.py", "src/plugin.ts"]
+        .into_iter()
+        .find(|file| example.join(file).exists())
+        .expect("an example in Python or TypeScript");
+    rename(&example.join(file), &dir.join(file));
+    dir.join(file)
+}
+
+/// A copy of an example under another tool name (for a host that serves it beside the Rust
+/// `report_loans`), built into `out`.
+fn build_renamed(example: &Path, name: &str, scratch: &Path, out: &Path) {
+    let dir = scratch.join("renamed").join(name);
+    copy_example(example, name, &dir);
     build_one(&dir, out, false);
 }
 

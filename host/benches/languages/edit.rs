@@ -6,7 +6,7 @@
 //! earlier run): the edited build's functions that did not change are reused. The edit is
 //! checked served: the tool's error for a filter that is not an object carries the new text.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -59,17 +59,7 @@ pub async fn edit_to_served(
     // folder, its server, and the watch deploying into it.
     let work = scratch.join(format!("edit-{language}"));
     let source = work.join("report_loans");
-    let mut files = vec![PathBuf::from("report_loans.toml")];
-    for file in ["plugin.py", "src/plugin.ts"] {
-        if example.join(file).exists() {
-            files.push(PathBuf::from(file));
-        }
-    }
-    for file in &files {
-        std::fs::create_dir_all(source.join(file).parent().unwrap()).unwrap();
-        std::fs::copy(example.join(file), source.join(file)).unwrap();
-    }
-    let code = source.join(files.last().unwrap());
+    let code = super::copy_example(example, "report_loans", &source);
     let deploy = work.join("plugins");
     std::fs::create_dir_all(&deploy).unwrap();
     // The server is ready once it serves a tool: the watch deploys first.
