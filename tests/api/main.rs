@@ -4,6 +4,7 @@
 mod helpers;
 
 mod import;
+mod instance_reset;
 mod isolation;
 mod loan_months;
 mod loan_totals;
