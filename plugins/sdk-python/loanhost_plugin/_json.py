@@ -67,20 +67,26 @@ class _Encoding:
         )
 
     def default(self, v: Any) -> Any:
+        fields = records.json_fields_of(type(v))
+        if fields is not None:
+            # A result record, one level: the encoder comes back here for what the fields
+            # hold, except decimals, marked here (a record's money is most of its values).
+            out = {}
+            for attr, name, omit_if_none in fields:
+                item = getattr(v, attr)
+                if item is None:
+                    if omit_if_none:
+                        continue
+                elif type(item) is Decimal:
+                    self.decimals += 1
+                    item = "\0D" + decimal_text(item) + "\0E"
+                out[name] = item
+            return out
         if isinstance(v, Decimal):
             self.decimals += 1
             return "\0D" + decimal_text(v) + "\0E"
         if isinstance(v, enum.Enum):
             return v.value
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            # One level: the encoder comes back here for what the fields hold.
-            out = {}
-            for attr, name, omit_if_none in records.json_fields(type(v)):
-                item = getattr(v, attr)
-                if item is None and omit_if_none:
-                    continue
-                out[name] = item
-            return out
         if isinstance(v, (datetime.date, uuid.UUID)):
             return str(v)
         raise TypeError(f"cannot write a {type(v).__name__} as JSON")

@@ -69,8 +69,24 @@ def _hints(cls: type) -> dict[str, Any]:
     return hints
 
 
+_OPTIONAL: dict[Any, tuple[bool, Any]] = {}
+
+
 def _optional(tp: Any) -> tuple[bool, Any]:
-    """(True, X) for `X | None` / `Optional[X]`, else (False, tp)."""
+    """(True, X) for `X | None` / `Optional[X]`, else (False, tp); worked out once per type."""
+    try:
+        return _OPTIONAL[tp]
+    except (KeyError, TypeError):  # TypeError: a type that cannot be a key
+        pass
+    known = _optional_of(tp)
+    try:
+        _OPTIONAL[tp] = known
+    except TypeError:
+        pass
+    return known
+
+
+def _optional_of(tp: Any) -> tuple[bool, Any]:
     args = typing.get_args(tp)
     if args and type(None) in args and (
         typing.get_origin(tp) is typing.Union or type(tp).__name__ == "UnionType"
@@ -110,32 +126,49 @@ def parse(cls: type, value: Any, path: str = "") -> Any:
         if not path:
             raise InvalidParams(f"arguments must be a JSON object, got {_kind(value)}")
         raise _at(path, f"invalid type: {_kind(value)}, expected an object")
-    fields = [f for f in dataclasses.fields(cls) if f.init]
-    by_name = {_json_name(f): f for f in fields}
+    plan = _parse_plan(cls)
     for key in value:
-        if key not in by_name:
-            expected = ", ".join(f"`{n}`" for n in by_name)
+        if key not in plan:
+            expected = ", ".join(f"`{n}`" for n in plan)
             raise _at(path, f"unknown field `{key}`, expected one of {expected}")
-    hints = _hints(cls)
     kwargs = {}
-    for name, f in by_name.items():
-        here = f"{path}.{name}" if path else name
-        tp = hints[f.name]
-        optional, inner = _optional(tp)
+    for name, (attr, optional, inner, required, allowed) in plan.items():
         if name not in value or (value[name] is None and optional):
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            if required:
                 if optional:
-                    kwargs[f.name] = None
+                    kwargs[attr] = None
                     continue
                 raise _at(path, f"missing field `{name}`")
             continue
-        kwargs[f.name] = _convert(inner, value[name], here)
+        here = f"{path}.{name}" if path else name
+        kwargs[attr] = _convert(inner, value[name], here)
         # A field's explicit schema may enumerate its values: they are enforced too.
-        allowed = (f.metadata.get("schema") or {}).get("enum")
         if allowed is not None and value[name] not in allowed:
             expected = ", ".join(f"`{x}`" for x in allowed)
             raise _at(here, f"unknown variant `{value[name]}`, expected one of {expected}")
     return cls(**kwargs)
+
+
+_PARSE_PLANS: dict[type, dict[str, tuple[str, bool, Any, bool, list | None]]] = {}
+
+
+def _parse_plan(cls: type) -> dict[str, tuple[str, bool, Any, bool, list | None]]:
+    """An arguments dataclass's fields by JSON name: (attribute, optional, the type inside
+    `| None`, required, the values its explicit schema enumerates), worked out once per class
+    (filled by the build's warm-up call, so calls find it in the snapshot)."""
+    plan = _PARSE_PLANS.get(cls)
+    if plan is None:
+        hints = _hints(cls)
+        plan = {}
+        for f in dataclasses.fields(cls):
+            if not f.init:
+                continue
+            optional, inner = _optional(hints[f.name])
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            allowed = (f.metadata.get("schema") or {}).get("enum")
+            plan[_json_name(f)] = (f.name, optional, inner, required, allowed)
+        _PARSE_PLANS[cls] = plan
+    return plan
 
 
 def _convert(tp: Any, v: Any, path: str) -> Any:
@@ -157,12 +190,12 @@ def _convert(tp: Any, v: Any, path: str) -> Any:
             raise _at(path, f"invalid type: {_kind(v)}, expected a sequence")
         return [_convert(item, x, f"{path}[{i}]") for i, x in enumerate(v)]
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        values = [m.value for m in tp]
-        if isinstance(v, str) and v in values:
-            return tp(v)
+        members = _members(tp)
+        if isinstance(v, str) and v in members:
+            return members[v]
         if not isinstance(v, str):
             raise _at(path, f"invalid type: {_kind(v)}, expected a string")
-        expected = ", ".join(f"`{x}`" for x in values)
+        expected = ", ".join(f"`{x}`" for x in members)
         raise _at(path, f"unknown variant `{v}`, expected one of {expected}")
     if dataclasses.is_dataclass(tp):
         return parse(tp, v, path)
@@ -201,6 +234,17 @@ def _convert(tp: Any, v: Any, path: str) -> Any:
     elif tp is float:
         raise TypeError(f"{path}: float arguments are not supported; use decimal.Decimal")
     raise _at(path, f"invalid type: {_kind(v)}, expected {_expected(tp)}")
+
+
+_MEMBERS: dict[type, dict[Any, Any]] = {}
+
+
+def _members(tp: type) -> dict[Any, Any]:
+    """A string enum's members by value, in order, worked out once per enum."""
+    members = _MEMBERS.get(tp)
+    if members is None:
+        members = _MEMBERS[tp] = {m.value: m for m in tp}  # type: ignore[attr-defined]
+    return members
 
 
 def _bad_date(v: str, path: str) -> typing.NoReturn:
@@ -290,6 +334,15 @@ def json_fields(cls: type) -> list[tuple[str, str, bool]]:
     if plan is None:
         plan = [(f.name, _json_name(f), bool(f.metadata.get("omit_if_none"))) for f in dataclasses.fields(cls)]
         _PLANS[cls] = plan
+    return plan
+
+
+def json_fields_of(cls: type) -> list[tuple[str, str, bool]] | None:
+    """[`json_fields`] of `cls` if it is a dataclass, else None (one dictionary lookup for a
+    class seen before)."""
+    plan = _PLANS.get(cls)
+    if plan is None and dataclasses.is_dataclass(cls):
+        plan = json_fields(cls)
     return plan
 
 
