@@ -16,7 +16,7 @@ from . import records
 
 def loads(text: str) -> Any:
     """Parses JSON; fractional numbers become `Decimal` (integers stay `int`)."""
-    return json.loads(text, parse_float=Decimal)
+    return _DECIMALS.decode(text)
 
 
 def decimal_text(d: Decimal) -> str:
@@ -38,14 +38,19 @@ def dumps(value: Any) -> str:
     string (`"\\u0000D350000.25\\u0000E"`), whose quotes and marks are then taken off, and the
     text is read back by the C parser, whose `parse_float` hook refuses any float. Only when a
     string of the result itself holds one of those marks is the slower writer below used."""
-    state = _Encoding()
-    text = state.encoder.encode(value)
-    if text.count(_OPEN) != state.decimals or text.count(_CLOSE) != state.decimals:
+    outer = _ENCODING.decimals
+    _ENCODING.decimals = 0
+    try:
+        text = _ENCODING.encoder.encode(value)
+        decimals = _ENCODING.decimals
+    finally:
+        _ENCODING.decimals = outer
+    if text.count(_OPEN) != decimals or text.count(_CLOSE) != decimals:
         out: list[str] = []
         _write(value, out)
         return "".join(out)
-    json.loads(text, parse_float=_refuse_float)
-    return text.replace(_OPEN, "").replace(_CLOSE, "") if state.decimals else text
+    _FLOATS_REFUSED.decode(text)
+    return text.replace(_OPEN, "").replace(_CLOSE, "") if decimals else text
 
 
 #: How a decimal starts and ends as the C encoder writes it (NUL escaped, then `D` or `E`).
@@ -57,8 +62,9 @@ def _refuse_float(text: str) -> Any:
 
 
 class _Encoding:
-    """One `dumps`: the C encoder with a `default` that writes the SDK's own types, counting
-    the decimals it marked."""
+    """The C encoder with a `default` that writes the SDK's own types, counting the decimals it
+    marked in the `dumps` under way (one instance, made at import: a component's calls find it
+    in the build's snapshot)."""
 
     def __init__(self) -> None:
         self.decimals = 0
@@ -90,6 +96,12 @@ class _Encoding:
         if isinstance(v, (datetime.date, uuid.UUID)):
             return str(v)
         raise TypeError(f"cannot write a {type(v).__name__} as JSON")
+
+
+_ENCODING = _Encoding()
+#: The C parser with decimals for fractions, and with any float refused (made once, at import).
+_DECIMALS = json.JSONDecoder(parse_float=Decimal)
+_FLOATS_REFUSED = json.JSONDecoder(parse_float=_refuse_float)
 
 
 def _write(v: Any, out: list[str]) -> None:
