@@ -7,11 +7,12 @@ use crate::code::EngineCode;
 use crate::prelude::*;
 use crate::profiling_agent::ProfilingAgent;
 use crate::runtime::vm::CompiledModuleId;
+use crate::sync::OnceLock;
 use alloc::sync::Arc;
 use core::ops::Range;
 use core::str;
 use wasmtime_environ::{
-    CompiledFunctionsTable, CompiledModuleInfo, DefinedFuncIndex, FilePos, FuncIndex, FuncKey,
+    CompiledFunctionsTable, CompiledModuleInfo, DefinedFuncIndex, EntityRef, FilePos, FuncIndex, FuncKey,
     FunctionLoc, FunctionName, Metadata, Module, ModuleInternedTypeIndex, StaticModuleIndex,
 };
 
@@ -25,6 +26,13 @@ pub struct CompiledModule {
     index: Arc<CompiledFunctionsTable>,
     /// Sorted list, by function index, of names we have for this module.
     func_names: Vec<FunctionName>,
+    /// loanhost's patch: each defined function's location and its
+    /// array-to-wasm trampoline's (if it has one), by `DefinedFuncIndex`,
+    /// worked out on first use. Every instantiation initializes a `VMFuncRef`
+    /// for each function it exports to another instance, and looking both
+    /// locations up in `index` (two searches each) was an eighth of an
+    /// interpreter's instantiation.
+    defined_locs: OnceLock<Box<[(Option<FunctionLoc>, Option<FunctionLoc>)]>>,
 }
 
 impl CompiledModule {
@@ -58,6 +66,7 @@ impl CompiledModule {
             meta: info.meta,
             index,
             func_names: info.func_names,
+            defined_locs: OnceLock::new(),
         };
         ret.register_profiling(profiler)?;
 
@@ -125,10 +134,38 @@ impl CompiledModule {
     /// points to.
     #[inline]
     pub fn function_range(&self, key: FuncKey) -> Range<usize> {
-        let loc = self.func_loc(key);
+        // loanhost's patch: a defined function and its trampoline from the
+        // module's table of them (see `defined_locs`).
+        let loc = match key {
+            FuncKey::DefinedWasmFunction(m, i) if m == self.module_index() => {
+                self.defined_locs()[i.index()].0.as_ref()
+            }
+            FuncKey::ArrayToWasmTrampoline(m, i) if m == self.module_index() => {
+                self.defined_locs()[i.index()].1.as_ref()
+            }
+            _ => None,
+        };
+        let loc = loc.unwrap_or_else(|| self.func_loc(key));
         let start = usize::try_from(loc.start).unwrap();
         let end = usize::try_from(loc.start + loc.length).unwrap();
         start..end
+    }
+
+    /// loanhost's patch: the table behind `function_range`'s defined
+    /// functions, built from `index` on first use.
+    fn defined_locs(&self) -> &[(Option<FunctionLoc>, Option<FunctionLoc>)] {
+        self.defined_locs.get_or_init(|| {
+            let m = self.module_index();
+            self.module
+                .defined_func_indices()
+                .map(|i| {
+                    (
+                        self.index.func_loc(FuncKey::DefinedWasmFunction(m, i)).copied(),
+                        self.index.func_loc(FuncKey::ArrayToWasmTrampoline(m, i)).copied(),
+                    )
+                })
+                .collect()
+        })
     }
 
     /// Get the Wasm-to-array trampoline for the given signature, as a
