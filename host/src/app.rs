@@ -82,6 +82,7 @@ impl Application {
         let mut options = HostOptions::new(policy, clock);
         options.cache_dir = Some(config.cache_dir.clone());
         options.cache_key = Some(cache_key);
+        options.cache_max_mib = limits.cache_max_mib;
         options.db = Some(reports);
         options.memory_mib = limits.plugin_memory_mib;
         options.heavy_queries = limits.heavy_queries as usize;

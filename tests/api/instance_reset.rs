@@ -20,9 +20,10 @@ fn thread_minor_faults() -> u64 {
 async fn faults_per_call(language: &str) -> u64 {
     // Arrange: the example build, seeded loans, an Agent; warm-up calls fill the pool slot.
     let (wasm, manifest) = example_plugin(language, "report_loans");
-    let options = AppOptions::default()
-        .with_shared_compile_cache()
-        .plugin("report_loans", wasm, manifest);
+    let options =
+        AppOptions::default()
+            .with_shared_compile_cache()
+            .plugin("report_loans", wasm, manifest);
     let app = spawn_app_with(options).await;
     let seeded = seed_app(&app, 7, 400).await;
     let agent = seeded

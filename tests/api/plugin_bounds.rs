@@ -1,7 +1,8 @@
 //! What a plugin's files may cost the host before it serves anything
 //! (`docs/threat-model.md`, "Per component"): tables counted and charged as memory at load,
 //! files over their size refused unread, a component that exports no tool refused before it is
-//! compiled, and compilation in a worker process bounded in memory and time.
+//! compiled, compilation in a worker process bounded in memory and time, and the compile cache
+//! bounded on disk.
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use loanhost::plugins::SignaturePolicy;
 use loanhost::plugins::{CompileLimits, Compiler, HostOptions, PluginFiles, Plugins};
 
 use crate::helpers::{
-    example_plugin, loanhost_binary, manifest, spawn_app_with, tool_manifest, tool_wasm,
+    example_plugin, loanhost_binary, manifest, spawn_app_with, tool_manifest, tool_view, tool_wasm,
     AppOptions, DEFAULT_ROLES,
 };
 
@@ -260,6 +261,64 @@ async fn a_plugin_checked_with_the_servers_cache_is_served_without_compiling_it_
     assert_eq!(count("cache"), Some(1.0), "{metrics:?}");
     assert_eq!(count("compiled"), None, "{metrics:?}");
     assert!(!dir.path().join("user-cache").exists());
+}
+
+#[tokio::test]
+async fn the_compile_cache_keeps_to_its_bound_by_removing_what_was_used_least_recently() {
+    // Arrange: a host whose precompiled components may take 1 MiB, compiling in process; a
+    // plugin's first build compiled and kept.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
+    options.cache_dir = Some(cache.clone());
+    options.cache_key = Some([9; 32]);
+    options.cache_max_mib = 1;
+    options.compiler = Compiler::InProcess;
+    let plugins = Plugins::with_options(options).unwrap();
+    let names = |cache: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(cache)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".cwasm"))
+            .collect();
+        v.sort();
+        v
+    };
+    let first = "get_loan_reporting_metadata";
+    load(
+        &plugins,
+        dir.path(),
+        first,
+        &tool_wasm(first),
+        &tool_manifest(first),
+    )
+    .await
+    .unwrap();
+    let kept_first = names(&cache);
+
+    // Act: a second tool compiled (each compiled tool takes about 1.1 MB).
+    let second = "report_loans";
+    std::fs::write(
+        dir.path().join("report_loans.html"),
+        tool_view(second).unwrap(),
+    )
+    .unwrap();
+    load(
+        &plugins,
+        dir.path(),
+        second,
+        &tool_wasm(second),
+        &tool_manifest(second),
+    )
+    .await
+    .unwrap();
+
+    // Assert: the one just kept stays even over the bound; the other goes.
+    assert_eq!(kept_first.len(), 1, "{kept_first:?}");
+    let kept = names(&cache);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_ne!(kept, kept_first);
 }
 
 /// The mappings of this process whose file was in `dir` and has no name there any more.

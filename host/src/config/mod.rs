@@ -250,6 +250,7 @@ impl Config {
                 3600,
             )?),
             compile_memory_mib: number("LOANHOST_COMPILE_MEMORY_MIB", 65_536)?,
+            cache_max_mib: number("LOANHOST_CACHE_MAX_MIB", 1_048_576)?,
         };
         let compiler = match required("LOANHOST_COMPILER").trim() {
             "" => CompilerSetting::ThisExecutable,

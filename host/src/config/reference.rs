@@ -79,6 +79,7 @@ pub const SETTINGS: &[Setting] = &[
     s("LOANHOST_HEAVY_QUERIES", "data", Some("auto"), "Organisation-wide statements run at once (`auto`: half the cores, at least one; 1..=64); more queue within their call's deadline."),
     s("LOANHOST_PLUGIN_DIR", "plugins", Some("plugins/dist"), "The plugin directory, watched: additions, replacements and removals are served without a restart."),
     s("LOANHOST_CACHE_DIR", "plugins", Some("data/cache"), "Compiled plugins (authenticated with the cache key) and the dev IdP's key."),
+    s("LOANHOST_CACHE_MAX_MIB", "plugins", Some("2048"), "Disk the compiled components in LOANHOST_CACHE_DIR may take, in MiB; past it, after a compilation, the ones used least recently are removed (1..=1048576). Compiled functions have a bound of their own (1 GiB)."),
     s("LOANHOST_CACHE_KEY_FILE", "plugins", None, "The key that authenticates compiled plugins; unset: `<cache dir>.key`, beside the directory, never inside it."),
     s("LOANHOST_REQUIRE_SIGNED_PLUGINS", "plugins", Some("false"), "Load only plugins whose component, manifest and view are signed by a trusted key."),
     s("LOANHOST_TRUSTED_KEYS", "plugins", Some(""), "Trusted minisign public keys (base64, comma-separated)."),

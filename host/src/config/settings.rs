@@ -47,6 +47,8 @@ pub struct ServerLimits {
     pub compile_timeout: std::time::Duration,
     /// The address space of the process that compiles a component, in MiB.
     pub compile_memory_mib: u64,
+    /// Disk the compiled components in the cache directory may take, in MiB.
+    pub cache_max_mib: u64,
 }
 
 /// Where components are compiled (`LOANHOST_COMPILER`).

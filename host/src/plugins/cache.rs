@@ -8,6 +8,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -17,6 +18,11 @@ const MAC_LEN: usize = 32;
 /// What the MAC authenticates, and in which format (entries of an older format are compiled
 /// again).
 const MAC_CONTEXT: &[u8] = b"loanhost compile cache v2\0";
+
+/// An entry used again is marked as used (its modification time set to now) when its mark is
+/// older than this: recent enough for a bound to keep what is in use, rare enough to cost
+/// nothing on a compilation that reuses thousands of entries.
+const MARK_AFTER: Duration = Duration::from_secs(3600);
 
 /// An authenticated cache directory.
 pub(crate) struct CompileCache {
@@ -129,6 +135,64 @@ impl CompileCache {
         }
         written
     }
+
+    /// Removes the entries used least recently, other than `except` (the one just written:
+    /// a bound smaller than one entry keeps that entry), until they take at most three
+    /// quarters of `max_bytes`, when they take more; returns how many were removed. Entries
+    /// are the folder's files whose name does not start with `.` (temporary files are their
+    /// writers' to remove; folders, such as the compiled functions', are not entries).
+    pub(crate) fn prune(&self, max_bytes: u64, except: Option<&str>) -> usize {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        let mut total = 0;
+        let mut entries: Vec<(SystemTime, u64, PathBuf)> = dir
+            .flatten()
+            .filter_map(|e| {
+                let meta = e.metadata().ok()?;
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if !meta.is_file() || name.starts_with('.') {
+                    return None;
+                }
+                total += meta.len();
+                (Some(&*name) != except).then_some((meta.modified().ok()?, meta.len(), e.path()))
+            })
+            .collect();
+        if total <= max_bytes {
+            return 0;
+        }
+        entries.sort();
+        let mut removed = 0;
+        for (_, len, path) in entries {
+            if total <= max_bytes / 4 * 3 {
+                break;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                total = total.saturating_sub(len);
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// Marks entry `name` as used now when its mark is older than [`MARK_AFTER`] (what
+    /// [`CompileCache::prune`] goes by).
+    pub(crate) fn mark_used(&self, name: &str) {
+        let path = self.path(name);
+        let stale = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > MARK_AFTER));
+        if stale {
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+            if let Ok(f) = options.open(&path) {
+                let _ = f.set_modified(SystemTime::now());
+            }
+        }
+    }
 }
 
 /// Reads the cache key from `path`, creating it (32 random bytes, mode 0600) when missing;
@@ -205,6 +269,35 @@ mod tests {
             .filter(|n| n.to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn past_its_bound_the_entries_used_least_recently_go_but_not_the_one_just_kept() {
+        // Arrange: three entries of 1,032 bytes (with their MACs) used two hours apart (the
+        // oldest marked as used again, the middle one just kept), a folder and a temporary
+        // file beside them.
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CompileCache::new(dir.path().join("c"), [3; 32]).unwrap();
+        let now = SystemTime::now();
+        for (i, name) in ["a.cwasm", "b.cwasm", "c.cwasm"].iter().enumerate() {
+            cache.write(name, &[i as u8; 1000]).unwrap();
+            let age = Duration::from_secs(7200 * (3 - i as u64));
+            let f = std::fs::File::open(cache.path(name)).unwrap();
+            f.set_modified(now - age).unwrap();
+        }
+        cache.mark_used("a.cwasm");
+        std::fs::create_dir(cache.path("functions")).unwrap();
+        std::fs::write(cache.path("functions/big"), [0; 5000]).unwrap();
+        std::fs::write(cache.path(".x.tmp"), [0; 5000]).unwrap();
+        // Act
+        let under = cache.prune(10_000, None);
+        let over = cache.prune(3_000, Some("b.cwasm"));
+        // Assert: under the bound nothing goes; over it, the least recently used but the one
+        // excepted, down to three quarters of it; folders and temporary files are not entries.
+        assert_eq!((under, over), (0, 1));
+        let present = |n: &str| cache.path(n).exists();
+        assert!(present("a.cwasm") && present("b.cwasm") && !present("c.cwasm"));
+        assert!(present("functions/big") && present(".x.tmp"));
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub struct PluginEngine {
     linker: Linker<PluginState>,
     linker_1_1: Linker<PluginState>,
     cache: Option<CompileCache>,
+    /// Bytes the precompiled components may take in the cache's folder.
+    cache_max_bytes: u64,
     /// The compiled functions this engine reuses and adds when it compiles in process.
     functions: Option<Arc<FunctionCache>>,
     compat_hash: String,
@@ -139,11 +141,13 @@ fn pool_config() -> PoolingAllocationConfig {
 
 impl PluginEngine {
     /// Builds the engine. `cache_dir` holds precompiled components, authenticated with
-    /// `cache_key` (either `None`: no cache on disk); `compiler` says where components are
+    /// `cache_key` (either `None`: no cache on disk), up to `cache_max_bytes` of them (past
+    /// it, the ones used least recently are removed); `compiler` says where components are
     /// compiled.
     pub fn new(
         cache_dir: Option<PathBuf>,
         cache_key: Option<[u8; 32]>,
+        cache_max_bytes: u64,
         compiler: Compiler,
         metrics: Arc<crate::telemetry::Metrics>,
     ) -> anyhow::Result<PluginEngine> {
@@ -184,6 +188,7 @@ impl PluginEngine {
             linker,
             linker_1_1,
             cache,
+            cache_max_bytes,
             functions,
             compat_hash,
             compiler,
@@ -225,6 +230,7 @@ impl PluginEngine {
         if let Some(cache) = &self.cache {
             match cache.read(&name) {
                 Ok(bytes) => {
+                    cache.mark_used(&name);
                     // SAFETY: the bytes were written by `Component::serialize` of an engine
                     // with the same compatibility hash (it is in the name), and their HMAC
                     // under this host's key verified, so nobody without the key (kept outside
@@ -259,7 +265,7 @@ impl PluginEngine {
                     functions.prune(super::function_cache::MAX_BYTES);
                 }
                 if let Some(cache) = &self.cache {
-                    keep(cache, &name, &component.serialize()?);
+                    self.keep(cache, &name, &component.serialize()?);
                 }
                 component
             }
@@ -270,7 +276,7 @@ impl PluginEngine {
                     self.count_functions(counts);
                 }
                 if let Some(cache) = &self.cache {
-                    keep(cache, &name, &output.bytes);
+                    self.keep(cache, &name, &output.bytes);
                 }
                 // SAFETY: the bytes come from `Component::serialize` in a worker process of
                 // this same binary (`program` is this host's own executable), over a pipe
@@ -301,13 +307,22 @@ impl PluginEngine {
             "compiled a component's functions"
         );
     }
-}
 
-/// Keeps a compiled component in the cache as entry `name` (a failure is logged: the
-/// component serves, and is compiled again next time).
-fn keep(cache: &CompileCache, name: &str, bytes: &[u8]) {
-    if let Err(e) = cache.write(name, bytes) {
-        tracing::warn!(path = %cache.path(name).display(), error = %e, "cannot cache precompiled plugin");
+    /// Keeps a compiled component in the cache as entry `name` (a failure is logged: the
+    /// component serves, and is compiled again next time), then removes the components used
+    /// least recently if the cache is over its bound.
+    fn keep(&self, cache: &CompileCache, name: &str, bytes: &[u8]) {
+        if let Err(e) = cache.write(name, bytes) {
+            tracing::warn!(path = %cache.path(name).display(), error = %e, "cannot cache precompiled plugin");
+        }
+        let removed = cache.prune(self.cache_max_bytes, Some(name));
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                bound_mib = self.cache_max_bytes / (1024 * 1024),
+                "removed the precompiled plugins used least recently from the compile cache"
+            );
+        }
     }
 }
 

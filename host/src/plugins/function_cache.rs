@@ -9,9 +9,8 @@
 //! ([`MAX_BYTES`]): past it, the entries used least recently are removed after a compilation.
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
 
 use sha2::{Digest as _, Sha256};
 
@@ -23,10 +22,6 @@ pub(crate) const FOLDER: &str = "functions";
 /// TypeScript one's about 100 MiB, and each edit of a plugin adds a few MiB (the functions
 /// whose code moved).
 pub(crate) const MAX_BYTES: u64 = 1024 * 1024 * 1024;
-/// An entry used again is marked as used (its modification time set to now) when its mark is
-/// older than this: recent enough for the bound to keep what is in use, rare enough to cost
-/// nothing on a compilation that reuses thousands of entries.
-const MARK_AFTER: Duration = Duration::from_secs(3600);
 
 /// Compiled functions on disk, with what one compilation took from it.
 pub(crate) struct FunctionCache {
@@ -103,54 +98,7 @@ impl FunctionCache {
     /// Removes the entries used least recently until they take at most three quarters of
     /// `max_bytes`, when they take more; returns how many were removed.
     pub(crate) fn prune(&self, max_bytes: u64) -> usize {
-        let Ok(dir) = std::fs::read_dir(self.dir()) else {
-            return 0;
-        };
-        let mut entries: Vec<(SystemTime, u64, PathBuf)> = dir
-            .flatten()
-            .filter_map(|e| {
-                let meta = e.metadata().ok()?;
-                let name = e.file_name();
-                // Entries only: temporary files are their writers' to remove.
-                if !meta.is_file() || name.to_string_lossy().starts_with('.') {
-                    return None;
-                }
-                Some((meta.modified().ok()?, meta.len(), e.path()))
-            })
-            .collect();
-        let mut total: u64 = entries.iter().map(|(_, len, _)| len).sum();
-        if total <= max_bytes {
-            return 0;
-        }
-        entries.sort();
-        let mut removed = 0;
-        for (_, len, path) in entries {
-            if total <= max_bytes / 4 * 3 {
-                break;
-            }
-            if std::fs::remove_file(&path).is_ok() {
-                total = total.saturating_sub(len);
-                removed += 1;
-            }
-        }
-        removed
-    }
-
-    /// Marks entry `name` as used now when its mark is older than [`MARK_AFTER`].
-    fn mark_used(&self, name: &str) {
-        let path = self.entries.path(name);
-        let stale = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > MARK_AFTER));
-        if stale {
-            let mut options = std::fs::OpenOptions::new();
-            options.read(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
-            if let Ok(f) = options.open(&path) {
-                let _ = f.set_modified(SystemTime::now());
-            }
-        }
+        self.entries.prune(max_bytes, None)
     }
 
     /// An entry's file name: the SHA-256 of Cranelift's key (its own hash of the function,
@@ -177,7 +125,7 @@ impl wasmtime::CacheStore for FunctionCache {
         match self.entries.read(&name) {
             Ok(bytes) => {
                 self.counts.reused.fetch_add(1, Ordering::Relaxed);
-                self.mark_used(&name);
+                self.entries.mark_used(&name);
                 Some(Cow::Owned(bytes))
             }
             Err(CacheMiss::Absent) => {
@@ -210,6 +158,7 @@ impl wasmtime::CacheStore for FunctionCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, SystemTime};
     use wasmtime::CacheStore as _;
 
     #[test]

@@ -195,6 +195,7 @@ impl Plugins {
         let engine = Arc::new(PluginEngine::new(
             options.cache_dir,
             options.cache_key,
+            options.cache_max_mib.saturating_mul(1024 * 1024),
             options.compiler,
             options.metrics.clone(),
         )?);

@@ -17,6 +17,9 @@ pub struct HostOptions {
     pub cache_dir: Option<PathBuf>,
     /// The key that authenticates precompiled components (kept outside `cache_dir`).
     pub cache_key: Option<[u8; 32]>,
+    /// Disk the precompiled components may take, in MiB: past it, after a compilation, the
+    /// ones used least recently are removed.
+    pub cache_max_mib: u64,
     /// Which plugins are trusted.
     pub policy: SignaturePolicy,
     /// Today's date.
@@ -49,6 +52,7 @@ impl HostOptions {
         HostOptions {
             cache_dir: None,
             cache_key: None,
+            cache_max_mib: DEFAULT_CACHE_MAX_MIB,
             policy,
             clock,
             db: None,
@@ -88,6 +92,10 @@ impl HostOptions {
         self
     }
 }
+
+/// Default bound of the precompiled components on disk, in MiB (an interpreter plugin's
+/// compiled component takes 20 to 60 MB; a new one is kept for every new build).
+pub const DEFAULT_CACHE_MAX_MIB: u64 = 2048;
 
 /// Default host-wide plugin memory, in MiB.
 pub const DEFAULT_PLUGIN_MEMORY_MIB: u64 = 256;
