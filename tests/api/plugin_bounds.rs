@@ -19,14 +19,20 @@ use crate::helpers::{
 /// A host whose components are compiled in worker processes under `limits`, with a compile
 /// cache in `cache`.
 fn host(limits: CompileLimits, cache: &Path) -> std::sync::Arc<Plugins> {
-    let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
-    options.cache_dir = Some(cache.to_path_buf());
-    options.cache_key = Some([9; 32]);
+    let mut options = cached(cache);
     options.compiler = Compiler::Isolated {
         program: loanhost_binary().expect("cargo builds the loanhost binary for the tests"),
         limits,
     };
     Plugins::with_options(options).unwrap()
+}
+
+/// A host's settings with a compile cache in `cache`.
+fn cached(cache: &Path) -> HostOptions {
+    let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
+    options.cache_dir = Some(cache.to_path_buf());
+    options.cache_key = Some([9; 32]);
+    options
 }
 
 /// Writes `name.wasm` and `name.toml` into `dir` and loads them; the refusal, or `Ok`.
@@ -269,9 +275,7 @@ async fn the_compile_cache_keeps_to_its_bound_by_removing_what_was_used_least_re
     // plugin's first build compiled and kept.
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let mut options = HostOptions::new(SignaturePolicy::default(), Clock::system());
-    options.cache_dir = Some(cache.clone());
-    options.cache_key = Some([9; 32]);
+    let mut options = cached(&cache);
     options.cache_max_mib = 1;
     options.compiler = Compiler::InProcess;
     let plugins = Plugins::with_options(options).unwrap();
