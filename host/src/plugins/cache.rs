@@ -139,9 +139,16 @@ impl CompileCache {
     /// Removes the entries used least recently, other than `except` (the one just written:
     /// a bound smaller than one entry keeps that entry), until they take at most three
     /// quarters of `max_bytes`, when they take more; returns how many were removed. Entries
-    /// are the folder's files whose name does not start with `.` (temporary files are their
-    /// writers' to remove; folders, such as the compiled functions', are not entries).
-    pub(crate) fn prune(&self, max_bytes: u64, except: Option<&str>) -> usize {
+    /// are the folder's files whose name `is_entry` accepts and does not start with `.`
+    /// (temporary files are their writers' to remove; folders, such as the compiled
+    /// functions', and files that others keep in the folder, such as the dev IdP's key, are
+    /// not entries).
+    pub(crate) fn prune(
+        &self,
+        max_bytes: u64,
+        is_entry: impl Fn(&str) -> bool,
+        except: Option<&str>,
+    ) -> usize {
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
             return 0;
         };
@@ -152,7 +159,7 @@ impl CompileCache {
                 let meta = e.metadata().ok()?;
                 let name = e.file_name();
                 let name = name.to_string_lossy();
-                if !meta.is_file() || name.starts_with('.') {
+                if !meta.is_file() || name.starts_with('.') || !is_entry(&name) {
                     return None;
                 }
                 total += meta.len();
@@ -274,8 +281,8 @@ mod tests {
     #[test]
     fn past_its_bound_the_entries_used_least_recently_go_but_not_the_one_just_kept() {
         // Arrange: three entries of 1,032 bytes (with their MACs) used two hours apart (the
-        // oldest marked as used again, the middle one just kept), a folder and a temporary
-        // file beside them.
+        // oldest marked as used again, the middle one just kept), a folder, a temporary file
+        // and a day-old file of someone else's beside them.
         let dir = tempfile::tempdir().unwrap();
         let cache = CompileCache::new(dir.path().join("c"), [3; 32]).unwrap();
         let now = SystemTime::now();
@@ -289,15 +296,20 @@ mod tests {
         std::fs::create_dir(cache.path("functions")).unwrap();
         std::fs::write(cache.path("functions/big"), [0; 5000]).unwrap();
         std::fs::write(cache.path(".x.tmp"), [0; 5000]).unwrap();
+        std::fs::write(cache.path("dev-idp-rsa.pem"), [0; 5000]).unwrap();
+        let old = std::fs::File::open(cache.path("dev-idp-rsa.pem")).unwrap();
+        old.set_modified(now - Duration::from_secs(86_400)).unwrap();
+        let cwasm = |n: &str| n.ends_with(".cwasm");
         // Act
-        let under = cache.prune(10_000, None);
-        let over = cache.prune(3_000, Some("b.cwasm"));
+        let under = cache.prune(10_000, cwasm, None);
+        let over = cache.prune(3_000, cwasm, Some("b.cwasm"));
         // Assert: under the bound nothing goes; over it, the least recently used but the one
-        // excepted, down to three quarters of it; folders and temporary files are not entries.
+        // excepted, down to three quarters of it; folders, temporary files and files that are
+        // not entries (the oldest here) are neither counted nor removed.
         assert_eq!((under, over), (0, 1));
         let present = |n: &str| cache.path(n).exists();
         assert!(present("a.cwasm") && present("b.cwasm") && !present("c.cwasm"));
-        assert!(present("functions/big") && present(".x.tmp"));
+        assert!(present("functions/big") && present(".x.tmp") && present("dev-idp-rsa.pem"));
     }
 
     #[test]

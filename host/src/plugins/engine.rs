@@ -21,6 +21,9 @@ use super::manifest::MAX_MEMORY_MIB;
 use super::mapped;
 use super::state::PluginState;
 
+/// How a precompiled component's entry in the compile cache is named to end.
+const COMPONENT_SUFFIX: &str = ".cwasm";
+
 /// How often the epoch advances; deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(2);
 
@@ -226,7 +229,7 @@ impl PluginEngine {
 
     fn compile_or_read(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
         let digest = hex::encode(Sha256::digest(wasm));
-        let name = format!("{digest}-{}.cwasm", self.compat_hash);
+        let name = format!("{digest}-{}{COMPONENT_SUFFIX}", self.compat_hash);
         if let Some(cache) = &self.cache {
             match cache.read(&name) {
                 Ok(bytes) => {
@@ -315,7 +318,9 @@ impl PluginEngine {
         if let Err(e) = cache.write(name, bytes) {
             tracing::warn!(path = %cache.path(name).display(), error = %e, "cannot cache precompiled plugin");
         }
-        let removed = cache.prune(self.cache_max_bytes, Some(name));
+        // Only the components: the folder also holds the dev IdP's key and other folders.
+        let is_component = |n: &str| n.ends_with(COMPONENT_SUFFIX);
+        let removed = cache.prune(self.cache_max_bytes, is_component, Some(name));
         if removed > 0 {
             tracing::info!(
                 removed,
