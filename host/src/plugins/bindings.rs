@@ -35,6 +35,7 @@ use super::loader::WitVersion;
 use super::state::PluginState;
 
 /// A component linked and ready to instantiate, by the version of `loan:reporting` it targets.
+#[derive(Clone)]
 pub(crate) enum ToolPre {
     /// `loan:reporting@1.0.0`.
     V1_0(v1_0::ReportingToolPre<PluginState>),
@@ -51,6 +52,15 @@ impl ToolPre {
         match version {
             WitVersion::V1_0 => v1_0::ReportingToolPre::new(pre).map(ToolPre::V1_0),
             WitVersion::V1_1 => v1_1::ReportingToolPre::new(pre).map(ToolPre::V1_1),
+        }
+    }
+
+    /// The engine its component was compiled for (a store to instantiate it in must be of
+    /// that engine).
+    pub fn engine(&self) -> &wasmtime::Engine {
+        match self {
+            ToolPre::V1_0(pre) => pre.instance_pre().engine(),
+            ToolPre::V1_1(pre) => pre.instance_pre().engine(),
         }
     }
 

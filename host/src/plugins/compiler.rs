@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::cache::CompileCache;
+use super::engine::Memories;
 use super::function_cache::FunctionTally;
 
 /// The subcommand of the `loanhost` binary that compiles one component.
@@ -40,10 +41,15 @@ pub(crate) struct WorkerOutput {
     pub(crate) functions: Option<FunctionTally>,
 }
 
-/// The request's start: the magic, then whether the worker keeps compiled functions in the
-/// compile cache `cache` (its key, its folder's path length and path).
-fn request_header(cache: Option<&CompileCache>) -> Vec<u8> {
+/// The request's start: the magic, the engine settings to compile for (`memories`), then
+/// whether the worker keeps compiled functions in the compile cache `cache` (its key, its
+/// folder's path length and path).
+fn request_header(memories: Memories, cache: Option<&CompileCache>) -> Vec<u8> {
     let mut header = REQUEST_MAGIC.to_vec();
+    header.push(match memories {
+        Memories::Checked => 0,
+        Memories::Guarded => 1,
+    });
     match cache {
         None => header.push(0),
         Some(cache) => {
@@ -57,19 +63,26 @@ fn request_header(cache: Option<&CompileCache>) -> Vec<u8> {
     header
 }
 
-/// Reads a request's start (see [`request_header`]): the function cache's folder and key.
-fn read_request_header(
-    input: &mut impl std::io::Read,
-) -> Result<Option<(PathBuf, [u8; 32])>, String> {
-    let mut start = [0u8; 5];
+/// A request's start, as the worker reads it: the settings to compile for, and the function
+/// cache's folder and key.
+type RequestHeader = (Memories, Option<(PathBuf, [u8; 32])>);
+
+/// Reads a request's start (see [`request_header`]).
+fn read_request_header(input: &mut impl std::io::Read) -> Result<RequestHeader, String> {
+    let mut start = [0u8; 6];
     input
         .read_exact(&mut start)
         .map_err(|e| format!("cannot read the request: {e}"))?;
     if &start[..4] != REQUEST_MAGIC {
         return Err("the request is not from this loanhost binary".into());
     }
-    match start[4] {
-        0 => Ok(None),
+    let memories = match start[4] {
+        0 => Memories::Checked,
+        1 => Memories::Guarded,
+        _ => return Err("the request is not from this loanhost binary".into()),
+    };
+    let cache = match start[5] {
+        0 => None,
         1 => {
             let mut key = [0u8; 32];
             let mut len = [0u8; 4];
@@ -88,10 +101,11 @@ fn read_request_header(
             // SAFETY: the bytes were written by `as_encoded_bytes` of an `OsStr` in the host,
             // this same binary on this same platform.
             let path = unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(path) };
-            Ok(Some((PathBuf::from(path), key)))
+            Some((PathBuf::from(path), key))
         }
-        _ => Err("the request is not from this loanhost binary".into()),
-    }
+        _ => return Err("the request is not from this loanhost binary".into()),
+    };
+    Ok((memories, cache))
 }
 
 /// The bounds of one compilation in a worker.
@@ -149,6 +163,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 pub(crate) fn compile_isolated(
     program: &Path,
     limits: CompileLimits,
+    memories: Memories,
     wasm: &[u8],
     cache: Option<&CompileCache>,
 ) -> Result<WorkerOutput, String> {
@@ -186,7 +201,7 @@ pub(crate) fn compile_isolated(
         }
         expired
     });
-    let mut input = request_header(cache);
+    let mut input = request_header(memories, cache);
     input.extend_from_slice(wasm);
     let writer = std::thread::spawn(move || {
         let mut stdin = stdin;
@@ -310,16 +325,18 @@ pub fn worker_main() -> ExitCode {
     // SAFETY: `setpriority` on this process, with plain integer arguments.
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
     let mut stdin = std::io::stdin().lock();
-    let functions = match read_request_header(&mut stdin) {
-        Ok(None) => None,
-        Ok(Some((dir, key))) => match super::function_cache::FunctionCache::open(&dir, key) {
-            Ok(cache) => Some(std::sync::Arc::new(cache)),
-            // Compiled without it: the cache saves time, it is not needed.
-            Err(e) => {
-                eprintln!("no function cache in {}: {e}", dir.display());
-                None
+    let (memories, functions) = match read_request_header(&mut stdin) {
+        Ok((memories, None)) => (memories, None),
+        Ok((memories, Some((dir, key)))) => {
+            match super::function_cache::FunctionCache::open(&dir, key) {
+                Ok(cache) => (memories, Some(std::sync::Arc::new(cache))),
+                // Compiled without it: the cache saves time, it is not needed.
+                Err(e) => {
+                    eprintln!("no function cache in {}: {e}", dir.display());
+                    (memories, None)
+                }
             }
-        },
+        }
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::FAILURE;
@@ -334,7 +351,7 @@ pub fn worker_main() -> ExitCode {
         eprintln!("the component is over {MAX_COMPONENT_BYTES} bytes");
         return ExitCode::FAILURE;
     }
-    let compiled = super::engine::compile_without_pool(&wasm, functions.clone());
+    let compiled = super::engine::compile_without_pool(&wasm, memories, functions.clone());
     match compiled {
         Ok(bytes) => {
             let mut out = std::io::stdout().lock();

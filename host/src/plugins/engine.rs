@@ -1,6 +1,7 @@
-//! The wasmtime engine shared by every plugin: component model, pooling allocator with
-//! copy-on-write memory images, epoch interruption driven by a ticker thread, and a cache of
-//! precompiled components keyed by content hash and engine compatibility.
+//! The wasmtime engines shared by every plugin (one per way of bounding linear memory, see
+//! [`Memories`]): component model, pooling allocator with copy-on-write memory images, epoch
+//! interruption driven by a ticker thread, and a cache of precompiled components keyed by
+//! content hash and engine compatibility.
 
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use super::function_cache::{FunctionCache, FunctionTally};
 use super::loader::WitVersion;
 use super::manifest::MAX_MEMORY_MIB;
 use super::mapped;
+pub use super::memories::Memories;
 use super::state::PluginState;
 
 /// How a precompiled component's entry in the compile cache is named to end.
@@ -54,17 +56,47 @@ pub const MAX_TABLES_PER_COMPONENT: u32 = 64;
 /// to each call's memory as they are created or grown (`state::CallLimiter::table_growing`).
 pub const TABLE_SLOTS: u32 = MAX_INSTANCES * MAX_TABLES_PER_COMPONENT;
 
-/// The engine, the linker with every host capability, and the compile cache.
-pub struct PluginEngine {
+/// One engine with its linkers: what components compiled for one [`Memories`] run on.
+struct Flavour {
     engine: Engine,
     linker: Linker<PluginState>,
     linker_1_1: Linker<PluginState>,
+    /// [`Engine::precompile_compatibility_hash`], hashed: in each cached component's name.
+    compat_hash: String,
+}
+
+impl Flavour {
+    fn new(memories: Memories, functions: Option<Arc<FunctionCache>>) -> anyhow::Result<Flavour> {
+        let config = engine_config(true, memories, functions)
+            .map_err(|e| anyhow::anyhow!("configuring the wasmtime engine: {e:#}"))?;
+        let engine = Engine::new(&config)
+            .map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
+        let mut linker = Linker::new(&engine);
+        let mut linker_1_1 = Linker::new(&engine);
+        super::bindings::add_to_linkers(&mut linker, &mut linker_1_1)
+            .map_err(|e| anyhow::anyhow!("linking host capabilities: {e:#}"))?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut h);
+        let compat_hash = format!("{:016x}", h.finish());
+        Ok(Flavour {
+            engine,
+            linker,
+            linker_1_1,
+            compat_hash,
+        })
+    }
+}
+
+/// The engines, their linkers with every host capability, and the compile cache.
+pub struct PluginEngine {
+    checked: Flavour,
+    guarded: Flavour,
     cache: Option<CompileCache>,
     /// Bytes the precompiled components may take in the cache's folder.
     cache_max_bytes: u64,
-    /// The compiled functions this engine reuses and adds when it compiles in process.
+    /// The compiled functions the engines reuse and add when they compile in process (a
+    /// function's key covers its code with the bounds checks in it, so both share it).
     functions: Option<Arc<FunctionCache>>,
-    compat_hash: String,
     compiler: Compiler,
     metrics: Arc<crate::telemetry::Metrics>,
     _ticker: EpochTicker,
@@ -73,25 +105,22 @@ pub struct PluginEngine {
 /// The engine's settings; `pooling` selects the pooling allocator (the host's), without it
 /// instances are allocated on demand (the compile worker, which instantiates nothing). The
 /// compiled code is the same either way: the allocator is not part of what a compiled
-/// component is checked against when it is loaded. With `functions`, Cranelift reuses the
+/// component is checked against when it is loaded. `memories` sets how linear memory is
+/// bounded, which is (the compiled code differs). With `functions`, Cranelift reuses the
 /// functions it finds there and adds the ones it compiles (the code is the same either way).
-fn engine_config(pooling: bool, functions: Option<Arc<FunctionCache>>) -> wasmtime::Result<Config> {
+fn engine_config(
+    pooling: bool,
+    memories: Memories,
+    functions: Option<Arc<FunctionCache>>,
+) -> wasmtime::Result<Config> {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
         .epoch_interruption(true)
         .memory_init_cow(true)
-        // Bounds-checked memories without guard pages: a slot's pages then keep their
-        // protection from one call to the next. With guard pages, every call whose guest
-        // grew its memory made the next instantiation `mprotect` the slot back, and on a
-        // multi-threaded host each `mprotect` is a TLB shoot-down on every other core
-        // (12 % of the hot path's CPU, measured with perf). Out-of-bounds accesses still
-        // trap: the check is in the code instead of the page tables.
-        .signals_based_traps(false)
-        .memory_guard_size(0)
-        .memory_reservation(u64::from(MAX_MEMORY_MIB) * 1024 * 1024)
         .max_wasm_stack(1024 * 1024)
         .async_stack_size(2 * 1024 * 1024);
+    memories.configure(&mut config);
     if pooling {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
     }
@@ -101,13 +130,14 @@ fn engine_config(pooling: bool, functions: Option<Arc<FunctionCache>>) -> wasmti
     Ok(config)
 }
 
-/// Compiles `wasm` with the host's settings (and `functions`, when given) and returns its
-/// compiled form (what the compile worker sends back; see [`super::compiler`]).
+/// Compiles `wasm` with the host's settings for `memories` (and `functions`, when given) and
+/// returns its compiled form (what the compile worker sends back; see [`super::compiler`]).
 pub(super) fn compile_without_pool(
     wasm: &[u8],
+    memories: Memories,
     functions: Option<Arc<FunctionCache>>,
 ) -> wasmtime::Result<Vec<u8>> {
-    let engine = Engine::new(&engine_config(false, functions)?)?;
+    let engine = Engine::new(&engine_config(false, memories, functions)?)?;
     Component::from_binary(&engine, wasm)?.serialize()
 }
 
@@ -171,53 +201,57 @@ impl PluginEngine {
             )),
             _ => None,
         };
-        let config = engine_config(true, functions.clone())
-            .map_err(|e| anyhow::anyhow!("configuring the wasmtime engine: {e:#}"))?;
-        let engine = Engine::new(&config)
-            .map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
-
-        let mut linker = Linker::new(&engine);
-        let mut linker_1_1 = Linker::new(&engine);
-        super::bindings::add_to_linkers(&mut linker, &mut linker_1_1)
-            .map_err(|e| anyhow::anyhow!("linking host capabilities: {e:#}"))?;
-
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut h);
-        let compat_hash = format!("{:016x}", h.finish());
-
-        let ticker = EpochTicker::start(engine.clone());
+        let checked = Flavour::new(Memories::Checked, functions.clone())?;
+        let guarded = Flavour::new(Memories::Guarded, functions.clone())?;
+        let ticker = EpochTicker::start(vec![checked.engine.clone(), guarded.engine.clone()]);
         Ok(PluginEngine {
-            engine,
-            linker,
-            linker_1_1,
+            checked,
+            guarded,
             cache,
             cache_max_bytes,
             functions,
-            compat_hash,
             compiler,
             metrics,
             _ticker: ticker,
         })
     }
 
-    /// The wasmtime engine.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
-    /// The linker with the host capabilities of `loan:reporting@{wit_version}`.
-    pub(crate) fn linker(&self, wit_version: WitVersion) -> &Linker<PluginState> {
-        match wit_version {
-            WitVersion::V1_0 => &self.linker,
-            WitVersion::V1_1 => &self.linker_1_1,
+    fn flavour(&self, memories: Memories) -> &Flavour {
+        match memories {
+            Memories::Checked => &self.checked,
+            Memories::Guarded => &self.guarded,
         }
     }
 
-    /// Compiles a component (see [`super::compiler`]), or loads its precompiled form from
-    /// the cache when the entry's MAC verifies. Runs on the calling thread (use
-    /// `spawn_blocking` from async code). Takes the component's bytes to free them here.
-    pub fn compile(&self, wasm: Vec<u8>) -> wasmtime::Result<Component> {
-        let component = self.compile_or_read(&wasm);
+    /// How the components compiled for `engine` (one of this host's) bound their memories.
+    pub(crate) fn memories_of(&self, engine: &Engine) -> Memories {
+        if Engine::same(engine, &self.guarded.engine) {
+            Memories::Guarded
+        } else {
+            Memories::Checked
+        }
+    }
+
+    /// The linker with the host capabilities of `loan:reporting@{wit_version}`, for
+    /// components compiled for `memories`.
+    pub(crate) fn linker(
+        &self,
+        memories: Memories,
+        wit_version: WitVersion,
+    ) -> &Linker<PluginState> {
+        let flavour = self.flavour(memories);
+        match wit_version {
+            WitVersion::V1_0 => &flavour.linker,
+            WitVersion::V1_1 => &flavour.linker_1_1,
+        }
+    }
+
+    /// Compiles a component for `memories` (see [`super::compiler`]), or loads its
+    /// precompiled form from the cache when the entry's MAC verifies. Runs on the calling
+    /// thread (use `spawn_blocking` from async code). Takes the component's bytes to free
+    /// them here.
+    pub fn compile(&self, wasm: Vec<u8>, memories: Memories) -> wasmtime::Result<Component> {
+        let component = self.compile_or_read(&wasm, memories);
         drop(wasm);
         // What reading or compiling it allocated and freed (the component's bytes, the
         // compiled bytes read back) stays resident unless handed back now: the allocator
@@ -227,9 +261,11 @@ impl PluginEngine {
         component
     }
 
-    fn compile_or_read(&self, wasm: &[u8]) -> wasmtime::Result<Component> {
+    fn compile_or_read(&self, wasm: &[u8], memories: Memories) -> wasmtime::Result<Component> {
+        let flavour = self.flavour(memories);
+        let engine = &flavour.engine;
         let digest = hex::encode(Sha256::digest(wasm));
-        let name = format!("{digest}-{}{COMPONENT_SUFFIX}", self.compat_hash);
+        let name = format!("{digest}-{}{COMPONENT_SUFFIX}", flavour.compat_hash);
         if let Some(cache) = &self.cache {
             match cache.read(&name) {
                 Ok(bytes) => {
@@ -238,7 +274,7 @@ impl PluginEngine {
                     // with the same compatibility hash (it is in the name), and their HMAC
                     // under this host's key verified, so nobody without the key (kept outside
                     // the cache directory) produced them.
-                    match unsafe { mapped::deserialize(&self.engine, Some(cache.dir()), &bytes) } {
+                    match unsafe { mapped::deserialize(engine, Some(cache.dir()), &bytes) } {
                         Ok(c) => {
                             crate::telemetry::Metrics::count(
                                 &self.metrics.plugin_compilations,
@@ -262,7 +298,7 @@ impl PluginEngine {
                 // Compilations in process may overlap: each counts what was counted while it
                 // ran.
                 let before = self.functions.as_deref().map(|f| f.counts().tally());
-                let component = Component::from_binary(&self.engine, wasm)?;
+                let component = Component::from_binary(engine, wasm)?;
                 if let (Some(before), Some(functions)) = (before, self.functions.as_deref()) {
                     self.count_functions(functions.counts().tally().since(before));
                     functions.prune(super::function_cache::MAX_BYTES);
@@ -273,8 +309,9 @@ impl PluginEngine {
                 component
             }
             Compiler::Isolated { program, limits } => {
-                let output = compile_isolated(program, *limits, wasm, self.cache.as_ref())
-                    .map_err(wasmtime::Error::msg)?;
+                let output =
+                    compile_isolated(program, *limits, memories, wasm, self.cache.as_ref())
+                        .map_err(wasmtime::Error::msg)?;
                 if let Some(counts) = output.functions {
                     self.count_functions(counts);
                 }
@@ -286,7 +323,7 @@ impl PluginEngine {
                 // only it writes; `deserialize` checks the engine settings they were compiled
                 // with against this engine's.
                 let dir = self.cache.as_ref().map(CompileCache::dir);
-                unsafe { mapped::deserialize(&self.engine, dir, &output.bytes) }?
+                unsafe { mapped::deserialize(engine, dir, &output.bytes) }?
             }
         };
         crate::telemetry::Metrics::count(&self.metrics.plugin_compilations, "compiled");
@@ -350,14 +387,14 @@ fn release_compile_memory() {
     unsafe { mi_collect(true) };
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] on its own thread, so deadlines hold
+/// Advances the engines' epoch every [`EPOCH_TICK`] on its own thread, so deadlines hold
 /// even when every async worker is busy. Stops when dropped.
 struct EpochTicker {
     stop: Arc<AtomicBool>,
 }
 
 impl EpochTicker {
-    fn start(engine: Engine) -> EpochTicker {
+    fn start(engines: Vec<Engine>) -> EpochTicker {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         std::thread::Builder::new()
@@ -365,7 +402,9 @@ impl EpochTicker {
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
+                    for engine in &engines {
+                        engine.increment_epoch();
+                    }
                 }
             })
             .expect("spawning the epoch ticker thread");

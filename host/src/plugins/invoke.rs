@@ -8,7 +8,7 @@ use tokio::sync::Semaphore;
 use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::{types::ToolError, ToolDescription, ToolPre};
-use super::engine::{PluginEngine, EPOCH_TICK, MAX_INSTANCES};
+use super::engine::{Memories, PluginEngine, EPOCH_TICK, MAX_INSTANCES};
 use super::manifest::Manifest;
 use super::state::{
     CallContext, CallLimiter, DataUsage, LimitHit, MemoryLimitExceeded, PluginState,
@@ -99,7 +99,7 @@ impl Runner {
         let limits = manifest.limits;
         let timeout = Duration::from_millis(limits.timeout_ms);
         let wait = self.permit_wait.min(timeout);
-        let _permit = match tokio::time::timeout(wait, self.permits.acquire()).await {
+        let permit = match tokio::time::timeout(wait, self.permits.clone().acquire_owned()).await {
             Ok(p) => p.expect("the permit semaphore is never closed"),
             Err(_) => {
                 return (
@@ -113,96 +113,164 @@ impl Runner {
             .as_ref()
             .map(|c| c.identity.user_id.clone())
             .unwrap_or_default();
-        let mut store = Store::new(
-            self.engine.engine(),
-            PluginState {
-                manifest: manifest.clone(),
-                call,
-                clock: self.clock,
-                reports: self.reports.clone(),
-                limiter: CallLimiter::new(limits.memory_mib, self.memory.clone(), caller)
-                    .with_image(image),
-                deadline: Instant::now() + timeout,
-                timed_out: false,
-                log_lines: 0,
-                usage: DataUsage::default(),
-                guest_ticks: 0,
-                log_budget: self.log_budget.clone(),
-                totals: None,
-                profile: self
-                    .profile
-                    .then(|| super::profile::CallProfile::new(Instant::now())),
-            },
-        );
-        store.limiter(|s| &mut s.limiter);
-        // Check the deadline at every epoch tick, yielding to the executor in between so a
-        // spinning guest never holds a worker thread for its whole deadline.
-        store.set_epoch_deadline(1);
-        // A guest that keeps the CPU long is paced: after NICE_AFTER of running (epoch ticks
-        // seen while in wasm, not time spent waiting on the database) it runs one tick, then
-        // pauses, so a spinning plugin cannot take a worker thread from short calls.
-        store.epoch_deadline_callback(move |mut ctx| {
-            let state = ctx.data_mut();
-            if Instant::now() >= state.deadline {
-                state.timed_out = true;
-                return Err(wasmtime::format_err!("deadline exceeded"));
-            }
-            state.guest_ticks += 1;
-            let pause = pause_after(EPOCH_TICK * state.guest_ticks);
-            Ok(UpdateDeadline::YieldCustom(
-                1,
-                match pause {
-                    None => Box::pin(tokio::task::yield_now()),
-                    Some(d) => Box::pin(tokio::time::sleep(d)),
-                },
-            ))
-        });
-
-        let mut timing = Timing::default();
-        let timing_ref = &mut timing;
-        let work = async {
-            let started = Instant::now();
-            let tool = pre.instantiate(&mut store).await?;
-            timing_ref.instantiate = started.elapsed();
-            store.data_mut().mark("instantiated");
-            let started = Instant::now();
-            let _ran = RunClock(started, &mut timing_ref.run);
-            match op {
-                Op::Describe => tool.describe(&mut store).await.map(Answer::Described),
-                Op::Call(args) => tool.call(&mut store, &args).await.map(Answer::Called),
-            }
+        let state = PluginState {
+            manifest: manifest.clone(),
+            call,
+            clock: self.clock,
+            reports: self.reports.clone(),
+            limiter: CallLimiter::new(limits.memory_mib, self.memory.clone(), caller)
+                .with_image(image),
+            deadline: Instant::now() + timeout,
+            timed_out: false,
+            log_lines: 0,
+            usage: DataUsage::default(),
+            guest_ticks: 0,
+            log_budget: self.log_budget.clone(),
+            totals: None,
+            profile: self
+                .profile
+                .then(|| super::profile::CallProfile::new(Instant::now())),
         };
-        let outcome = tokio::time::timeout(timeout + GRACE + EPOCH_TICK, work).await;
-        store.data_mut().mark("returned");
-        timing.marks = store
-            .data_mut()
-            .profile
-            .take()
-            .map(super::profile::CallProfile::into_marks)
-            .unwrap_or_default();
-        let usage = store.data().usage;
-        let result = match outcome {
-            Err(_elapsed) => Err(Failure::Timeout(limits.timeout_ms)),
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(e)) => {
-                let state = store.data();
-                if let Some(hit) = e.downcast_ref::<LimitHit>() {
-                    Err(Failure::Limit(hit.clone()))
-                } else if state.timed_out {
-                    Err(Failure::Timeout(limits.timeout_ms))
-                } else if state.limiter.host_memory_exhausted {
-                    Err(Failure::HostMemory)
-                } else if state.limiter.memory_exceeded
-                    || e.downcast_ref::<MemoryLimitExceeded>().is_some()
-                {
-                    Err(Failure::MemoryLimit(limits.memory_mib))
-                } else {
-                    Err(Failure::Trap(describe_trap(&e)))
-                }
-            }
-        };
-        (result, usage, timing)
+        let work = run_in_store(pre.clone(), state, op, limits.timeout_ms);
+        if self.engine.memories_of(pre.engine()) == Memories::Guarded {
+            on_own_thread(permit, work).await
+        } else {
+            let outcome = work.await;
+            drop(permit);
+            outcome
+        }
     }
+}
+
+/// Runs `work` on a thread of its own from start to end, the instance `permit` held there. A
+/// call of an interpreter's plugin runs for milliseconds and reads megabytes: on an async
+/// worker, it would yield at every epoch tick and wait for its `data` import there, and
+/// another worker could take it up, on a core whose caches hold none of it (on two cores,
+/// a Python call through the server took a third longer than the same call in one thread).
+/// Here it is polled on this thread only; if the caller goes away, it ends at its next tick
+/// or import, as on a worker.
+async fn on_own_thread(
+    permit: tokio::sync::OwnedSemaphorePermit,
+    work: impl std::future::Future<Output = Outcome> + Send + 'static,
+) -> Outcome {
+    let runtime = tokio::runtime::Handle::current();
+    // Dropped with this future: the work then stops where it next yields.
+    let (_caller, gone) = tokio::sync::oneshot::channel::<()>();
+    let joined = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let faults = thread_minor_faults();
+        let mut outcome = runtime.block_on(async move {
+            tokio::select! {
+                biased;
+                _ = gone => None,
+                outcome = work => Some(outcome),
+            }
+        });
+        if let Some((_, _, timing)) = &mut outcome {
+            timing.minor_faults = Some(thread_minor_faults().saturating_sub(faults));
+        }
+        outcome
+    })
+    .await;
+    match joined {
+        Ok(Some(outcome)) => outcome,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // The caller is still here, so only the runtime shutting down ends it early.
+        Ok(None) | Err(_) => (
+            Err(Failure::Trap("the host is shutting down".into())),
+            DataUsage::default(),
+            Timing::default(),
+        ),
+    }
+}
+
+/// Minor page faults of the calling thread so far (`getrusage(RUSAGE_THREAD)`).
+fn thread_minor_faults() -> u64 {
+    // SAFETY: `getrusage` writes one `rusage` into the zeroed value it is handed.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
+        usage
+    };
+    u64::try_from(usage.ru_minflt).unwrap_or(0)
+}
+
+/// What a run gives back: the answer or why not, the `data` capability's use, the timings.
+type Outcome = (Result<Answer, Failure>, DataUsage, Timing);
+
+/// Instantiates `pre` in a fresh store holding `state` and runs `op` in it, within the
+/// deadline of `timeout_ms`.
+async fn run_in_store(pre: ToolPre, state: PluginState, op: Op, timeout_ms: u64) -> Outcome {
+    let timeout = Duration::from_millis(timeout_ms);
+    let mut store = Store::new(pre.engine(), state);
+    store.limiter(|s| &mut s.limiter);
+    // Check the deadline at every epoch tick, yielding to the executor in between so a
+    // spinning guest never holds a worker thread for its whole deadline.
+    store.set_epoch_deadline(1);
+    // A guest that keeps the CPU long is paced: after NICE_AFTER of running (epoch ticks
+    // seen while in wasm, not time spent waiting on the database) it runs one tick, then
+    // pauses, so a spinning plugin cannot take a worker thread from short calls.
+    store.epoch_deadline_callback(move |mut ctx| {
+        let state = ctx.data_mut();
+        if Instant::now() >= state.deadline {
+            state.timed_out = true;
+            return Err(wasmtime::format_err!("deadline exceeded"));
+        }
+        state.guest_ticks += 1;
+        let pause = pause_after(EPOCH_TICK * state.guest_ticks);
+        Ok(UpdateDeadline::YieldCustom(
+            1,
+            match pause {
+                None => Box::pin(tokio::task::yield_now()),
+                Some(d) => Box::pin(tokio::time::sleep(d)),
+            },
+        ))
+    });
+
+    let mut timing = Timing::default();
+    let timing_ref = &mut timing;
+    let work = async {
+        let started = Instant::now();
+        let tool = pre.instantiate(&mut store).await?;
+        timing_ref.instantiate = started.elapsed();
+        store.data_mut().mark("instantiated");
+        let started = Instant::now();
+        let _ran = RunClock(started, &mut timing_ref.run);
+        match op {
+            Op::Describe => tool.describe(&mut store).await.map(Answer::Described),
+            Op::Call(args) => tool.call(&mut store, &args).await.map(Answer::Called),
+        }
+    };
+    let outcome = tokio::time::timeout(timeout + GRACE + EPOCH_TICK, work).await;
+    store.data_mut().mark("returned");
+    timing.marks = store
+        .data_mut()
+        .profile
+        .take()
+        .map(super::profile::CallProfile::into_marks)
+        .unwrap_or_default();
+    let usage = store.data().usage;
+    let result = match outcome {
+        Err(_elapsed) => Err(Failure::Timeout(timeout_ms)),
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(e)) => {
+            let state = store.data();
+            if let Some(hit) = e.downcast_ref::<LimitHit>() {
+                Err(Failure::Limit(hit.clone()))
+            } else if state.timed_out {
+                Err(Failure::Timeout(timeout_ms))
+            } else if state.limiter.host_memory_exhausted {
+                Err(Failure::HostMemory)
+            } else if state.limiter.memory_exceeded
+                || e.downcast_ref::<MemoryLimitExceeded>().is_some()
+            {
+                Err(Failure::MemoryLimit(state.manifest.limits.memory_mib))
+            } else {
+                Err(Failure::Trap(describe_trap(&e)))
+            }
+        }
+    };
+    (result, usage, timing)
 }
 
 /// How long a call spent being instantiated, and running (guest code and host imports).
@@ -214,6 +282,9 @@ pub struct Timing {
     pub run: Duration,
     /// The call's stage marks, when it was profiled.
     pub marks: Vec<super::profile::Mark>,
+    /// Minor page faults of the thread the call ran on, when it ran on one thread of its
+    /// own from start to end (an interpreter's plugin).
+    pub minor_faults: Option<u64>,
 }
 
 /// Writes the time since its start into the slot when dropped (also when a call is cut off).

@@ -13,6 +13,7 @@ use super::checks::{
     MAX_SIGNATURE_BYTES,
 };
 use super::compiler::MAX_COMPONENT_BYTES;
+use super::engine::Memories;
 use super::invoke::{Answer, Op, Runner};
 use super::manifest::{Manifest, MAX_VIEW_BYTES};
 use super::shape::Shape;
@@ -363,8 +364,10 @@ pub(crate) async fn load(
         ));
     }
 
+    // A language runtime's snapshot runs with guard pages, a compiled plugin bounds-checked.
+    let memories = Memories::of_image(shape.image_memory);
     let engine = runner.engine.clone();
-    let component = tokio::task::spawn_blocking(move || engine.compile(wasm))
+    let component = tokio::task::spawn_blocking(move || engine.compile(wasm, memories))
         .await
         .map_err(|e| LoadError::new(&files.wasm, format!("compilation aborted: {e}")))?
         .map_err(|e| {
@@ -375,7 +378,7 @@ pub(crate) async fn load(
         })?;
 
     let engine = &runner.engine;
-    let wit_version = check_interfaces(engine.engine(), &component)
+    let wit_version = check_interfaces(component.engine(), &component)
         .map_err(|reason| LoadError::new(&files.wasm, reason))?;
     if wit_version.as_str() != manifest.wit_version {
         return Err(wit_mismatch(
@@ -386,7 +389,7 @@ pub(crate) async fn load(
     }
 
     let instance_pre = engine
-        .linker(wit_version)
+        .linker(memories, wit_version)
         .instantiate_pre(&component)
         .map_err(|e| LoadError::new(&files.wasm, format!("cannot link: {}", first_line(&e))))?;
     let pre = ToolPre::new(wit_version, instance_pre).map_err(|e| {

@@ -32,6 +32,7 @@ pub mod local;
 mod log_budget;
 pub mod manifest;
 mod mapped;
+mod memories;
 pub mod oci;
 mod options;
 mod output;
@@ -155,6 +156,9 @@ pub struct CallReport {
     pub duration: std::time::Duration,
     /// The call's stage marks, when the host profiles calls ([`HostOptions::profile_calls`]).
     pub marks: Vec<profile::Mark>,
+    /// Minor page faults of the thread the plugin ran on, when it ran on a thread of its own
+    /// (an interpreter's plugin, decision 0044); otherwise they are the calling thread's.
+    pub minor_faults: Option<u64>,
 }
 
 /// The plugin host: engine, registry, signature policy.
@@ -417,6 +421,7 @@ impl Plugins {
         report.instantiate = timing.instantiate;
         report.run = timing.run;
         report.marks = timing.marks;
+        report.minor_faults = timing.minor_faults;
         let text = match answer {
             Ok(Answer::Called(Ok(text))) => text,
             Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),
