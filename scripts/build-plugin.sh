@@ -5,8 +5,8 @@
 # The folder's name is the tool's name; its language is told by what it holds:
 #   Cargo.toml     Rust: cargo for wasm32-unknown-unknown, linked by wasm-component-ld
 #   plugin.py      Python: componentize-py --stub-wasi (no WASI import), with plugins/sdk-python
-#   src/plugin.ts  TypeScript: tsc (type check), esbuild (one module), jco componentize
-#                  --disable all (no WASI import), with plugins/sdk-ts
+#   src/plugin.ts  TypeScript: tsc (type check), esbuild (one module), componentize-js
+#                  with every WASI feature disabled (no WASI import), with plugins/sdk-ts
 # With LOANHOST_SDK_PROFILE=1, a Python or TypeScript build marks its stages (arguments read,
 # rows received and decoded, report run) for the profiling host of `make bench`'s `languages`
 # (docs/benchmarks.md); a host that does not profile logs those marks as debug lines.
@@ -78,9 +78,12 @@ ENTRY
         --target=es2022 --external:'loan:reporting/*' --alias:@loanhost/plugin="$sdk/src/index.ts" \
         --define:LOANHOST_PROFILE="$([ "${LOANHOST_SDK_PROFILE:-}" = 1 ] && echo true || echo false)" \
         --log-level=warning --outfile="$work/bundle.js" >&2
-    # Imports nothing but loan:reporting: --disable all leaves out every WASI feature.
-    "$PLUGIN_NODE_BIN/jco" componentize "$work/bundle.js" --wit "$wit" --world-name reporting-tool \
-        --disable all -o "$tmp_wasm" >&2
+    # componentize-js 0.23 itself, not through jco 1.35 (which builds with its own 0.22): its
+    # bindings enter an export and an import without jco's async task bookkeeping, a sixth of
+    # a TypeScript call (docs/benchmarks.md). Imports nothing but loan:reporting: every WASI
+    # feature disabled.
+    "$PLUGIN_NODE_BIN/componentize-js" "$work/bundle.js" --wit "$wit" --world-name reporting-tool \
+        --disable stdio random clocks http fetch-event -o "$tmp_wasm" >&2
 else
     echo "build-plugin: $crate has no Cargo.toml (Rust), plugin.py (Python) or src/plugin.ts (TypeScript)" >&2
     exit 1

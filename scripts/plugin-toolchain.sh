@@ -2,8 +2,8 @@
 # Sets up (idempotently) the pinned toolchains that build and test Python and TypeScript
 # plugins, inside the clone, and prints the shell assignments the build scripts use:
 #   PLUGIN_PY        the Python of plugins/toolchain/.venv (componentize-py 0.25.1, pytest)
-#   PLUGIN_NODE_BIN  plugins/toolchain/node_modules/.bin (jco 1.35, which builds with its own
-#                    componentize-js 0.22; esbuild, TypeScript), from
+#   PLUGIN_NODE_BIN  plugins/toolchain/node_modules/.bin (componentize-js 0.23, which builds
+#                    the components; jco 1.35; esbuild, TypeScript), from
 #                    plugins/toolchain/package-lock.json
 #   PLUGIN_VIEWS     plugins/views, its node_modules installed from its package-lock.json (the
 #                    MCP Apps SDK and Observable Plot that views bundle); with `views`, the

@@ -14,7 +14,7 @@ import { rows, Timestamp, type Query, type Rows, type Value } from "./data.js";
 import { FakeHost } from "./testing.js";
 import type { Tool } from "./tool.js";
 
-/* The shapes of the generated bindings (jco: variants are `{ tag, val }`, options `undefined`,
+/* The shapes of the generated bindings (componentize-js: variants are `{ tag, val }`, options `undefined`,
    s64 `bigint`, a result's error thrown with its value as `payload`). */
 type WitValue = { tag: string; val?: unknown };
 type ColumnKind = "boolean" | "integer" | "decimal" | "text" | "timestamp";
@@ -155,7 +155,7 @@ export function exportTool(tool: Tool) {
         return result;
       } catch (e) {
         if (e instanceof ToolError) {
-          // jco returns a thrown value's `payload` as the result's `err`.
+          // The bindings return a thrown value's `payload` as the result's `err`.
           throw Object.assign(new Error(e.message), { payload: e.payload });
         }
         throw e;

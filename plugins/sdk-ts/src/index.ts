@@ -2,8 +2,8 @@
  * The TypeScript SDK for loanhost report plugins (`loan:reporting@1.0.0`).
  *
  * A plugin is one module whose default export is `defineTool({...})`; `scripts/build-plugin.sh`
- * bundles it (esbuild) and makes it a WebAssembly component with jco/componentize-js
- * (`--disable all`: the component imports nothing but the host's interfaces). Inside the sandbox
+ * bundles it (esbuild) and makes it a WebAssembly component with componentize-js (every WASI
+ * feature disabled: the component imports nothing but the host's interfaces). Inside the sandbox
  * there is no wall clock (`today()` is the host's date), no environment, no files and no
  * network, and `Math.random` is deterministic. `console.*` goes to the host's log.
  * See docs/plugins.md.

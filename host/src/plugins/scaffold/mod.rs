@@ -19,7 +19,7 @@ pub enum Lang {
     Rust,
     /// A module built with componentize-py and the Python SDK (`plugins/sdk-python`).
     Python,
-    /// A module built with esbuild and jco with the TypeScript SDK (`plugins/sdk-ts`).
+    /// A module built with esbuild and componentize-js with the TypeScript SDK (`plugins/sdk-ts`).
     TypeScript,
 }
 
