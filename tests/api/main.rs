@@ -32,6 +32,7 @@ mod oauth;
 mod openapi;
 mod openid_provider;
 mod outage;
+mod own_thread;
 mod person_loans;
 mod plugin_bounds;
 mod real_clients;

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::helpers::{
-    fixture_wasm, hostile_plugin, import_lines, manifest, on_wit, seed_app, spawn_app_with,
-    tool_manifest, tool_wasm, AppOptions, TestApp, DEFAULT_ROLES, TODAY,
+    fixture_wasm, hostile_app, import_lines, manifest, seed_app, spawn_app_with, tool_manifest,
+    tool_wasm, AppOptions, TestApp, DEFAULT_ROLES, TODAY,
 };
 
 async fn misbehaving_app(
@@ -566,22 +566,6 @@ async fn organisation_wide_statements_queue_for_their_slots_and_never_hold_up_sc
     assert_eq!(app.plugins.heavy_slots_free(), Some(1));
 }
 
-/// An app serving the hostile plugin written in `language`, with a 64 MiB, 8 s, 65,536-byte
-/// manifest (and the core instances a Python runtime needs).
-async fn hostile_app(language: &str) -> (TestApp, String) {
-    let tool = format!("hostile_{language}");
-    let manifest = on_wit(
-        manifest(&tool, DEFAULT_ROLES, &[], 64, 8000, 65536),
-        "1.1.0",
-    ) + "core_instances = 48\n";
-    let options = AppOptions::default().with_shared_compile_cache().plugin(
-        &tool,
-        hostile_plugin(language),
-        manifest,
-    );
-    (spawn_app_with(options).await, tool)
-}
-
 /// One call of the hostile plugin's `action`: the whole tool result.
 async fn probe(app: &TestApp, tool: &str, action: &str) -> serde_json::Value {
     app.call_tool("agent-token", tool, json!({"action": action}))
@@ -593,7 +577,7 @@ async fn probe(app: &TestApp, tool: &str, action: &str) -> serde_json::Value {
 /// bomb is refused, an exception is `internal` without internals; and the plugin still serves.
 async fn a_hostile_plugin_meets_the_same_limits(language: &str) {
     // Arrange
-    let (app, tool) = hostile_app(language).await;
+    let (app, tool) = hostile_app(language, 8000).await;
     let call = |action: &str, bytes: u64| {
         let (app, tool) = (&app, tool.clone());
         let args = json!({"action": action, "bytes": bytes});
@@ -645,7 +629,7 @@ async fn a_hostile_typescript_plugin_meets_the_same_limits_as_a_rust_one() {
 #[tokio::test]
 async fn a_python_plugin_finds_no_files_sockets_clock_or_environment() {
     // Arrange
-    let (app, tool) = hostile_app("python").await;
+    let (app, tool) = hostile_app("python", 8000).await;
     let call = |action| probe(&app, &tool, action);
 
     // Act + Assert: files, the directory tree, sockets and the clock trap (WASI is stubbed):
@@ -665,7 +649,7 @@ async fn a_python_plugin_finds_no_files_sockets_clock_or_environment() {
 #[tokio::test]
 async fn a_typescript_plugin_finds_no_network_modules_clock_or_environment() {
     // Arrange
-    let (app, tool) = hostile_app("typescript").await;
+    let (app, tool) = hostile_app("typescript", 8000).await;
     let call = |action| probe(&app, &tool, action);
 
     // Act + Assert: no `fetch`, no `require` (the call fails as `internal`), no `process.env`.
