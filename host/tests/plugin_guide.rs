@@ -86,6 +86,11 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
     let public = public_key(&work.path().join("keys"));
     assert!(printed.contains("\"buckets\""), "{printed}");
     assert!(printed.contains(&public), "{printed}");
+    // A compiled Rust plugin is bounds-checked in code (decision 0044).
+    assert!(
+        printed.contains("\"memoryAccess\": \"bounds checks\""),
+        "{printed}"
+    );
 
     // Act + Assert: deployed to a server that requires signatures, and called over MCP.
     serve_deploy_and_call(work.path(), &public, "deploy", "my_report", false).await;
@@ -144,6 +149,11 @@ async fn the_guides_python_path_runs_to_a_signed_tool_served_over_mcp() {
     let printed = bash(&blocks("python"), &[("WORK", work.path())]);
     assert!(printed.contains("\"Loan Open\""), "{printed}");
     assert!(printed.contains("\"coreInstances\": 38"), "{printed}");
+    // A language runtime's snapshot runs with guard pages (decision 0044).
+    assert!(
+        printed.contains("\"memoryAccess\": \"guard pages\""),
+        "{printed}"
+    );
     // `plugin check` says which version of the WIT the component targets.
     assert!(printed.contains("\"witVersion\": \"1.1.0\""), "{printed}");
 
@@ -175,6 +185,10 @@ async fn the_guides_typescript_path_runs_to_a_signed_tool_served_over_mcp() {
     let printed = bash(&blocks("typescript"), &[("WORK", work.path())]);
     assert!(printed.contains("\"Loan Open\""), "{printed}");
     assert!(printed.contains("\"witVersion\": \"1.1.0\""), "{printed}");
+    assert!(
+        printed.contains("\"memoryAccess\": \"guard pages\""),
+        "{printed}"
+    );
 
     // Act + Assert
     let public = public_key(&work.path().join("keys-ts"));

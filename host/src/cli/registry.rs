@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use loanhost::clock::Clock;
 use loanhost::config::Config;
+use loanhost::plugins::memories::Memories;
 use loanhost::plugins::oci;
 use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 
@@ -78,6 +79,8 @@ pub async fn check(
                     "tables": p.shape.tables,
                     "initialMemoryMib": p.shape.initial_memory_mib(),
                     "imageMib": p.shape.image_memory_mib(),
+                    // How its loads and stores are kept in its memory (decision 0044).
+                    "memoryAccess": Memories::of_image(p.shape.image_memory).describe(),
                     "imports": p.shape.imports,
                 },
                 "view": p.view.as_ref().map(|v| serde_json::json!({

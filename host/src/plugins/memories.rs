@@ -42,6 +42,14 @@ impl Memories {
         }
     }
 
+    /// How `plugin check` names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Memories::Checked => "bounds checks",
+            Memories::Guarded => "guard pages",
+        }
+    }
+
     /// Sets `config`'s memory settings for this way.
     pub(super) fn configure(self, config: &mut Config) {
         match self {

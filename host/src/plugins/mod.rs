@@ -32,7 +32,7 @@ pub mod local;
 mod log_budget;
 pub mod manifest;
 mod mapped;
-mod memories;
+pub mod memories;
 pub mod oci;
 mod options;
 mod output;
