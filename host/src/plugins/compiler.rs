@@ -14,8 +14,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::cache::CompileCache;
-use super::engine::Memories;
 use super::function_cache::FunctionTally;
+use super::memories::Memories;
 
 /// The subcommand of the `loanhost` binary that compiles one component.
 pub const WORKER_SUBCOMMAND: &str = "compile-worker";

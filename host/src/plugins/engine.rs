@@ -20,7 +20,7 @@ use super::function_cache::{FunctionCache, FunctionTally};
 use super::loader::WitVersion;
 use super::manifest::MAX_MEMORY_MIB;
 use super::mapped;
-pub use super::memories::Memories;
+use super::memories::Memories;
 use super::state::PluginState;
 
 /// How a precompiled component's entry in the compile cache is named to end.
@@ -106,7 +106,7 @@ pub struct PluginEngine {
 /// instances are allocated on demand (the compile worker, which instantiates nothing). The
 /// compiled code is the same either way: the allocator is not part of what a compiled
 /// component is checked against when it is loaded. `memories` sets how linear memory is
-/// bounded, which is (the compiled code differs). With `functions`, Cranelift reuses the
+/// bounded, which is part of it: the compiled code differs. With `functions`, Cranelift reuses the
 /// functions it finds there and adds the ones it compiles (the code is the same either way).
 fn engine_config(
     pooling: bool,
@@ -220,15 +220,6 @@ impl PluginEngine {
         match memories {
             Memories::Checked => &self.checked,
             Memories::Guarded => &self.guarded,
-        }
-    }
-
-    /// How the components compiled for `engine` (one of this host's) bound their memories.
-    pub(crate) fn memories_of(&self, engine: &Engine) -> Memories {
-        if Engine::same(engine, &self.guarded.engine) {
-            Memories::Guarded
-        } else {
-            Memories::Checked
         }
     }
 

@@ -8,8 +8,9 @@ use tokio::sync::Semaphore;
 use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::{types::ToolError, ToolDescription, ToolPre};
-use super::engine::{Memories, PluginEngine, EPOCH_TICK, MAX_INSTANCES};
+use super::engine::{PluginEngine, EPOCH_TICK, MAX_INSTANCES};
 use super::manifest::Manifest;
+use super::memories::Memories;
 use super::state::{
     CallContext, CallLimiter, DataUsage, LimitHit, MemoryLimitExceeded, PluginState,
     SharedMemoryBudget,
@@ -132,7 +133,8 @@ impl Runner {
                 .then(|| super::profile::CallProfile::new(Instant::now())),
         };
         let work = run_in_store(pre.clone(), state, op, limits.timeout_ms);
-        if self.engine.memories_of(pre.engine()) == Memories::Guarded {
+        // The component was compiled for the engine its image chose (`loader::load`).
+        if Memories::of_image(image) == Memories::Guarded {
             on_own_thread(permit, work).await
         } else {
             let outcome = work.await;

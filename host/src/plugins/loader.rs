@@ -13,9 +13,9 @@ use super::checks::{
     MAX_SIGNATURE_BYTES,
 };
 use super::compiler::MAX_COMPONENT_BYTES;
-use super::engine::Memories;
 use super::invoke::{Answer, Op, Runner};
 use super::manifest::{Manifest, MAX_VIEW_BYTES};
+use super::memories::Memories;
 use super::shape::Shape;
 use super::signature::{trusted_comment, ManifestBinding, SignaturePolicy};
 use super::view::{self, View};
