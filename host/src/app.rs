@@ -51,7 +51,22 @@ impl Application {
                     db.clone(),
                     config.dev_idp_token_ttl,
                 )
-                .with_password(config.dev_idp_password.clone()),
+                .with_password(config.dev_idp_password.clone())
+                .with_redirects(
+                    std::iter::once(crate::http::callback::url(&config.base_url))
+                        .chain(
+                            config
+                                .registered_redirects
+                                .iter()
+                                .filter(|r| {
+                                    r.client_id
+                                        .as_deref()
+                                        .is_none_or(|c| c == crate::devidp::CLIENT_ID)
+                                })
+                                .map(|r| r.uri.clone()),
+                        )
+                        .collect(),
+                ),
             ))
         } else {
             None

@@ -117,7 +117,8 @@ enum PluginCommand {
         manifest: Option<PathBuf>,
     },
     /// Push a built plugin (component, manifest, and their signatures and view when beside
-    /// them) to an OCI registry as one artifact, and print its digest.
+    /// them) to an OCI registry as one artifact, and print its digest. A release whose files
+    /// are signed only in part is refused; one not signed at all needs `--unsigned`.
     Push {
         /// The component, `<tool>.wasm`.
         wasm: PathBuf,
@@ -125,6 +126,10 @@ enum PluginCommand {
         manifest: PathBuf,
         /// Where to: `oci://registry/repository:tag`.
         reference: String,
+        /// Push a release that carries no signature (served only by hosts that allow
+        /// unsigned plugins).
+        #[arg(long)]
+        unsigned: bool,
     },
     /// Pull a plugin artifact from an OCI registry into a folder (its files under their own
     /// names, each checked against its digest), for inspection or `plugin check`.
@@ -211,7 +216,8 @@ enum PluginCommand {
         #[arg(long, default_value = ".")]
         out: PathBuf,
     },
-    /// Sign files (a plugin's `.wasm` and `.toml`) into `<file>.minisig`.
+    /// Sign files (a plugin's `.wasm` and `.toml`) into `<file>.minisig`; the view beside
+    /// them (`<tool>.html`) is signed too, so that a release is signed whole.
     Sign {
         /// The secret key (`loanhost.key`).
         #[arg(long)]
@@ -370,8 +376,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     wasm,
                     manifest,
                     reference,
+                    unsigned,
                 },
-        } => cli::registry::push(&config, &wasm, &manifest, &reference).await,
+        } => cli::registry::push(&config, &wasm, &manifest, &reference, unsigned).await,
         Command::Plugin {
             command: PluginCommand::Pull { reference, out },
         } => cli::registry::pull(&config, &reference, &out).await,

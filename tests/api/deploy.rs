@@ -310,6 +310,7 @@ async fn the_compose_stack_serves_from_two_replicas_follows_a_new_plugin_version
             wasm.to_str().unwrap(),
             toml.to_str().unwrap(),
             &reference,
+            "--unsigned",
         ],
         &registry_env,
     )

@@ -255,7 +255,7 @@ fn the_dev_idp_refuses_a_public_address_or_https() {
     );
     assert_eq!(
         https.unwrap_err().to_string(),
-        "LOANHOST_DEV_IDP: behind a public https:// LOANHOST_BASE_URL the dev IdP signs in only with a password: set LOANHOST_DEV_IDP_PASSWORD (at least 12 characters), or use a real IdP (docs/clients.md)"
+        "LOANHOST_DEV_IDP: behind a public LOANHOST_BASE_URL (one whose host is not loopback, http:// or https://) the dev IdP signs in only with a password: set LOANHOST_DEV_IDP_PASSWORD (at least 12 characters), or use a real IdP (docs/clients.md)"
     );
     assert!(
         !other_idp.unwrap().dev_idp,

@@ -145,7 +145,7 @@ pub(crate) async fn loanhost(args: &[&str], env: &[(&str, String)]) -> (bool, St
 /// A shipped tool's files as this test run built them (component, manifest and, when the
 /// manifest declares one, its view), written into a folder of their own (removed when the
 /// first value is dropped): (folder, component, manifest).
-fn shipped(tool: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+pub(crate) fn shipped(tool: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let folder = tempfile::tempdir().unwrap();
     let dir = folder.path();
     let manifest = tool_manifest(tool);
@@ -175,8 +175,17 @@ async fn a_pushed_plugin_reads_back_the_same_through_skopeo_pull_and_check() {
     let reference = registry.reference("team/loan_pipeline_report:1.0");
 
     // Act
-    let (pushed, digest, why) =
-        loanhost(&["push", path(&wasm), path(&manifest), &reference], &env).await;
+    let (pushed, digest, why) = loanhost(
+        &[
+            "push",
+            path(&wasm),
+            path(&manifest),
+            &reference,
+            "--unsigned",
+        ],
+        &env,
+    )
+    .await;
     assert!(pushed, "{why}");
     let digest = digest.trim().to_string();
     let out = registry.dir.path().join("pulled");
@@ -286,17 +295,17 @@ async fn a_private_registry_takes_the_auth_files_credentials_over_tls_from_its_c
 
     // Act
     let no_ca = loanhost(
-        &["push", files[0], files[1], &reference],
+        &["push", files[0], files[1], &reference, "--unsigned"],
         &[("LOANHOST_REGISTRY_AUTH_FILE", auth.display().to_string())],
     )
     .await;
     let anonymous = loanhost(
-        &["push", files[0], files[1], &reference],
+        &["push", files[0], files[1], &reference, "--unsigned"],
         &[("LOANHOST_REGISTRY_CA_FILE", ca.clone())],
     )
     .await;
     let wrong_password = loanhost(
-        &["push", files[0], files[1], &reference],
+        &["push", files[0], files[1], &reference, "--unsigned"],
         &[
             ("LOANHOST_REGISTRY_CA_FILE", ca.clone()),
             ("LOANHOST_REGISTRY_AUTH_FILE", wrong.display().to_string()),
@@ -307,7 +316,11 @@ async fn a_private_registry_takes_the_auth_files_credentials_over_tls_from_its_c
         ("LOANHOST_REGISTRY_CA_FILE", ca.clone()),
         ("LOANHOST_REGISTRY_AUTH_FILE", auth.display().to_string()),
     ];
-    let pushed = loanhost(&["push", files[0], files[1], &reference], &with_both).await;
+    let pushed = loanhost(
+        &["push", files[0], files[1], &reference, "--unsigned"],
+        &with_both,
+    )
+    .await;
     let checked = loanhost(&["check", &reference], &with_both).await;
 
     // Assert: refused without the CA and without the right credentials, never printing one;

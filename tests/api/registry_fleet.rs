@@ -18,8 +18,8 @@ use crate::registry::{loanhost, Registry};
 use crate::registry_follow::{push_revision, retag, Release};
 
 /// A `loanhost serve` process following `reference`, stopped when dropped.
-struct Host {
-    _child: tokio::process::Child,
+pub(crate) struct Host {
+    child: tokio::process::Child,
     base: String,
     metrics: String,
     token: String,
@@ -30,7 +30,12 @@ struct Host {
 impl Host {
     /// Starts the debug binary on loopback ports with a cache of its own, on `database`,
     /// resolving `reference` every `interval` seconds; returns once it says it listens.
-    async fn start(registry: &Registry, reference: &str, database: &str, interval: u64) -> Host {
+    pub(crate) async fn start(
+        registry: &str,
+        reference: &str,
+        database: &str,
+        interval: u64,
+    ) -> Host {
         let dir = tempfile::tempdir().unwrap();
         let (port, metrics_port) = (free_port(), free_port());
         let cache = dir.path().join("cache");
@@ -54,7 +59,7 @@ impl Host {
             ("LOANHOST_AUDIT_LOG", "off".to_string()),
             ("LOANHOST_DATABASE_URL", database.to_string()),
             ("LOANHOST_PLUGIN_REFS", reference.to_string()),
-            ("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone()),
+            ("LOANHOST_REGISTRY_PLAIN_HTTP", registry.to_string()),
             ("LOANHOST_REGISTRY_INTERVAL_SECS", interval.to_string()),
             ("LOANHOST_REGISTRY_ALLOW_UNSIGNED", "true".to_string()),
             ("LOANHOST_CALLER_MAX_CONCURRENT", "1000".to_string()),
@@ -93,7 +98,7 @@ impl Host {
         }
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Host {
-            _child: child,
+            child,
             base: format!("http://127.0.0.1:{port}"),
             metrics: format!("http://127.0.0.1:{metrics_port}/metrics"),
             token,
@@ -111,8 +116,19 @@ impl Host {
             .ok_or_else(|| reply.to_string())
     }
 
+    /// The process's resident memory now, in KiB.
+    pub(crate) fn resident_kib(&self) -> u64 {
+        let pid = self.child.id().expect("running");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
     /// The value of the metric line that starts with `series`, if it is there.
-    async fn metric(&self, series: &str) -> Option<f64> {
+    pub(crate) async fn metric(&self, series: &str) -> Option<f64> {
         let text = reqwest::get(&self.metrics).await.ok()?.text().await.ok()?;
         text.lines()
             .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
@@ -135,7 +151,7 @@ impl Host {
     }
 
     /// Waits until the metric line `series` reads at least `at_least`.
-    async fn reaches(&self, series: &str, at_least: f64) {
+    pub(crate) async fn reaches(&self, series: &str, at_least: f64) {
         for _ in 0..6000 {
             if self.metric(series).await.is_some_and(|v| v >= at_least) {
                 return;
@@ -147,7 +163,7 @@ impl Host {
 }
 
 /// A PostgreSQL database that knows the test callers.
-async fn database() -> String {
+pub(crate) async fn database() -> String {
     let url = fresh_postgres_database().await;
     let db = loanhost::data::Db::open(&url).await.unwrap();
     for u in users() {
@@ -165,8 +181,8 @@ async fn two_host_processes_follow_each_move_of_a_tag_in_one_resolution_without_
     let a = push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let url = database().await;
     let hosts = [
-        Arc::new(Host::start(&registry, &live, &url, 1).await),
-        Arc::new(Host::start(&registry, &live, &url, 1).await),
+        Arc::new(Host::start(&registry.host, &live, &url, 1).await),
+        Arc::new(Host::start(&registry.host, &live, &url, 1).await),
     ];
     let stop = Arc::new(AtomicBool::new(false));
     let mut load = Vec::new();
@@ -252,8 +268,8 @@ async fn hosts_are_told_at_once_through_postgresql() {
     let a = push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let url = database().await;
     let hourly = [
-        Host::start(&registry, &live, &url, 3600).await,
-        Host::start(&registry, &live, &url, 3600).await,
+        Host::start(&registry.host, &live, &url, 3600).await,
+        Host::start(&registry.host, &live, &url, 3600).await,
     ];
     for host in &hourly {
         host.serves(&live, &a).await;
@@ -271,7 +287,7 @@ async fn hosts_are_told_at_once_through_postgresql() {
     }
 
     // A host that resolves every second sees the next move first and tells the others.
-    let eager = Host::start(&registry, &live, &url, 1).await;
+    let eager = Host::start(&registry.host, &live, &url, 1).await;
     eager.serves(&live, &b).await;
     retag(&registry, &a);
     eager.serves(&live, &a).await;

@@ -153,7 +153,11 @@ async fn a_registry_that_issues_bearer_tokens_is_pushed_to_and_followed_with_the
     )
     .unwrap();
     let files = [wasm.to_str().unwrap(), toml.to_str().unwrap()];
-    let refused = loanhost(&["push", files[0], files[1], &live], &with_wrong).await;
+    let refused = loanhost(
+        &["push", files[0], files[1], &live, "--unsigned"],
+        &with_wrong,
+    )
+    .await;
     let with_auth = [("LOANHOST_REGISTRY_AUTH_FILE", auth.clone())];
     let a = push_revision_with(
         &registry,

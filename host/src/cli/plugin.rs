@@ -167,8 +167,8 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             Ok(Some(ExitCode::SUCCESS))
         }
         PluginCommand::Sign { key, files } => {
-            for f in files {
-                let sig = loanhost::plugins::signing_tool::sign(f, key)
+            for f in loanhost::plugins::signing_tool::release_files(files) {
+                let sig = loanhost::plugins::signing_tool::sign(&f, key)
                     .map_err(|e| anyhow::anyhow!(e))?;
                 println!("{}", sig.display());
             }

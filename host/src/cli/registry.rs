@@ -106,8 +106,9 @@ pub async fn push(
     wasm: &Path,
     manifest: &Path,
     reference: &str,
+    unsigned: bool,
 ) -> anyhow::Result<ExitCode> {
-    let pushed = oci::push(wasm, manifest, reference, &config.registry).await?;
+    let pushed = oci::push(wasm, manifest, reference, unsigned, &config.registry).await?;
     eprintln!("pushed {} ({})", pushed.reference, pushed.files.join(", "));
     println!("{}", pushed.digest);
     Ok(ExitCode::SUCCESS)

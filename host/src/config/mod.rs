@@ -188,12 +188,13 @@ impl Config {
                     ),
                 ));
             }
-            if on && base_url.starts_with("https://") && dev_idp_password.is_none() {
+            if on && !base_url_is_loopback(&base_url) && dev_idp_password.is_none() {
                 return Err(err(
                     "LOANHOST_DEV_IDP",
-                    "behind a public https:// LOANHOST_BASE_URL the dev IdP signs in only with a \
-                     password: set LOANHOST_DEV_IDP_PASSWORD (at least 12 characters), or use a \
-                     real IdP (docs/clients.md)",
+                    "behind a public LOANHOST_BASE_URL (one whose host is not loopback, http:// \
+                     or https://) the dev IdP signs in only with a password: set \
+                     LOANHOST_DEV_IDP_PASSWORD (at least 12 characters), or use a real IdP \
+                     (docs/clients.md)",
                 ));
             }
             // Another IdP configured: the dev IdP's routes are not mounted at all.
@@ -275,23 +276,24 @@ impl Config {
                 "must not be inside LOANHOST_CACHE_DIR: it authenticates that directory",
             ));
         }
+        let mut redirect_uris = Vec::new();
+        for entry in list(&required("LOANHOST_AUTHORIZE_REDIRECT_URIS")) {
+            let allowed = AllowedRedirect::parse(&entry);
+            redirect_uri("LOANHOST_AUTHORIZE_REDIRECT_URIS", &allowed.uri)?;
+            let url = url::Url::parse(&allowed.uri).expect("checked above");
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err(err(
+                    "LOANHOST_AUTHORIZE_REDIRECT_URIS",
+                    format!("`{entry}` carries user information"),
+                ));
+            }
+            redirect_uris.push(allowed);
+        }
+        let registered_redirects = redirect_uris.clone();
         let authorize_callback = if boolean(
             "LOANHOST_AUTHORIZE_CALLBACK",
             &required("LOANHOST_AUTHORIZE_CALLBACK"),
         )? {
-            let mut redirect_uris = Vec::new();
-            for entry in list(&required("LOANHOST_AUTHORIZE_REDIRECT_URIS")) {
-                let allowed = AllowedRedirect::parse(&entry);
-                redirect_uri("LOANHOST_AUTHORIZE_REDIRECT_URIS", &allowed.uri)?;
-                let url = url::Url::parse(&allowed.uri).expect("checked above");
-                if !url.username().is_empty() || url.password().is_some() {
-                    return Err(err(
-                        "LOANHOST_AUTHORIZE_REDIRECT_URIS",
-                        format!("`{entry}` carries user information"),
-                    ));
-                }
-                redirect_uris.push(allowed);
-            }
             Some(AuthorizeCallback {
                 redirect_uris,
                 key_file: match get("LOANHOST_AUTHORIZE_KEY_FILE") {
@@ -303,6 +305,7 @@ impl Config {
             None
         };
         Ok(Config {
+            registered_redirects,
             compiler,
             listen,
             base_url,
@@ -361,12 +364,14 @@ impl Config {
             follow: crate::plugins::follow::FollowOptions {
                 references: {
                     let refs = list(&required("LOANHOST_PLUGIN_REFS"));
-                    for r in &refs {
-                        crate::plugins::oci::parse_reference(r)
-                            .map_err(|e| err("LOANHOST_PLUGIN_REFS", e.to_string()))?;
-                    }
+                    crate::plugins::follow::bind_all(&refs)
+                        .map_err(|e| err("LOANHOST_PLUGIN_REFS", e))?;
                     refs
                 },
+                deadline: std::time::Duration::from_secs(number(
+                    "LOANHOST_REGISTRY_TIMEOUT_SECS",
+                    86_400,
+                )?),
                 interval: std::time::Duration::from_secs(number(
                     "LOANHOST_REGISTRY_INTERVAL_SECS",
                     86_400,
@@ -421,3 +426,18 @@ impl Config {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `base_url`'s host is this machine (`127.0.0.0/8`, `[::1]`, `localhost`): a base
+/// URL whose host is anything else may be reached by others (a tunnel, a proxy), whatever its
+/// scheme.
+pub fn base_url_is_loopback(base_url: &str) -> bool {
+    match url::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host().map(|h| h.to_owned()))
+    {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}

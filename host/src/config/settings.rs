@@ -194,6 +194,10 @@ pub struct Config {
     pub idp: IdpConfig,
     /// The facade's callback for the authorization response, when on.
     pub authorize_callback: Option<AuthorizeCallback>,
+    /// `LOANHOST_AUTHORIZE_REDIRECT_URIS`: redirect URIs registered besides loopback ones
+    /// (the facade's callback checks clients' against them; the dev IdP sends its demo client
+    /// only to these, loopback ones and the facade's callback).
+    pub registered_redirects: Vec<AllowedRedirect>,
     /// The internal scheme, when configured.
     pub internal: Option<InternalScheme>,
     /// The claim holding the email; `None`: `email`, then `{claims_namespace}/email`.

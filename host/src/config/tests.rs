@@ -245,6 +245,27 @@ fn the_dev_idp_behind_a_public_url_asks_for_a_password() {
             .to_string(),
         "LOANHOST_DEV_IDP_PASSWORD: a sign-in password must have at least 12 characters"
     );
+    for base in [
+        "http://demo.example.com",
+        "http://tunnel.example.com:8080",
+        "http://10.0.0.5:8080",
+        "http://[2001:db8::1]:8080",
+    ] {
+        let plain = with(&[("LOANHOST_DEV_IDP", "true"), ("LOANHOST_BASE_URL", base)]);
+        let e = plain.unwrap_err();
+        assert!(
+            e.message.contains("LOANHOST_DEV_IDP_PASSWORD"),
+            "{base}: {e}"
+        );
+    }
+    for base in [
+        "http://127.0.0.1:8080",
+        "http://localhost:8080",
+        "http://[::1]:8080",
+    ] {
+        let local = with(&[("LOANHOST_DEV_IDP", "true"), ("LOANHOST_BASE_URL", base)]);
+        assert!(local.unwrap().dev_idp, "{base}");
+    }
     let c = public(&[("LOANHOST_DEV_IDP_PASSWORD", "correct horse battery")]).unwrap();
     assert!(c.dev_idp);
     let password = c.dev_idp_password.expect("kept");

@@ -4,6 +4,7 @@
 //! pre-registered client. Its tokens carry `aud = {mcp_audience}` and the email claim, so the
 //! server validates them exactly as it validates a real IdP's. Never for production.
 
+mod guard;
 mod key;
 mod routes;
 
@@ -55,6 +56,11 @@ pub struct DevIdp {
     pub token_ttl: Duration,
     /// The password sign-in asks for (`LOANHOST_DEV_IDP_PASSWORD`); `None`: none.
     password: Option<crate::config::Password>,
+    /// Wrong guesses of it, and the passes right ones earned.
+    guard: guard::Guard,
+    /// Redirect URIs registered for the demo client besides loopback ones: this server's
+    /// own callback and `LOANHOST_AUTHORIZE_REDIRECT_URIS`' entries for it.
+    redirects: Vec<String>,
     key: SigningKey,
     db: Db,
     codes: Mutex<HashMap<String, Grant>>,
@@ -75,6 +81,8 @@ impl DevIdp {
             audience: audience.to_string(),
             token_ttl,
             password: None,
+            guard: guard::Guard::default(),
+            redirects: Vec::new(),
             key,
             db,
             codes: Mutex::new(HashMap::new()),
@@ -86,6 +94,35 @@ impl DevIdp {
     pub fn with_password(mut self, password: Option<crate::config::Password>) -> DevIdp {
         self.password = password;
         self
+    }
+
+    /// Registers `uris` for the demo client, besides loopback ones.
+    pub fn with_redirects(mut self, uris: Vec<String>) -> DevIdp {
+        self.redirects = uris;
+        self
+    }
+
+    /// Whether the demo client may be sent back to `uri`: one registered exactly, or an
+    /// `http` URI on a loopback address (any port, RFC 8252 §7.3), without user information
+    /// or a fragment.
+    fn redirect_allowed(&self, uri: &str) -> bool {
+        if self.redirects.iter().any(|r| r == uri) {
+            return true;
+        }
+        let Ok(url) = url::Url::parse(uri) else {
+            return false;
+        };
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        };
+        loopback
+            && url.scheme() == "http"
+            && url.username().is_empty()
+            && url.password().is_none()
+            && url.fragment().is_none()
     }
 
     /// The provider's public keys.

@@ -1,18 +1,20 @@
 //! HTTP endpoints of the dev IdP: discovery, JWKS, authorize (sign-in page), token.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
-use axum::{Form, Json, Router};
+use axum::{Extension, Form, Json, Router};
 use base64::Engine as _;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::guard::Refusal;
 use super::{
     random_token, DevIdp, Grant, Refresh, CLIENT_ID, CLIENT_SECRET, CODE_TTL, REFRESH_TTL,
 };
@@ -49,7 +51,7 @@ async fn jwks(State(idp): State<Arc<DevIdp>>) -> Json<jsonwebtoken::jwk::JwkSet>
 type Params = HashMap<String, String>;
 
 /// Checks the authorization request; returns the error text for the page.
-fn check_request(p: &Params) -> Result<(), String> {
+fn check_request(idp: &DevIdp, p: &Params) -> Result<(), String> {
     let get = |k: &str| p.get(k).map(String::as_str).unwrap_or("");
     if get("client_id") != CLIENT_ID {
         return Err(format!(
@@ -64,26 +66,58 @@ fn check_request(p: &Params) -> Result<(), String> {
     if !(redirect.starts_with("http://") || redirect.starts_with("https://")) {
         return Err("redirect_uri must be an http(s) URL".into());
     }
+    if !idp.redirect_allowed(redirect) {
+        return Err(format!(
+            "redirect_uri `{redirect}` is not registered for {CLIENT_ID}: use a loopback URI \
+             (http://127.0.0.1:<port>/…), this server's own callback, or one listed in \
+             LOANHOST_AUTHORIZE_REDIRECT_URIS"
+        ));
+    }
     if get("code_challenge").is_empty() || get("code_challenge_method") != "S256" {
         return Err("PKCE with code_challenge_method=S256 is required".into());
     }
     Ok(())
 }
 
-async fn authorize_page(State(idp): State<Arc<DevIdp>>, Query(p): Query<Params>) -> Response {
-    if let Err(e) = check_request(&p) {
-        return (
-            StatusCode::BAD_REQUEST,
-            Html(format!("<h1>Bad request</h1><p>{}</p>", escape(&e))),
-        )
-            .into_response();
-    }
-    // Non-interactive sign-in for scripts: `login_hint=<email>`, only without a password.
-    if let Some(email) = p.get("login_hint").filter(|e| !e.is_empty()) {
-        if idp.password.is_none() {
-            return issue_code(&idp, &p, email).await;
-        }
-    }
+/// A page saying what is wrong with the request.
+fn bad_request(e: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        Html(format!("<h1>Bad request</h1><p>{}</p>", escape(e))),
+    )
+        .into_response()
+}
+
+/// The request's parameters as hidden fields, but for the ones the form asks for itself.
+fn hidden_fields(p: &Params) -> String {
+    p.iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "login_hint" | "password" | "pass" | "email"))
+        .map(|(k, v)| {
+            format!(
+                "<input type=hidden name=\"{}\" value=\"{}\">",
+                escape(k),
+                escape(v)
+            )
+        })
+        .collect()
+}
+
+/// The sign-in page behind a password: the password field, and nothing about the demo users.
+fn password_page(idp: &DevIdp, p: &Params) -> Response {
+    Html(format!(
+        "<!doctype html><title>loanhost dev sign-in</title><h1>Sign in</h1>\
+         <p>Development identity provider: this server asks for its sign-in password first.</p>\
+         <form method=post action=\"{}/authorize\">{}\
+         <p><label>Password <input type=password name=password required></label></p>\
+         <button>Continue</button></form>",
+        escape(&idp.issuer),
+        hidden_fields(p)
+    ))
+    .into_response()
+}
+
+/// The pick-a-demo-user page; behind a password it carries the `pass` the password earned.
+async fn picker_page(idp: &DevIdp, p: &Params, pass: Option<&str>) -> Response {
     let agents = match idp.db.list_agents(200).await {
         Ok(a) => a,
         Err(e) => {
@@ -94,17 +128,6 @@ async fn authorize_page(State(idp): State<Arc<DevIdp>>, Query(p): Query<Params>)
                 .into_response()
         }
     };
-    let hidden: String = p
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "login_hint" | "password"))
-        .map(|(k, v)| {
-            format!(
-                "<input type=hidden name=\"{}\" value=\"{}\">",
-                escape(k),
-                escape(v)
-            )
-        })
-        .collect();
     let options: String = agents
         .iter()
         .map(|(email, name, roles)| {
@@ -122,39 +145,105 @@ async fn authorize_page(State(idp): State<Arc<DevIdp>>, Query(p): Query<Params>)
     } else {
         ""
     };
-    let password = if idp.password.is_some() {
-        "<p><label>Password <input type=password name=password required></label></p>"
-    } else {
-        ""
-    };
+    let pass = pass
+        .map(|t| format!("<input type=hidden name=pass value=\"{}\">", escape(t)))
+        .unwrap_or_default();
     Html(format!(
         "<!doctype html><title>loanhost dev sign-in</title><h1>Sign in as a demo user</h1>\
          <p>Development identity provider: pick a platform agent.</p>{empty}\
-         <form method=post action=\"{}/authorize\">{hidden}<ul>{options}</ul>{password}<button>Sign in</button></form>",
-        escape(&idp.issuer)
+         <form method=post action=\"{}/authorize\">{}{pass}<ul>{options}</ul><button>Sign in</button></form>",
+        escape(&idp.issuer),
+        hidden_fields(p)
     ))
     .into_response()
 }
 
-async fn authorize_submit(State(idp): State<Arc<DevIdp>>, Form(p): Form<Params>) -> Response {
-    if let Err(e) = check_request(&p) {
-        return (
-            StatusCode::BAD_REQUEST,
-            Html(format!("<p>{}</p>", escape(&e))),
-        )
-            .into_response();
+async fn authorize_page(State(idp): State<Arc<DevIdp>>, Query(p): Query<Params>) -> Response {
+    if let Err(e) = check_request(&idp, &p) {
+        return bad_request(&e);
     }
+    if idp.password.is_some() {
+        // Nothing about the demo users before the password, `login_hint` or not.
+        return password_page(&idp, &p);
+    }
+    // Non-interactive sign-in for scripts: `login_hint=<email>`, only without a password.
+    if let Some(email) = p.get("login_hint").filter(|e| !e.is_empty()) {
+        return issue_code(&idp, &p, email).await;
+    }
+    picker_page(&idp, &p, None).await
+}
+
+/// The client a guess is counted against: the peer's address, or, from a proxy on this
+/// machine (a tunnel), the first address it forwards for. Guesses from every client are
+/// also counted together, so forging that header gains nothing.
+fn client_of_guess(peer: Option<SocketAddr>, headers: &HeaderMap) -> IpAddr {
+    let peer = peer.map(|a| a.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    let forwarded = headers
+        .get("x-forwarded-for")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(',').next())
+        .and_then(|v| v.trim().parse::<IpAddr>().ok());
+    match forwarded {
+        Some(ip) if peer.is_loopback() => ip,
+        _ => peer,
+    }
+}
+
+async fn authorize_submit(
+    State(idp): State<Arc<DevIdp>>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    Form(p): Form<Params>,
+) -> Response {
+    if let Err(e) = check_request(&idp, &p) {
+        return bad_request(&e);
+    }
+    let email = p.get("email").filter(|e| !e.is_empty());
+    let mut pass = None;
     if let Some(password) = &idp.password {
-        if !password.matches(p.get("password").map(String::as_str).unwrap_or("")) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                Html("<p>wrong password: go back and try again</p>".to_string()),
-            )
-                .into_response();
+        let passed = p
+            .get("pass")
+            .is_some_and(|t| idp.guard.has_pass(t, email.is_some()));
+        if !passed {
+            let given = p.get("password").map(String::as_str).unwrap_or("");
+            let client = client_of_guess(peer.map(|Extension(ConnectInfo(a))| a), &headers);
+            match idp.guard.guess(client, password.matches(given)) {
+                Ok(()) => {}
+                Err(Refusal::Wrong) => {
+                    return (
+                        StatusCode::UNAUTHORIZED,
+                        Html("<p>wrong password: go back and try again</p>".to_string()),
+                    )
+                        .into_response()
+                }
+                Err(Refusal::Locked(wait)) => {
+                    let mut r = (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        Html("<p>too many wrong passwords: try again later</p>".to_string()),
+                    )
+                        .into_response();
+                    if let Ok(v) = header::HeaderValue::from_str(&wait.as_secs().max(1).to_string())
+                    {
+                        r.headers_mut().insert(header::RETRY_AFTER, v);
+                    }
+                    return r;
+                }
+            }
+            if email.is_none() {
+                pass = idp.guard.issue_pass(random_token());
+                if pass.is_none() {
+                    return (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        Html("<p>too many sign-ins under way: try again later</p>".to_string()),
+                    )
+                        .into_response();
+                }
+            }
         }
     }
-    match p.get("email").filter(|e| !e.is_empty()) {
+    match email {
         Some(email) => issue_code(&idp, &p, email).await,
+        None if idp.password.is_some() => picker_page(&idp, &p, pass.as_deref()).await,
         None => (
             StatusCode::BAD_REQUEST,
             Html("<p>pick a user</p>".to_string()),

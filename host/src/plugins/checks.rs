@@ -166,6 +166,29 @@ pub(super) struct ReadError {
     message: String,
 }
 
+impl ReadError {
+    /// The file does not exist.
+    pub fn not_found() -> ReadError {
+        ReadError {
+            not_found: true,
+            message: "cannot read: No such file or directory".into(),
+        }
+    }
+
+    /// `path` holds `size` bytes or more, over `cap`.
+    pub fn too_large(path: &Path, cap: u64, size: u64) -> ReadError {
+        ReadError {
+            not_found: false,
+            message: format!(
+                "the file is {size} bytes or more; a plugin's {} may have at most {cap}",
+                path.extension()
+                    .map(|e| format!(".{} file", e.to_string_lossy()))
+                    .unwrap_or_else(|| "file".into())
+            ),
+        }
+    }
+}
+
 impl From<ReadError> for String {
     fn from(e: ReadError) -> String {
         e.message
@@ -179,15 +202,7 @@ pub(super) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
         not_found: e.kind() == std::io::ErrorKind::NotFound,
         message: format!("cannot read: {e}"),
     };
-    let too_large = |size: u64| ReadError {
-        not_found: false,
-        message: format!(
-            "the file is {size} bytes or more; a plugin's {} may have at most {cap}",
-            path.extension()
-                .map(|e| format!(".{} file", e.to_string_lossy()))
-                .unwrap_or_else(|| "file".into())
-        ),
-    };
+    let too_large = |size: u64| ReadError::too_large(path, cap, size);
     let file = std::fs::File::open(path).map_err(fail)?;
     let size = file.metadata().map_err(fail)?.len();
     if size > cap {

@@ -155,6 +155,70 @@ impl Compiler {
     }
 }
 
+/// What a compilation leaves the host under its memory limit: the host goes on serving (and
+/// may grow) while its worker compiles.
+pub const HOST_HEADROOM_MIB: u64 = 192;
+/// The least a worker is started with: under it the limit has no room for a compilation,
+/// and the plugin is refused without starting one.
+pub const MIN_COMPILE_MIB: u64 = 128;
+
+/// The worker's address space for a compilation now: the configured bound, or less where the
+/// host runs under a memory limit (cgroup v2 `memory.max` of its cgroup or any above it) —
+/// what the tightest limit leaves beside what its cgroup uses already, less
+/// [`HOST_HEADROOM_MIB`]. The worker shares the host's cgroup, so a bound past that would get
+/// the host killed for the worker's memory. `Err` when there is no room for a compilation.
+pub fn memory_for_compiling(configured_mib: u64, cgroups: &Path) -> Result<u64, String> {
+    bound_within(configured_mib, cgroup_room_mib(cgroups))
+}
+
+/// The worker's bound for `configured_mib` where the host's limits leave `room` MiB.
+fn bound_within(configured_mib: u64, room: Option<u64>) -> Result<u64, String> {
+    let Some(room) = room else {
+        return Ok(configured_mib);
+    };
+    let bound = room.saturating_sub(HOST_HEADROOM_MIB).min(configured_mib);
+    if bound < MIN_COMPILE_MIB {
+        return Err(format!(
+            "the host's memory limit (cgroup memory.max) leaves {room} MiB beside what it uses, \
+             too little to compile a plugin with {HOST_HEADROOM_MIB} MiB kept for serving: \
+             raise the limit (docs/deploy.md says what each kind of plugin needs)"
+        ));
+    }
+    Ok(bound)
+}
+
+/// The least room, in MiB, that any memory limit on this process's cgroup path leaves
+/// (`memory.max` less `memory.current`), under `root` (`/sys/fs/cgroup`); `None` without one.
+fn cgroup_room_mib(root: &Path) -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    room_on_path(root, path)
+}
+
+/// As [`cgroup_room_mib`] for the cgroup `path` (`/kubepods/…`) under `root`.
+fn room_on_path(root: &Path, path: &str) -> Option<u64> {
+    let read = |dir: &Path, file: &str| -> Option<u64> {
+        std::fs::read_to_string(dir.join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let mut dir = root.join(path.trim_start_matches('/'));
+    let mut least: Option<u64> = None;
+    loop {
+        if let (Some(max), Some(current)) = (read(&dir, "memory.max"), read(&dir, "memory.current"))
+        {
+            let room = max.saturating_sub(current) / (1024 * 1024);
+            least = Some(least.map_or(room, |l| l.min(room)));
+        }
+        if dir == root || !dir.pop() || !dir.starts_with(root) {
+            break;
+        }
+    }
+    least
+}
+
 /// One compilation at a time per host: each may take a worker's whole memory bound.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -168,9 +232,10 @@ pub(crate) fn compile_isolated(
     cache: Option<&CompileCache>,
 ) -> Result<WorkerOutput, String> {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let memory_mib = memory_for_compiling(limits.memory_mib, Path::new("/sys/fs/cgroup"))?;
     let mut child = Command::new(program)
         .arg(WORKER_SUBCOMMAND)
-        .env("LOANHOST_COMPILE_MEMORY_MIB", limits.memory_mib.to_string())
+        .env("LOANHOST_COMPILE_MEMORY_MIB", memory_mib.to_string())
         // The allocator reserves address space in 64 MiB arenas (not its default 1 GiB), so
         // the limit bounds what the compilation uses rather than what was reserved.
         .env("MIMALLOC_ARENA_RESERVE", "64MiB")
@@ -250,8 +315,13 @@ pub(crate) fn compile_isolated(
         return Err(match why.strip_prefix(REFUSED) {
             Some(reason) => reason.trim().to_string(),
             None => format!(
-                "the compiler stopped ({status}) within its {} MiB (LOANHOST_COMPILE_MEMORY_MIB){}",
-                limits.memory_mib,
+                "the compiler stopped ({status}) within its {} MiB (LOANHOST_COMPILE_MEMORY_MIB{}){}",
+                memory_mib,
+                if memory_mib < limits.memory_mib {
+                    ", less under the host's memory limit"
+                } else {
+                    ""
+                },
                 if why.is_empty() {
                     String::new()
                 } else {
@@ -373,5 +443,41 @@ pub fn worker_main() -> ExitCode {
             );
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bound_within, room_on_path, HOST_HEADROOM_MIB, MIN_COMPILE_MIB};
+
+    #[test]
+    fn the_workers_bound_is_what_the_tightest_memory_limit_above_the_host_leaves() {
+        // Arrange: a pod's cgroup with a 1 GiB limit, 200 MiB used, under a node limit with
+        // more room; a cgroup without a limit.
+        let root = tempfile::tempdir().unwrap();
+        let mib = |n: u64| (n * 1024 * 1024).to_string();
+        let pod = root.path().join("kubepods/pod1");
+        std::fs::create_dir_all(&pod).unwrap();
+        std::fs::write(pod.join("memory.max"), mib(1024)).unwrap();
+        std::fs::write(pod.join("memory.current"), mib(200)).unwrap();
+        std::fs::write(root.path().join("kubepods/memory.max"), mib(8192)).unwrap();
+        std::fs::write(root.path().join("kubepods/memory.current"), mib(4096)).unwrap();
+        let free = root.path().join("user.slice");
+        std::fs::create_dir_all(&free).unwrap();
+        std::fs::write(free.join("memory.max"), "max\n").unwrap();
+        std::fs::write(free.join("memory.current"), mib(10)).unwrap();
+
+        // Act
+        let pods = room_on_path(root.path(), "/kubepods/pod1");
+        let unlimited = room_on_path(root.path(), "/user.slice");
+
+        // Assert
+        assert_eq!(pods, Some(824));
+        assert_eq!(unlimited, None);
+        assert_eq!(bound_within(4096, pods), Ok(824 - HOST_HEADROOM_MIB));
+        assert_eq!(bound_within(512, pods), Ok(512));
+        assert_eq!(bound_within(4096, unlimited), Ok(4096));
+        let tight = bound_within(4096, Some(HOST_HEADROOM_MIB + MIN_COMPILE_MIB - 1));
+        assert!(tight.unwrap_err().contains("too little to compile"));
     }
 }

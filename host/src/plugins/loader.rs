@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::bindings::ToolPre;
 use super::checks::{
-    check_interfaces, check_shape, read_capped, tool_version, MAX_MANIFEST_BYTES,
+    check_interfaces, check_shape, read_capped, tool_version, ReadError, MAX_MANIFEST_BYTES,
     MAX_SIGNATURE_BYTES,
 };
 use super::compiler::MAX_COMPONENT_BYTES;
@@ -74,6 +74,19 @@ pub struct PluginFiles {
     pub view: PathBuf,
     /// `<tool>.html.minisig`: the view's signature (may not exist).
     pub view_signature: PathBuf,
+    /// The files' bytes when they are held in memory (a registry artifact, loaded from the
+    /// very bytes its pull or cache read verified): then nothing is read from disk.
+    in_memory: Option<InMemory>,
+}
+
+/// Plugin files held in memory, by path.
+#[derive(Clone, PartialEq, Eq)]
+struct InMemory(Arc<Vec<(PathBuf, Vec<u8>)>>);
+
+impl std::fmt::Debug for InMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InMemory({} files)", self.0.len())
+    }
 }
 
 impl PluginFiles {
@@ -86,6 +99,35 @@ impl PluginFiles {
             manifest_signature: dir.join(format!("{stem}.toml.minisig")),
             view: dir.join(format!("{stem}.html")),
             view_signature: dir.join(format!("{stem}.html.minisig")),
+            in_memory: None,
+        }
+    }
+
+    /// The files of tool `stem` as if in `dir`, their bytes given by file name: a file not
+    /// given does not exist.
+    pub fn in_memory(dir: &Path, stem: &str, files: Vec<(String, Vec<u8>)>) -> PluginFiles {
+        let mut out = PluginFiles::in_dir(dir, stem);
+        out.in_memory = Some(InMemory(Arc::new(
+            files
+                .into_iter()
+                .map(|(name, bytes)| (dir.join(name), bytes))
+                .collect(),
+        )));
+        out
+    }
+
+    /// The bytes of `path` (one of these files), at most `cap`: from memory when the files
+    /// are held there, else read once from disk.
+    fn read(&self, path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+        let Some(InMemory(files)) = &self.in_memory else {
+            return read_capped(path, cap);
+        };
+        match files.iter().find(|(p, _)| p == path) {
+            None => Err(ReadError::not_found()),
+            Some((_, bytes)) if bytes.len() as u64 > cap => {
+                Err(ReadError::too_large(path, cap, bytes.len() as u64))
+            }
+            Some((_, bytes)) => Ok(bytes.clone()),
         }
     }
 
@@ -105,6 +147,7 @@ impl PluginFiles {
             manifest_signature: beside(manifest),
             view_signature: beside(&view),
             view,
+            in_memory: None,
         }
     }
 }
@@ -195,15 +238,18 @@ pub(crate) async fn load(
 ) -> Result<Plugin, LoadError> {
     // Each file is read once, and refused unread when it is larger than a plugin's file may
     // be (a component's compilation is bounded, but reading it is not free either).
-    let manifest_text = read_capped(&files.manifest, MAX_MANIFEST_BYTES)
+    let manifest_text = files
+        .read(&files.manifest, MAX_MANIFEST_BYTES)
         .map_err(|e| LoadError::new(&files.manifest, e))?;
-    let wasm = read_capped(&files.wasm, MAX_COMPONENT_BYTES)
+    let wasm = files
+        .read(&files.wasm, MAX_COMPONENT_BYTES)
         .map_err(|e| LoadError::new(&files.wasm, e))?;
     let digest = hex::encode(Sha256::digest(&wasm));
     // Signatures first: nothing of an untrusted plugin is parsed beyond what is needed.
-    let signer = check_signature(policy, &wasm, &files.signature)?.map(|(id, _)| id);
+    let signer = check_signature(policy, files, &wasm, &files.signature)?.map(|(id, _)| id);
     let signed_wasm = signer.is_some();
-    let manifest_signed_by = check_signature(policy, &manifest_text, &files.manifest_signature)?;
+    let manifest_signed_by =
+        check_signature(policy, files, &manifest_text, &files.manifest_signature)?;
     let signed_manifest = manifest_signed_by.is_some();
     let name_of = |p: &Path| {
         p.file_name()
@@ -231,13 +277,13 @@ pub(crate) async fn load(
     }
     let signed = signed_wasm && signed_manifest;
     // One byte over the cap is read, for the view's own message (`view::prepare`).
-    let view_bytes = match read_capped(&files.view, MAX_VIEW_BYTES + 1) {
+    let view_bytes = match files.read(&files.view, MAX_VIEW_BYTES + 1) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.not_found => None,
         Err(e) => return Err(LoadError::new(&files.view, e)),
     };
     if let Some(bytes) = &view_bytes {
-        let signed_view = check_signature(policy, bytes, &files.view_signature)?.is_some();
+        let signed_view = check_signature(policy, files, bytes, &files.view_signature)?.is_some();
         if signed && !signed_view {
             return Err(LoadError::new(
                 &files.view,
@@ -456,10 +502,11 @@ fn wit_mismatch(manifest_file: &Path, manifest: &str, component: WitVersion) -> 
 /// the signature's trusted comment when one signed it.
 fn check_signature(
     policy: &SignaturePolicy,
+    files: &PluginFiles,
     bytes: &[u8],
     signature: &Path,
 ) -> Result<Option<(String, String)>, LoadError> {
-    let text = match read_capped(signature, MAX_SIGNATURE_BYTES) {
+    let text = match files.read(signature, MAX_SIGNATURE_BYTES) {
         Ok(bytes) => Some(
             String::from_utf8(bytes)
                 .map_err(|_| LoadError::new(signature, "cannot read: not UTF-8 text"))?,

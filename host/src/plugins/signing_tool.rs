@@ -34,6 +34,21 @@ pub fn keygen(dir: &Path) -> Result<String, String> {
     Ok(kp.pk.to_base64())
 }
 
+/// The files to sign for `files`: each given, and the view (`<tool>.html`) beside a component
+/// or manifest given, when there is one and it is not given already, so that a release is
+/// signed whole (a host that checks signatures refuses a plugin whose view is not signed).
+pub fn release_files(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = files.to_vec();
+    for f in files {
+        let plugin_file = f.extension().is_some_and(|e| e == "wasm" || e == "toml");
+        let view = f.with_extension("html");
+        if plugin_file && view.is_file() && !out.contains(&view) {
+            out.push(view);
+        }
+    }
+    out
+}
+
 /// Signs `file` with the secret key at `key` into `<file>.minisig`; returns that path. A
 /// manifest (`<tool>.toml`) is signed with a trusted comment naming the SHA-256 of the
 /// component (`<tool>.wasm`, which must sit beside it) and of the view (`<tool>.html`, when
@@ -105,6 +120,31 @@ mod tests {
         assert!(super::keygen(dir.path())
             .unwrap_err()
             .ends_with("already exists"));
+    }
+
+    #[test]
+    fn signing_a_plugin_signs_the_view_beside_it_once() {
+        // Arrange
+        let dir = tempfile::tempdir().unwrap();
+        let (wasm, toml, html) = (
+            dir.path().join("t.wasm"),
+            dir.path().join("t.toml"),
+            dir.path().join("t.html"),
+        );
+        for f in [&wasm, &toml] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        let given = vec![wasm.clone(), toml.clone()];
+
+        // Act / Assert
+        assert_eq!(super::release_files(&given), given);
+        std::fs::write(&html, b"view").unwrap();
+        assert_eq!(
+            super::release_files(&given),
+            vec![wasm.clone(), toml.clone(), html.clone()]
+        );
+        let with_view = vec![wasm.clone(), html.clone(), toml.clone()];
+        assert_eq!(super::release_files(&with_view), with_view);
     }
 
     #[test]

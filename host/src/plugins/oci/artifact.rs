@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 
 use oci_client::client::{Config, ImageLayer};
 use oci_client::manifest::{OciDescriptor, OciImageManifest, OciManifest};
-use sha2::{Digest, Sha256};
+use sha2::{Digest as _, Sha256};
 
 use oci_client::secrets::RegistryAuth;
 use oci_client::Reference;
 
+use super::digest::{clean, Digest};
+use super::wire::{Operation, Wire};
 use super::{auth_for, client, parse_reference, OciError, RegistryOptions};
 use crate::plugins::checks::{MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES};
 use crate::plugins::compiler::MAX_COMPONENT_BYTES;
@@ -36,7 +38,7 @@ const VIEW_LAYER: &str = "application/vnd.loanhost.plugin.view.v1+html";
 /// The annotation naming a layer's file.
 const TITLE: &str = "org.opencontainers.image.title";
 /// The largest manifest a pull reads.
-const MAX_OCI_MANIFEST_BYTES: usize = 256 * 1024;
+pub(super) const MAX_OCI_MANIFEST_BYTES: usize = 256 * 1024;
 
 /// A pushed artifact.
 #[derive(Debug, Clone)]
@@ -93,10 +95,14 @@ fn io(path: &Path, e: impl std::fmt::Display) -> OciError {
 
 /// Pushes the plugin `<name>.wasm` with its `<name>.toml` (and, when present beside them,
 /// their signatures, the view and its signature) to `reference`; returns the manifest's digest.
+/// A release whose files are not all signed is refused: in part always (every host would
+/// refuse it), wholly unless `unsigned` says it is meant to be (only hosts that allow unsigned
+/// plugins serve it).
 pub async fn push(
     wasm: &Path,
     manifest: &Path,
     reference: &str,
+    unsigned: bool,
     options: &RegistryOptions,
 ) -> Result<Pushed, OciError> {
     let target = parse_reference(reference)?;
@@ -139,6 +145,7 @@ pub async fn push(
             files.push((file, path));
         }
     }
+    check_signed(&files, unsigned)?;
     let mut layers = Vec::new();
     for (file, path) in &files {
         let (media_type, cap) = layer_kind(&name, file).expect("a plugin file's name");
@@ -164,21 +171,54 @@ pub async fn push(
         Some(BTreeMap::from([(TITLE.to_string(), name.clone())])),
     );
     oci_manifest.media_type = Some(MANIFEST.to_string());
-    let (registry, auth) = connect(&target, options)?;
-    let failed = |e| registry_error(reference, e);
-    registry
+    let wire = Wire::new(options)?;
+    let auth = authorized(&wire, reference, &target, Operation::Push, options).await?;
+    client(options)?
         .push(&target, &layers, config, &auth, Some(oci_manifest))
         .await
-        .map_err(failed)?;
-    let digest = registry
-        .fetch_manifest_digest(&target, &auth)
-        .await
-        .map_err(failed)?;
+        .map_err(|e| registry_error(reference, e))?;
+    let digest = wire
+        .resolve(reference, &target, &auth, MAX_OCI_MANIFEST_BYTES)
+        .await?;
     Ok(Pushed {
         reference: reference.to_string(),
-        digest,
+        digest: digest.to_string(),
         files: files.into_iter().map(|(f, _)| f).collect(),
     })
+}
+
+/// Refuses a release some of whose files are signed and some not, and one with no signature
+/// at all unless `unsigned`.
+fn check_signed(files: &[(String, PathBuf)], unsigned: bool) -> Result<(), OciError> {
+    let names: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+    let content: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|f| !f.ends_with(".minisig"))
+        .collect();
+    let (signed, bare): (Vec<&str>, Vec<&str>) = content
+        .iter()
+        .partition(|f| names.contains(&format!("{f}.minisig").as_str()));
+    let path = &files[0].1;
+    match (signed.is_empty(), bare.is_empty()) {
+        (false, true) => Ok(()),
+        (true, _) if unsigned => Ok(()),
+        (true, _) => Err(io(
+            path,
+            "no file of this release is signed: sign them (`loanhost plugin sign --key \
+             loanhost.key <tool>.wasm <tool>.toml`, which signs the view beside them too), or \
+             push with --unsigned for hosts that allow unsigned plugins",
+        )),
+        (false, false) => Err(io(
+            path,
+            format!(
+                "{} signed but {} not: every host that checks signatures would refuse this \
+                 release (sign them with the same key)",
+                signed.join(", "),
+                bare.join(", ")
+            ),
+        )),
+    }
 }
 
 /// `reference` pinned to `digest` (`oci://registry/repository@sha256:…`), whatever tag or
@@ -192,32 +232,33 @@ pub fn pinned(reference: &str, digest: &str) -> Result<String, OciError> {
     ))
 }
 
-/// The digest `reference`'s tag names now (a `HEAD` of its manifest).
-pub async fn resolve(reference: &str, options: &RegistryOptions) -> Result<String, OciError> {
+/// The digest `reference`'s tag names now (a `HEAD` of its manifest), checked to be a digest.
+pub async fn resolve(reference: &str, options: &RegistryOptions) -> Result<Digest, OciError> {
     let target = parse_reference(reference)?;
-    let (registry, auth) = connect(&target, options)?;
-    registry
-        .fetch_manifest_digest(&target, &auth)
+    let wire = Wire::new(options)?;
+    let auth = authorized(&wire, reference, &target, Operation::Pull, options).await?;
+    wire.resolve(reference, &target, &auth, MAX_OCI_MANIFEST_BYTES)
         .await
-        .map_err(|e| registry_error(reference, e))
 }
 
-/// A client for `options` and the credentials it has for `target`'s registry.
-fn connect(
+/// The credentials for `target`'s registry, exchanged for a token where it asks for one.
+async fn authorized(
+    wire: &Wire,
+    reference: &str,
     target: &Reference,
+    operation: Operation,
     options: &RegistryOptions,
-) -> Result<(oci_client::Client, RegistryAuth), OciError> {
-    Ok((
-        client(options)?,
-        auth_for(target.resolve_registry(), options)?,
-    ))
+) -> Result<RegistryAuth, OciError> {
+    let credentials = auth_for(target.resolve_registry(), options)?;
+    wire.authorize(reference, target, operation, credentials)
+        .await
 }
 
-/// What the registry answered to a request about `reference`.
+/// What the registry answered to a request about `reference`, cleaned.
 fn registry_error(reference: &str, e: oci_client::errors::OciDistributionError) -> OciError {
     OciError::Registry {
         reference: reference.to_string(),
-        why: e.to_string(),
+        why: clean(&e.to_string()),
     }
 }
 
@@ -245,32 +286,41 @@ fn wasm_config(reference: &str, component: &[u8], digest: &str) -> Result<Vec<u8
     .expect("JSON"))
 }
 
-/// Pulls `reference` into `out` (created if needed): the plugin's files under their own names,
-/// each checked against its digest and size cap before it is written (a refused artifact
-/// leaves no file).
-pub async fn pull(
-    reference: &str,
-    out: &Path,
-    options: &RegistryOptions,
-) -> Result<Pulled, OciError> {
+/// A plugin artifact read from a registry into memory, every byte checked: the manifest
+/// against the digest asked for, each layer against its descriptor's size and digest.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The manifest's digest.
+    pub digest: Digest,
+    /// The tool's name (the component's file stem).
+    pub name: String,
+    /// The artifact's manifest, as the registry served it.
+    pub manifest: Vec<u8>,
+    /// The plugin's files, by name, in layer order.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// Reads `reference` (pinned to a digest, or a tag) from its registry into memory: the
+/// manifest within its cap as it streams, then each layer within its file's cap.
+pub async fn fetch(reference: &str, options: &RegistryOptions) -> Result<Fetched, OciError> {
     let source = parse_reference(reference)?;
     let refused = |why: String| OciError::Artifact {
         reference: reference.to_string(),
-        why,
+        why: clean(&why),
     };
-    let (registry, auth) = connect(&source, options)?;
-    let (bytes, digest) = registry
-        .pull_manifest_raw(&source, &auth, &[MANIFEST])
-        .await
-        .map_err(|e| registry_error(reference, e))?;
-    if bytes.len() > MAX_OCI_MANIFEST_BYTES {
-        return Err(refused(format!("a manifest of {} bytes", bytes.len())));
-    }
-    let actual = format!("sha256:{:x}", Sha256::digest(&bytes));
-    if actual != digest || source.digest().is_some_and(|d| d != actual) {
+    let pinned = source
+        .digest()
+        .map(Digest::parse)
+        .transpose()
+        .map_err(refused)?;
+    let wire = Wire::new(options)?;
+    let auth = authorized(&wire, reference, &source, Operation::Pull, options).await?;
+    let (bytes, actual) = wire
+        .manifest(reference, &source, &auth, MAX_OCI_MANIFEST_BYTES, MANIFEST)
+        .await?;
+    if let Some(pinned) = pinned.filter(|p| *p != actual) {
         return Err(refused(format!(
-            "the manifest's bytes have the digest {actual}, not {}",
-            source.digest().unwrap_or(&digest)
+            "the manifest's bytes have the digest {actual}, not {pinned}"
         )));
     }
     let manifest = match serde_json::from_slice::<OciManifest>(&bytes) {
@@ -286,33 +336,49 @@ pub async fn pull(
     }
     let layers = plugin_layers(&manifest.layers).map_err(refused)?;
     let name = layers[0].0.trim_end_matches(".wasm").to_string();
-    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
-    let mut blobs = Vec::new();
-    for (file, descriptor, cap) in &layers {
-        let mut data = Capped {
-            bytes: Vec::with_capacity(descriptor.size.max(0) as usize),
-            cap: *cap as usize,
-        };
-        registry
-            .pull_blob(&source, descriptor, &mut data)
-            .await
-            .map_err(|e| refused(format!("layer {file}: {e}")))?;
-        check_layer(file, descriptor, &data.bytes).map_err(refused)?;
-        blobs.push((file.clone(), data.bytes));
-    }
     let mut files = Vec::new();
-    for (file, data) in blobs {
-        let path = out.join(&file);
-        let partial = out.join(format!(".{file}.partial"));
-        std::fs::write(&partial, &data).map_err(|e| io(&partial, e))?;
-        std::fs::rename(&partial, &path).map_err(|e| io(&path, e))?;
+    for (file, descriptor, cap) in &layers {
+        let digest = Digest::parse(&descriptor.digest)
+            .map_err(|why| refused(format!("layer {file}: {why}")))?;
+        let data = wire
+            .blob(reference, &source, &auth, digest.as_str(), *cap as usize)
+            .await
+            .map_err(|e| match e {
+                OciError::Artifact { why, .. } => refused(format!("layer {file}: {why}")),
+                other => other,
+            })?;
+        check_layer(file, descriptor, &data).map_err(refused)?;
+        files.push((file.clone(), data));
+    }
+    Ok(Fetched {
+        digest: actual,
+        name,
+        manifest: bytes,
+        files,
+    })
+}
+
+/// Pulls `reference` into `out` (created if needed): the plugin's files under their own names,
+/// each checked against its digest and size cap before any is written (a refused artifact
+/// leaves no file), each written under a name of its own first and then renamed.
+pub async fn pull(
+    reference: &str,
+    out: &Path,
+    options: &RegistryOptions,
+) -> Result<Pulled, OciError> {
+    let fetched = fetch(reference, options).await?;
+    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    let mut files = Vec::new();
+    for (file, data) in &fetched.files {
+        let path = out.join(file);
+        super::cache::write_new(&path, data).map_err(|e| io(&path, e))?;
         files.push(path);
     }
     Ok(Pulled {
-        digest: actual,
-        name,
+        digest: fetched.digest.to_string(),
+        name: fetched.name,
         files,
-        manifest: bytes.to_vec(),
+        manifest: fetched.manifest,
     })
 }
 
@@ -390,42 +456,4 @@ pub(super) fn plugin_layers(
         return Err(format!("no {name}.toml layer"));
     }
     Ok(out)
-}
-
-/// A buffer that refuses to grow past its cap, so a registry that sends more bytes than a
-/// layer may hold is cut off as it sends them.
-struct Capped {
-    bytes: Vec<u8>,
-    cap: usize,
-}
-
-impl tokio::io::AsyncWrite for Capped {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        if self.bytes.len() + buf.len() > self.cap {
-            return std::task::Poll::Ready(Err(std::io::Error::other(format!(
-                "more than its cap of {} bytes",
-                self.cap
-            ))));
-        }
-        self.bytes.extend_from_slice(buf);
-        std::task::Poll::Ready(Ok(buf.len()))
-    }
-
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
 }

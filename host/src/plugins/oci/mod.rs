@@ -2,12 +2,16 @@
 //! registry client with the credentials and TLS roots operators give it, and the artifact's
 //! layout (`artifact.rs`), which `plugin push`, `plugin pull` and `plugin check` use.
 //!
-//! The client is `oci-client` (the ORAS project's Rust client): it speaks the distribution API,
-//! exchanges basic credentials for bearer tokens where a registry asks for them, and checks
-//! every blob it downloads against its digest.
+//! A registry is outside the trust boundary. What a host reads from one goes through `wire.rs`:
+//! a token realm checked before credentials go there, bodies cut off at their caps while they
+//! stream, digests checked before they name anything (`digest.rs`), registry text cleaned
+//! before it is logged or shown. `plugin push` writes through `oci-client` (the ORAS
+//! project's Rust client), with a token obtained the same checked way.
 
 mod artifact;
 pub mod cache;
+mod digest;
+mod wire;
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +19,8 @@ use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientP
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
-pub use artifact::{pinned, pull, push, resolve, Pulled, Pushed};
+pub use artifact::{fetch, pinned, pull, push, resolve, Fetched, Pulled, Pushed};
+pub use digest::{clean, Digest, MAX_REGISTRY_TEXT_CHARS};
 
 /// Why a registry operation failed. Messages name the reference and the file or layer at
 /// fault, never a credential.
@@ -49,6 +54,15 @@ pub enum OciError {
         /// The reference.
         reference: String,
         /// The registry's answer.
+        why: String,
+    },
+    /// The registry named something that is not a digest (`sha256:` and 64 lower-case hex
+    /// digits): refused before it names anything.
+    #[error("{reference}: {why}")]
+    Digest {
+        /// The reference.
+        reference: String,
+        /// What was wrong, the registry's text cleaned.
         why: String,
     },
     /// The artifact is not a loanhost plugin, or a layer breaks a rule.

@@ -130,15 +130,23 @@ fn a_cache_entry_is_served_only_as_its_digest_names_it() {
         ],
     }))
     .unwrap();
-    let digest = format!("sha256:{:x}", sha2::Sha256::digest(&manifest));
+    let digest = Digest::parse(&format!("sha256:{:x}", sha2::Sha256::digest(&manifest))).unwrap();
     std::fs::write(dir.path().join("t.wasm"), &wasm).unwrap();
     std::fs::write(dir.path().join("t.toml"), &toml).unwrap();
     std::fs::write(dir.path().join(cache::MANIFEST_FILE), &manifest).unwrap();
 
     // Act / Assert: intact, it is the artifact; a changed file, another digest, or a file
     // added are each refused.
-    assert_eq!(cache::verify(dir.path(), &digest), Ok(()));
-    let other = format!("sha256:{}", "0".repeat(64));
+    let verified = cache::verify(dir.path(), &digest).unwrap();
+    assert_eq!(verified.name, "t");
+    assert_eq!(
+        verified.files,
+        vec![
+            ("t.wasm".to_string(), wasm.clone()),
+            ("t.toml".to_string(), toml.clone())
+        ]
+    );
+    let other = Digest::parse(&format!("sha256:{}", "0".repeat(64))).unwrap();
     assert!(cache::verify(dir.path(), &other).is_err());
     std::fs::write(dir.path().join("t.extra"), b"x").unwrap();
     let why = cache::verify(dir.path(), &digest).unwrap_err();
