@@ -108,7 +108,7 @@ async fn the_dev_idps_password_guard_shows_nothing_before_the_password_and_locks
     assert!(!page.contains("name=email"), "{page}");
     // The password shows the users; the pass signs one in, once.
     assert_eq!(picker_status, 200);
-    assert!(picker.contains("agent@example.com"), "{picker}");
+    assert!(picker.contains("admin@example.com"), "{picker}");
     assert!(
         signed_in.status().is_redirection(),
         "{}",
