@@ -22,6 +22,15 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt as _;
 
 mod common;
+// The registry that answers as an attacker would, shared with the end-to-end tests.
+#[allow(dead_code)]
+#[path = "../../tests/api/hostile_registry.rs"]
+mod hostile_registry;
+
+use hostile_registry::{HostileRegistry, Mode};
+
+/// References the server follows on the hostile registry, each a loop of its own.
+const HOSTILE_REFERENCES: usize = 8;
 
 const TODAY: &str = "2026-03-15";
 const LOANS: u64 = 5000;
@@ -96,6 +105,9 @@ struct Server {
     base: String,
     key: SigningKey,
     plugin_dir: PathBuf,
+    /// The registry of [`HOSTILE_REFERENCES`] references the server follows: it answers 404
+    /// until the "hostile registry" phase.
+    registry: HostileRegistry,
     _dir: tempfile::TempDir,
 }
 
@@ -173,8 +185,16 @@ impl Server {
 
         let port = common::free_port();
         let base = format!("http://127.0.0.1:{port}");
+        let registry = HostileRegistry::start(Mode::NotFound).await;
+        let references: Vec<String> = (0..HOSTILE_REFERENCES)
+            .map(|n| format!("oci://{}/team/probe_{n}:live", registry.host))
+            .collect();
         let child = common::serve(port, &base, &db_url, &plugin_dir, &cache)
             .env("LOANHOST_TODAY", TODAY)
+            .env("LOANHOST_PLUGIN_REFS", references.join(","))
+            .env("LOANHOST_REGISTRY_PLAIN_HTTP", &registry.host)
+            .env("LOANHOST_REGISTRY_INTERVAL_SECS", "1")
+            .env("LOANHOST_REGISTRY_TIMEOUT_SECS", "1")
             // Production defaults for every limit but these: 1 s instead of 10 s, so that
             // a short phase sees slow-header and slow-body connections closed.
             .env("LOANHOST_HEADER_TIMEOUT_SECS", "1")
@@ -190,6 +210,7 @@ impl Server {
             base,
             key,
             plugin_dir,
+            registry,
             _dir: dir,
         };
         let client = reqwest::Client::new();
@@ -394,6 +415,10 @@ fn p99(latencies: &mut [Duration]) -> Duration {
 /// The attacks: (name, what it does).
 const ATTACKS: &[(&str, &str)] = &[
     (
+        "hostile registry",
+        "the registry of 8 followed references answers every way an attacker would (endless and 1 GiB manifests, path-like digests, answers that never come, log lines in error bodies)",
+    ),
+    (
         "query flood",
         "8 loops of a plugin that runs its heaviest query again and again",
     ),
@@ -490,7 +515,12 @@ const ATTACKS: &[(&str, &str)] = &[
 /// when they began once they end (what they made the host hold is given back, not kept). Each
 /// is measured against its own start, not the baseline: what an earlier attack left with the
 /// allocator (the nested arguments' bodies) is not this attack's.
-const SETTLES: &[&str] = &["batched view reads", "table hoard", "compile bomb"];
+const SETTLES: &[&str] = &[
+    "batched view reads",
+    "table hoard",
+    "compile bomb",
+    "hostile registry",
+];
 /// How far above its resident memory at the start the host may stay after a settling attack.
 const SETTLED_MIB: u64 = 64;
 
@@ -928,6 +958,50 @@ async fn attack(server: &Server, name: &str, until: Instant) -> BTreeMap<String,
             until,
             count.clone(),
         )),
+        "hostile registry" => {
+            // The registry the server follows turns hostile, one way per connection, for the
+            // phase; what the attacker got is what the server took from it.
+            let registry = &server.registry;
+            let sent_before = registry.sent.load(std::sync::atomic::Ordering::Relaxed);
+            let asked_before = registry.requests("").len();
+            registry.set(Mode::Rotate(vec![
+                Mode::Endless { declared: false },
+                Mode::Digest("sha256:../../..".into()),
+                Mode::Hang,
+                Mode::ErrorBody("boom\n2026-12-01T00:00:00Z  INFO loanhost: forged\n".repeat(500)),
+                Mode::Endless { declared: true },
+                Mode::Digest(format!("sha256:{}", server.plugin_dir.display())),
+            ]));
+            tokio::time::sleep_until(until.into()).await;
+            registry.set(Mode::NotFound);
+            let asked = registry.requests("").len() - asked_before;
+            let sent = registry.sent.load(std::sync::atomic::Ordering::Relaxed) - sent_before;
+            for _ in 0..asked {
+                count("registry requests answered hostile".into());
+            }
+            count(format!("manifest bytes offered: {} MiB", sent >> 20));
+            let largest = registry.largest.load(std::sync::atomic::Ordering::Relaxed);
+            if largest > 16 << 20 {
+                count(format!(
+                    "READ PAST THE CAP: {largest} bytes on one connection"
+                ));
+            }
+            let listed = client
+                .post(format!("{base}/mcp"))
+                .bearer_auth(&token)
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                .send()
+                .await;
+            if let Ok(r) = listed {
+                let text = r.text().await.unwrap_or_default();
+                if text.contains("probe_") {
+                    count("a hostile reference LISTED".into());
+                }
+            }
+            if !server.plugin_dir.join("report_loans.wasm").is_file() {
+                count("the plugin folder was REMOVED".into());
+            }
+        }
         "nested arguments" => {
             let deep = nested_arguments(120, 8 * 1024);
             tasks.extend(loops_n(4, call("no_such_tool", deep.clone()), vec![]));
@@ -1054,6 +1128,13 @@ fn assert_contained(name: &str, outcomes: &BTreeMap<String, usize>) {
             "{name}: {outcomes:?}"
         ),
         "compile bomb" => assert!(got("not loaded") && !got("LISTED"), "{name}: {outcomes:?}"),
+        "hostile registry" => assert!(
+            got("registry requests")
+                && !got("LISTED")
+                && !got("READ PAST THE CAP")
+                && !got("REMOVED"),
+            "{name}: {outcomes:?}"
+        ),
         _ => {}
     }
 }

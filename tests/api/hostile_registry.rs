@@ -24,6 +24,8 @@ pub(crate) enum Mode {
     ErrorBody(String),
     /// `/v2/` asks for a bearer token from this realm.
     Realm(String),
+    /// Each request answered by the next of these modes in turn.
+    Rotate(Vec<Mode>),
 }
 
 /// The registry, stopped when dropped.
@@ -32,6 +34,8 @@ pub(crate) struct HostileRegistry {
     mode: Arc<Mutex<Mode>>,
     /// Body bytes sent, in all.
     pub(crate) sent: Arc<AtomicU64>,
+    /// The most body bytes sent on one connection.
+    pub(crate) largest: Arc<AtomicU64>,
     /// Requests being held without an answer now.
     pub(crate) hanging: Arc<AtomicUsize>,
     /// Requests seen, as `METHOD path` and their Authorization header.
@@ -57,20 +61,28 @@ impl HostileRegistry {
         let host = listener.local_addr().unwrap().to_string();
         let mode = Arc::new(Mutex::new(mode));
         let (sent, hanging) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicUsize::new(0)));
+        let largest = Arc::new(AtomicU64::new(0));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let task = {
-            let (mode, sent, hanging, seen) =
-                (mode.clone(), sent.clone(), hanging.clone(), seen.clone());
+            let counters = Counters {
+                sent: sent.clone(),
+                largest: largest.clone(),
+                hanging: hanging.clone(),
+                seen: seen.clone(),
+            };
+            let mode = mode.clone();
             tokio::spawn(async move {
-                loop {
+                for turn in 0usize.. {
                     let Ok((stream, _)) = listener.accept().await else {
                         return;
                     };
-                    let (mode, sent, hanging, seen) =
-                        (mode.clone(), sent.clone(), hanging.clone(), seen.clone());
+                    let mode = match mode.lock().unwrap().clone() {
+                        Mode::Rotate(all) if !all.is_empty() => all[turn % all.len()].clone(),
+                        other => other,
+                    };
+                    let counters = counters.clone();
                     tokio::spawn(async move {
-                        let mode = mode.lock().unwrap().clone();
-                        let _ = answer(stream, mode, sent, hanging, seen).await;
+                        let _ = answer(stream, mode, counters).await;
                     });
                 }
             })
@@ -79,6 +91,7 @@ impl HostileRegistry {
             host,
             mode,
             sent,
+            largest,
             hanging,
             seen,
             task,
@@ -107,13 +120,26 @@ impl HostileRegistry {
     }
 }
 
+/// What the connections share.
+#[derive(Clone)]
+struct Counters {
+    sent: Arc<AtomicU64>,
+    largest: Arc<AtomicU64>,
+    hanging: Arc<AtomicUsize>,
+    seen: Arc<Mutex<Vec<(String, Option<String>)>>>,
+}
+
 async fn answer(
     mut stream: tokio::net::TcpStream,
     mode: Mode,
-    sent: Arc<AtomicU64>,
-    hanging: Arc<AtomicUsize>,
-    seen: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    counters: Counters,
 ) -> std::io::Result<()> {
+    let Counters {
+        sent,
+        largest,
+        hanging,
+        seen,
+    } = counters;
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
@@ -162,7 +188,7 @@ async fn answer(
     }
     match (&mode, method.as_str()) {
         (Mode::Hang, _) => hang(stream, hanging).await,
-        (Mode::NotFound, _) | (Mode::Realm(_), _) => {
+        (Mode::NotFound | Mode::Realm(_) | Mode::Rotate(_), _) => {
             stream
                 .write_all(reply("404 Not Found", "", "{\"errors\":[]}").as_bytes())
                 .await
@@ -196,11 +222,18 @@ async fn answer(
             stream.write_all(head.as_bytes()).await?;
             let chunk = vec![b'a'; 64 * 1024];
             // Without end, as far as the client cares: 1 GiB, or until it hangs up.
+            let mut mine = 0u64;
+            let mut written = Ok(());
             for _ in 0..(1u64 << 30) / chunk.len() as u64 {
-                stream.write_all(&chunk).await?;
+                written = stream.write_all(&chunk).await;
+                if written.is_err() {
+                    break;
+                }
+                mine += chunk.len() as u64;
                 sent.fetch_add(chunk.len() as u64, Ordering::Relaxed);
             }
-            Ok(())
+            largest.fetch_max(mine, Ordering::Relaxed);
+            written
         }
     }
 }

@@ -18,7 +18,8 @@ async fn a_flood_of_notices_costs_no_memory_and_a_bounded_number_of_resolutions(
     let reference = registry.reference("team/revision:live");
     let url = database().await;
     let host = Host::start(&registry.host, &reference, &url, 3600).await;
-    host.reaches("loanhost_registry_notices_listening", 1.0).await;
+    host.reaches("loanhost_registry_notices_listening", 1.0)
+        .await;
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     let before = host.resident_kib();
 
