@@ -25,14 +25,21 @@ if ! [ -x "$venv/bin/python" ] || ! cmp -s "$requirements" "$venv/.requirements-
             python3 -m venv "$venv" >&2
         fi
     fi
-    "$venv/bin/pip" install -q -r "$requirements" >&2
+    # Every package pinned to a wheel whose SHA-256 the file lists, dependencies included.
+    "$venv/bin/pip" install -q --require-hashes --only-binary :all: -r "$requirements" >&2
     cp "$requirements" "$venv/.requirements-installed"
 fi
 clients="$root/tests/clients"
 if ! [ -f "$clients/node_modules/.package-lock.json" ] || ! cmp -s "$clients/package-lock.json" "$clients/node_modules/.lock-installed"; then
     command -v npm >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
     echo "setup: installing the Node test peers (npm ci)" >&2
-    (cd "$clients" && npm ci --no-audit --no-fund >&2 && cp package-lock.json node_modules/.lock-installed)
+    # Each tarball checked against the lock file's integrity hash; no install script runs but
+    # those of the three packages that need one, named here: the Node 22 binary's (`node`
+    # installs its platform package), esbuild's (it checks its platform binary) and the MCP
+    # Inspector's (it links its bundled clients).
+    (cd "$clients" && npm ci --ignore-scripts --no-audit --no-fund >&2 \
+        && npm rebuild --no-audit --no-fund node esbuild @modelcontextprotocol/inspector >&2 \
+        && cp package-lock.json node_modules/.lock-installed)
 fi
 
 # Debian's Chromium: the views' browser tests drive it with playwright-core (which downloads no

@@ -79,3 +79,54 @@ fn the_plugin_toolchains_install_only_hash_checked_artifacts_and_run_no_install_
         }
     }
 }
+
+#[test]
+fn the_test_peers_install_only_hash_checked_artifacts_and_only_named_install_scripts() {
+    // Arrange
+    let script = std::fs::read_to_string(root().join("scripts/setup.sh")).unwrap();
+    let requirements =
+        std::fs::read_to_string(root().join("tests/clients/requirements.txt")).unwrap();
+    let commands: Vec<&str> = script
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+
+    // Assert: pip insists on hashes and wheels, and every requirement has one.
+    let pip: Vec<&&str> = commands
+        .iter()
+        .filter(|l| l.contains("pip\" install"))
+        .collect();
+    assert_eq!(pip.len(), 1);
+    assert!(pip[0].contains("--require-hashes") && pip[0].contains("--only-binary :all:"));
+    let text = requirements
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("\\\n", " ");
+    let pinned: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    for requirement in &pinned {
+        assert!(
+            requirement.contains("==") && requirement.contains("--hash=sha256:"),
+            "{requirement}"
+        );
+    }
+    for named in ["mcp==", "jsonschema==", "skillsaw==", "podman-compose=="] {
+        assert!(pinned.iter().any(|r| r.starts_with(named)), "{named}");
+    }
+    // npm: from the lock file without scripts, then only the named packages' scripts.
+    let npm: Vec<&&str> = commands.iter().filter(|l| l.contains("npm ci ")).collect();
+    assert_eq!(npm.len(), 1);
+    assert!(npm[0].contains("--ignore-scripts"), "{}", npm[0]);
+    let rebuild: Vec<&&str> = commands
+        .iter()
+        .filter(|l| l.contains("npm rebuild"))
+        .collect();
+    assert_eq!(rebuild.len(), 1);
+    assert!(
+        rebuild[0].contains("node esbuild @modelcontextprotocol/inspector"),
+        "{}",
+        rebuild[0]
+    );
+}

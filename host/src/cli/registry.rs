@@ -16,10 +16,11 @@ use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 fn check_options(config: &Config, policy: SignaturePolicy) -> anyhow::Result<HostOptions> {
     let mut options = HostOptions::new(policy, Clock::system());
     // The server's compile bounds: a plugin that would not compile there is refused here.
-    options.compiler = loanhost::plugins::Compiler::for_this_process(loanhost::plugins::CompileLimits {
-        timeout: config.limits.compile_timeout,
-        memory_mib: config.limits.compile_memory_mib,
-    });
+    options.compiler =
+        loanhost::plugins::Compiler::for_this_process(loanhost::plugins::CompileLimits {
+            timeout: config.limits.compile_timeout,
+            memory_mib: config.limits.compile_memory_mib,
+        });
     if std::env::var_os("LOANHOST_CACHE_DIR").is_none() {
         return Ok(options.with_user_cache());
     }
