@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+/// Requests seen: `METHOD path`, and the Authorization header.
+type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// How the registry answers.
 #[derive(Clone, Debug)]
 pub(crate) enum Mode {
@@ -39,7 +42,7 @@ pub(crate) struct HostileRegistry {
     /// Requests being held without an answer now.
     pub(crate) hanging: Arc<AtomicUsize>,
     /// Requests seen, as `METHOD path` and their Authorization header.
-    pub(crate) seen: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    pub(crate) seen: Seen,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -126,7 +129,7 @@ struct Counters {
     sent: Arc<AtomicU64>,
     largest: Arc<AtomicU64>,
     hanging: Arc<AtomicUsize>,
-    seen: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    seen: Seen,
 }
 
 async fn answer(

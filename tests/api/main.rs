@@ -23,6 +23,8 @@ mod dev_idp_guard;
 mod differential;
 mod directory;
 mod function_cache;
+// Shared with the attack suite, which uses parts these tests do not.
+#[allow(dead_code)]
 mod hostile_registry;
 mod mcp_modern;
 mod mcp_protocol;

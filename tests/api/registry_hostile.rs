@@ -17,7 +17,7 @@ use crate::registry_follow::{push_revision, retag, revision, Release};
 /// A host following `references` (comma-joined) over plain HTTP with `cache`, signatures not
 /// required, resolving every second, with `extra` settings.
 async fn following(
-    references: &[String],
+    references: &[&str],
     plain_http: &[&str],
     cache: &std::path::Path,
     extra: &[(&'static str, String)],
@@ -72,7 +72,7 @@ async fn a_digest_shaped_like_a_path_is_refused_and_no_folder_it_names_is_touche
     for digest in &hostile {
         // Act
         registry.set(Mode::Digest(digest.clone()));
-        let app = following(&[reference.clone()], &[&registry.host], &cache, &[]).await;
+        let app = following(&[&reference], &[&registry.host], &cache, &[]).await;
 
         // Assert: refused as no digest, counted, listed; every folder and file still there.
         let why = refusal(&app, &reference).expect("refused");
@@ -102,7 +102,7 @@ async fn a_manifest_without_end_is_cut_off_at_its_cap_as_it_streams() {
 
         // Act
         let app = following(
-            &[reference.clone()],
+            &[&reference],
             &[&registry.host],
             &kept.path().join("c"),
             &[],
@@ -127,7 +127,7 @@ async fn an_error_body_cannot_write_a_line_of_its_own_into_the_log() {
     let kept = tempfile::tempdir().unwrap();
 
     // Act
-    let app = following(&[reference.clone()], &[&registry.host], kept.path(), &[]).await;
+    let app = following(&[&reference], &[&registry.host], kept.path(), &[]).await;
 
     // Assert: the reason logged and listed is one line, cut short, the newline escaped.
     let why = refusal(&app, &reference).expect("refused");
@@ -149,13 +149,7 @@ async fn an_answer_that_never_comes_ends_at_the_deadline() {
     let deadline = [("LOANHOST_REGISTRY_TIMEOUT_SECS", "1".to_string())];
 
     // Act
-    let app = following(
-        &[reference.clone()],
-        &[&registry.host],
-        kept.path(),
-        &deadline,
-    )
-    .await;
+    let app = following(&[&reference], &[&registry.host], kept.path(), &deadline).await;
 
     // Assert: the round was abandoned, counted, and the connection let go.
     let why = refusal(&app, &reference).expect("refused");
@@ -180,7 +174,7 @@ async fn a_registry_that_never_answers_holds_up_no_other_reference() {
     let stuck = slow.reference("team/other_report:live");
     let kept = tempfile::tempdir().unwrap();
     let app = following(
-        &[live.clone(), stuck.clone()],
+        &[&live, &stuck],
         &[&good.host, &slow.host],
         kept.path(),
         &[],
@@ -233,7 +227,7 @@ async fn credentials_never_follow_a_token_challenge_to_a_plain_http_realm_elsewh
 
     // Act
     let app = following(
-        &[reference.clone()],
+        &[&reference],
         &[&registry.host],
         &kept.path().join("c"),
         &extra,
@@ -262,13 +256,13 @@ async fn a_reference_serves_only_the_tool_it_is_bound_to() {
 
     // Act
     let claimed = following(
-        &[reference.clone()],
+        &[&reference],
         &[&registry.host],
         &kept.path().join("a"),
         &[],
     )
     .await;
-    let declared = following(&[bound], &[&registry.host], &kept.path().join("b"), &[]).await;
+    let declared = following(&[&bound], &[&registry.host], &kept.path().join("b"), &[]).await;
 
     // Assert: under its repository's name it is refused; bound by name it is served.
     let why = refusal(&claimed, &reference).expect("refused");
@@ -287,7 +281,7 @@ async fn a_link_planted_in_the_cache_is_neither_written_through_nor_followed() {
     let a = push_revision(&registry, "revision-a", &live, Release::Unsigned).await;
     let kept = tempfile::tempdir().unwrap();
     let cache = kept.path().join("cache");
-    let first = following(&[live.clone()], &[&registry.host], &cache, &[]).await;
+    let first = following(&[&live], &[&registry.host], &cache, &[]).await;
     assert_eq!(revision(&first).await.as_deref(), Some("a"));
     drop(first);
     let victim_dir = kept.path().join("data");
@@ -306,7 +300,7 @@ async fn a_link_planted_in_the_cache_is_neither_written_through_nor_followed() {
     }
 
     // Act: a host starts again on that cache.
-    let again = following(&[live.clone()], &[&registry.host], &cache, &[]).await;
+    let again = following(&[&live], &[&registry.host], &cache, &[]).await;
 
     // Assert: the link is gone, a pulled again, and the host's files untouched.
     assert_eq!(revision(&again).await.as_deref(), Some("a"));

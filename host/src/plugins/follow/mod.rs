@@ -385,7 +385,7 @@ impl Follower {
                         listening.set(0);
                     }
                     Notice::Payload(payload) => {
-                        if payload == EVERY_REFERENCE || followed.iter().any(|r| *r == payload) {
+                        if payload == EVERY_REFERENCE || followed.contains(&payload) {
                             Metrics::count(&events, "notice");
                             heard.send_modify(|n| *n = n.wrapping_add(1));
                         }
