@@ -38,6 +38,8 @@ fn start(port: u16, db_url: &str, plugins: &std::path::Path, cache: &std::path::
             .envs(common::server_env(port, db_url.to_string(), plugins, cache))
             // Both hosts answer for the load balancer's URL (tokens name it as their issuer).
             .env("LOANHOST_BASE_URL", PUBLIC)
+            // Behind a public base URL the dev IdP (whose tokens the bench mints) needs a password.
+            .env("LOANHOST_DEV_IDP_PASSWORD", "scale-out-bench-password")
             .env("LOANHOST_TODAY", TODAY)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -44,6 +44,8 @@ fn start_host(db_url: &str, plugins: &Path, cache: &Path, log: &Path) -> Host {
     let port = common::free_port();
     let child = common::serve(port, PUBLIC, db_url, plugins, cache)
         .env("LOANHOST_TODAY", TODAY)
+        // Behind a public base URL the dev IdP (whose tokens the test mints) needs a password.
+        .env("LOANHOST_DEV_IDP_PASSWORD", "scale-out-test-password")
         .env("LOANHOST_AUDIT_LOG", "off")
         .stdout(Stdio::null())
         .stderr(Stdio::from(std::fs::File::create(log).unwrap()))

@@ -5,51 +5,69 @@ use serde_json::Value;
 
 use crate::helpers::root;
 
-#[test]
-fn the_plugin_toolchains_install_only_hash_checked_artifacts_and_run_no_install_scripts() {
-    // Arrange
-    let script = std::fs::read_to_string(root().join("scripts/plugin-toolchain.sh")).unwrap();
-    let requirements =
-        std::fs::read_to_string(root().join("plugins/toolchain/requirements.txt")).unwrap();
-    let commands: Vec<&str> = script
+/// The lines of the shell script at `path` (from the root) that are not comments, trimmed.
+fn commands(path: &str) -> Vec<String> {
+    std::fs::read_to_string(root().join(path))
+        .unwrap()
         .lines()
         .map(str::trim)
         .filter(|l| !l.starts_with('#'))
-        .collect();
+        .map(str::to_string)
+        .collect()
+}
 
-    // Assert: Python: every requirement pinned, with its hash; pip is told to insist on them
-    // and on wheels.
-    let pip: Vec<&&str> = commands
-        .iter()
-        .filter(|l| l.contains("pip\" install"))
-        .collect();
-    assert!(!pip.is_empty());
-    for l in pip {
-        assert!(
-            l.contains("--require-hashes") && l.contains("--only-binary :all:"),
-            "{l}"
-        );
-    }
-    let mut pinned = 0;
-    let mut entries = requirements
-        .split('\n')
-        .filter(|l| !l.trim_start().starts_with('#'));
-    let text: String = entries
-        .by_ref()
+/// The requirements of the pip file at `path`, one a line (continuations joined), each checked
+/// to pin a version with its hash.
+fn hashed_requirements(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
+    let joined = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
         .collect::<Vec<_>>()
         .join("\n")
         .replace("\\\n", " ");
-    for requirement in text.lines().filter(|l| !l.trim().is_empty()) {
+    let pinned: Vec<String> = joined
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    for requirement in &pinned {
         assert!(requirement.contains("=="), "not pinned: {requirement}");
         assert!(
             requirement.contains("--hash=sha256:"),
             "no hash: {requirement}"
         );
-        pinned += 1;
     }
+    pinned
+}
+
+/// The `pip install` lines of `commands`, each checked to insist on hashes and wheels.
+fn checked_pip(commands: &[String]) -> usize {
+    let pip: Vec<&String> = commands
+        .iter()
+        .filter(|l| l.contains("pip\" install"))
+        .collect();
+    for l in &pip {
+        assert!(
+            l.contains("--require-hashes") && l.contains("--only-binary :all:"),
+            "{l}"
+        );
+    }
+    pip.len()
+}
+
+#[test]
+fn the_plugin_toolchains_install_only_hash_checked_artifacts_and_run_no_install_scripts() {
+    // Arrange
+    let commands = commands("scripts/plugin-toolchain.sh");
+
+    // Assert: Python: every requirement pinned, with its hash; pip is told to insist on them
+    // and on wheels.
+    assert!(checked_pip(&commands) > 0);
+    let pinned = hashed_requirements("plugins/toolchain/requirements.txt").len();
     assert!(pinned >= 6, "{pinned} requirements");
     // npm: every install from a lock file, without install scripts; no system packages.
-    let npm: Vec<&&str> = commands
+    let npm: Vec<&String> = commands
         .iter()
         .filter(|l| l.contains("npm ci ") && !l.starts_with("log "))
         .collect();
@@ -83,43 +101,19 @@ fn the_plugin_toolchains_install_only_hash_checked_artifacts_and_run_no_install_
 #[test]
 fn the_test_peers_install_only_hash_checked_artifacts_and_only_named_install_scripts() {
     // Arrange
-    let script = std::fs::read_to_string(root().join("scripts/setup.sh")).unwrap();
-    let requirements =
-        std::fs::read_to_string(root().join("tests/clients/requirements.txt")).unwrap();
-    let commands: Vec<&str> = script
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with('#'))
-        .collect();
+    let commands = commands("scripts/setup.sh");
+    let pinned = hashed_requirements("tests/clients/requirements.txt");
 
     // Assert: pip insists on hashes and wheels, and every requirement has one.
-    let pip: Vec<&&str> = commands
-        .iter()
-        .filter(|l| l.contains("pip\" install"))
-        .collect();
-    assert_eq!(pip.len(), 1);
-    assert!(pip[0].contains("--require-hashes") && pip[0].contains("--only-binary :all:"));
-    let text = requirements
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .replace("\\\n", " ");
-    let pinned: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    for requirement in &pinned {
-        assert!(
-            requirement.contains("==") && requirement.contains("--hash=sha256:"),
-            "{requirement}"
-        );
-    }
+    assert_eq!(checked_pip(&commands), 1);
     for named in ["mcp==", "jsonschema==", "skillsaw==", "podman-compose=="] {
         assert!(pinned.iter().any(|r| r.starts_with(named)), "{named}");
     }
     // npm: from the lock file without scripts, then only the named packages' scripts.
-    let npm: Vec<&&str> = commands.iter().filter(|l| l.contains("npm ci ")).collect();
+    let npm: Vec<&String> = commands.iter().filter(|l| l.contains("npm ci ")).collect();
     assert_eq!(npm.len(), 1);
     assert!(npm[0].contains("--ignore-scripts"), "{}", npm[0]);
-    let rebuild: Vec<&&str> = commands
+    let rebuild: Vec<&String> = commands
         .iter()
         .filter(|l| l.contains("npm rebuild"))
         .collect();
