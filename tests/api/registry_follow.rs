@@ -75,7 +75,12 @@ pub(crate) async fn push_revision_with(
         std::fs::write(&wasm, bytes).unwrap();
     }
     let mut env = env.to_vec();
-    env.push(("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone()));
+    if !env
+        .iter()
+        .any(|(k, _)| *k == "LOANHOST_REGISTRY_PLAIN_HTTP")
+    {
+        env.push(("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone()));
+    }
     let mut push = vec!["push", files[0], files[1], reference];
     if !matches!(
         release,
@@ -336,7 +341,18 @@ async fn a_registry_that_answers_garbage_changes_nothing() {
     assert_eq!(revision(&app).await.as_deref(), Some("a"));
     let host = registry.host.clone();
     drop(registry);
-    let listener = tokio::net::TcpListener::bind(&host).await.unwrap();
+    // The registry's process is killed, not waited for: its port is free once it is gone.
+    let mut bound = None;
+    for _ in 0..1200 {
+        match tokio::net::TcpListener::bind(&host).await {
+            Ok(l) => {
+                bound = Some(l);
+                break;
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
+    }
+    let listener = bound.expect("the registry's port was freed within a minute");
     let garbage = axum::Router::new().fallback(|| async {
         (
             [("content-type", "application/vnd.oci.image.manifest.v1+json")],

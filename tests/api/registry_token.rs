@@ -131,7 +131,17 @@ async fn a_registry_that_issues_bearer_tokens_is_pushed_to_and_followed_with_the
     let wrong = auth_file("wrong.json", "ci:not-the-pass");
 
     // Act: pushed with the wrong password, then with the right one; a host follows the tag.
-    let env = [("LOANHOST_REGISTRY_PLAIN_HTTP", registry.host.clone())];
+    // The token service speaks plain HTTP on a loopback port of its own: listed beside the
+    // registry, as an operator lists it (credentials go to no other plain-http realm).
+    let token_origin = tokens
+        .realm
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let plain_http = format!("{},{token_origin}", registry.host);
+    let env = [("LOANHOST_REGISTRY_PLAIN_HTTP", plain_http.clone())];
     let mut with_wrong = env.to_vec();
     with_wrong.push(("LOANHOST_REGISTRY_AUTH_FILE", wrong));
     let fixture = tempfile::tempdir().unwrap();
@@ -158,7 +168,10 @@ async fn a_registry_that_issues_bearer_tokens_is_pushed_to_and_followed_with_the
         &with_wrong,
     )
     .await;
-    let with_auth = [("LOANHOST_REGISTRY_AUTH_FILE", auth.clone())];
+    let with_auth = [
+        ("LOANHOST_REGISTRY_AUTH_FILE", auth.clone()),
+        ("LOANHOST_REGISTRY_PLAIN_HTTP", plain_http.clone()),
+    ];
     let a = push_revision_with(
         &registry,
         "revision-a",
@@ -169,6 +182,9 @@ async fn a_registry_that_issues_bearer_tokens_is_pushed_to_and_followed_with_the
     .await;
     let mut options = follower(&registry, &live, &fixture.path().join("cache"), true);
     options.env.push(("LOANHOST_REGISTRY_AUTH_FILE", auth));
+    options
+        .env
+        .push(("LOANHOST_REGISTRY_PLAIN_HTTP", plain_http));
     let app = spawn_app_with(options).await;
 
     // Assert: the wrong password got no token and its message names no password; the right

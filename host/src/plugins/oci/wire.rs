@@ -1,6 +1,6 @@
 //! The distribution API as a host reads it from a registry it does not trust: the token
-//! exchange (a challenge's realm must be `https://`, or the very loopback registry spoken to
-//! over plain HTTP, before any credential is sent there), a tag's digest (checked to be a
+//! exchange (a challenge's realm must be `https://`, or a loopback origin the operator lists
+//! for plain HTTP, before any credential is sent there), a tag's digest (checked to be a
 //! digest before it names anything), manifests and blobs read chunk by chunk and cut off at
 //! their cap while they stream, error bodies capped and cleaned. Redirects are followed only
 //! to `https://` (or back to the same loopback registry), at most [`MAX_REDIRECTS`] times, and
@@ -163,7 +163,7 @@ impl Wire {
         else {
             return Ok(credentials);
         };
-        let realm = self.checked_realm(reference, registry_host, &challenge.realm)?;
+        let realm = self.checked_realm(reference, &challenge.realm)?;
         let scope = match operation {
             Operation::Pull => format!("repository:{}:pull", target.repository()),
             Operation::Push => format!("repository:{}:pull,push", target.repository()),
@@ -204,19 +204,15 @@ impl Wire {
     }
 
     /// The realm a challenge names, if credentials may go there: `https://`, or plain HTTP to
-    /// the very loopback registry that is spoken to over plain HTTP.
-    fn checked_realm(
-        &self,
-        reference: &str,
-        registry_host: &str,
-        realm: &str,
-    ) -> Result<url::Url, OciError> {
+    /// a loopback origin listed in `LOANHOST_REGISTRY_PLAIN_HTTP`.
+    fn checked_realm(&self, reference: &str, realm: &str) -> Result<url::Url, OciError> {
         let refuse = |why: &str| {
             refused(
                 reference,
                 format!(
                     "the registry's token realm `{}` {why}: credentials go only to an https:// \
-                     realm, or to the loopback registry itself over plain http",
+                     realm, or over plain http to a loopback origin listed in \
+                     LOANHOST_REGISTRY_PLAIN_HTTP",
                     clean(realm)
                 ),
             )
@@ -237,13 +233,15 @@ impl Wire {
                     Some(p) => format!("{host}:{p}"),
                     None => host,
                 };
-                let same = origin == registry_host
-                    && self.plain_http.iter().any(|r| r == registry_host)
-                    && is_loopback(registry_host);
-                if same {
+                // Only to a loopback origin the operator lists for plain HTTP: the registry
+                // itself, or a token service beside it.
+                let listed = self.plain_http.iter().any(|r| *r == origin) && is_loopback(&origin);
+                if listed {
                     Ok(url)
                 } else {
-                    Err(refuse("is plain http:// to another origin"))
+                    Err(refuse(
+                        "is plain http:// to an origin not listed in LOANHOST_REGISTRY_PLAIN_HTTP",
+                    ))
                 }
             }
             _ => Err(refuse("is not http(s)")),
@@ -501,18 +499,26 @@ mod tests {
     }
 
     #[test]
-    fn credentials_go_only_to_an_https_realm_or_the_loopback_registry_itself() {
+    fn credentials_go_only_to_an_https_realm_or_a_listed_loopback_origin() {
         // Arrange
         let wire = Wire::new(&RegistryOptions {
             plain_http: vec!["127.0.0.1:5000".into()],
             ..Default::default()
         })
         .unwrap();
-        let check = |realm: &str| wire.checked_realm("oci://r/x:1", "127.0.0.1:5000", realm);
+        let check = |realm: &str| wire.checked_realm("oci://r/x:1", realm);
 
         // Act / Assert
         assert!(check("https://auth.example.com/token").is_ok());
         assert!(check("http://127.0.0.1:5000/token").is_ok());
+        let with_token_service = Wire::new(&RegistryOptions {
+            plain_http: vec!["127.0.0.1:5000".into(), "127.0.0.1:5001".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(with_token_service
+            .checked_realm("oci://r/x:1", "http://127.0.0.1:5001/token")
+            .is_ok());
         for hostile in [
             "http://127.0.0.1:5001/token",
             "http://auth.example.com/token",
@@ -526,11 +532,7 @@ mod tests {
         }
         let https_registry = Wire::new(&RegistryOptions::default()).unwrap();
         assert!(https_registry
-            .checked_realm(
-                "oci://r/x:1",
-                "127.0.0.1:5000",
-                "http://127.0.0.1:5000/token"
-            )
+            .checked_realm("oci://r/x:1", "http://127.0.0.1:5000/token")
             .is_err());
     }
 }
