@@ -235,7 +235,7 @@ impl Wire {
                 };
                 // Only to a loopback origin the operator lists for plain HTTP: the registry
                 // itself, or a token service beside it.
-                let listed = self.plain_http.iter().any(|r| *r == origin) && is_loopback(&origin);
+                let listed = self.plain_http.contains(&origin) && is_loopback(&origin);
                 if listed {
                     Ok(url)
                 } else {
