@@ -1,7 +1,7 @@
 //! Loading a plugin from its files exactly as the server does: manifest, signature, WIT
 //! version and imports, compilation (cached), pre-instantiation and `describe`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -9,8 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::bindings::ToolPre;
 use super::checks::{
-    check_interfaces, check_shape, read_capped, tool_version, ReadError, MAX_MANIFEST_BYTES,
-    MAX_SIGNATURE_BYTES,
+    check_interfaces, check_shape, tool_version, MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES,
 };
 use super::compiler::MAX_COMPONENT_BYTES;
 use super::invoke::{Answer, Op, Runner};
@@ -59,98 +58,7 @@ impl std::fmt::Display for WitVersion {
     }
 }
 
-/// The files of one deployed plugin.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PluginFiles {
-    /// `<tool>.wasm`.
-    pub wasm: PathBuf,
-    /// `<tool>.toml`.
-    pub manifest: PathBuf,
-    /// `<tool>.wasm.minisig` (may not exist).
-    pub signature: PathBuf,
-    /// `<tool>.toml.minisig`: the manifest's signature (may not exist).
-    pub manifest_signature: PathBuf,
-    /// `<tool>.html`: the view, when the manifest declares one.
-    pub view: PathBuf,
-    /// `<tool>.html.minisig`: the view's signature (may not exist).
-    pub view_signature: PathBuf,
-    /// The files' bytes when they are held in memory (a registry artifact, loaded from the
-    /// very bytes its pull or cache read verified): then nothing is read from disk.
-    in_memory: Option<InMemory>,
-}
-
-/// Plugin files held in memory, by path.
-#[derive(Clone, PartialEq, Eq)]
-struct InMemory(Arc<Vec<(PathBuf, Vec<u8>)>>);
-
-impl std::fmt::Debug for InMemory {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "InMemory({} files)", self.0.len())
-    }
-}
-
-impl PluginFiles {
-    /// The files of tool `stem` in `dir`.
-    pub fn in_dir(dir: &Path, stem: &str) -> PluginFiles {
-        PluginFiles {
-            wasm: dir.join(format!("{stem}.wasm")),
-            manifest: dir.join(format!("{stem}.toml")),
-            signature: dir.join(format!("{stem}.wasm.minisig")),
-            manifest_signature: dir.join(format!("{stem}.toml.minisig")),
-            view: dir.join(format!("{stem}.html")),
-            view_signature: dir.join(format!("{stem}.html.minisig")),
-            in_memory: None,
-        }
-    }
-
-    /// The files of tool `stem` as if in `dir`, their bytes given by file name: a file not
-    /// given does not exist.
-    pub fn in_memory(dir: &Path, stem: &str, files: Vec<(String, Vec<u8>)>) -> PluginFiles {
-        let mut out = PluginFiles::in_dir(dir, stem);
-        out.in_memory = Some(InMemory(Arc::new(
-            files
-                .into_iter()
-                .map(|(name, bytes)| (dir.join(name), bytes))
-                .collect(),
-        )));
-        out
-    }
-
-    /// The bytes of `path` (one of these files), at most `cap`: from memory when the files
-    /// are held there, else read once from disk.
-    fn read(&self, path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
-        let Some(InMemory(files)) = &self.in_memory else {
-            return read_capped(path, cap);
-        };
-        match files.iter().find(|(p, _)| p == path) {
-            None => Err(ReadError::not_found()),
-            Some((_, bytes)) if bytes.len() as u64 > cap => {
-                Err(ReadError::too_large(path, cap, bytes.len() as u64))
-            }
-            Some((_, bytes)) => Ok(bytes.clone()),
-        }
-    }
-
-    /// Files given explicitly (`loanhost plugin check`): the signature sits beside the wasm,
-    /// the view (`<tool>.html`) beside the manifest.
-    pub fn explicit(wasm: &Path, manifest: &Path) -> PluginFiles {
-        let beside = |p: &Path| {
-            let mut sig = p.as_os_str().to_owned();
-            sig.push(".minisig");
-            PathBuf::from(sig)
-        };
-        let view = manifest.with_extension("html");
-        PluginFiles {
-            wasm: wasm.to_path_buf(),
-            manifest: manifest.to_path_buf(),
-            signature: beside(wasm),
-            manifest_signature: beside(manifest),
-            view_signature: beside(&view),
-            view,
-            in_memory: None,
-        }
-    }
-}
+pub use super::files::PluginFiles;
 
 /// The tool as the plugin describes it.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,6 +24,7 @@ mod capabilities;
 mod checks;
 pub mod compiler;
 pub(crate) mod engine;
+mod files;
 pub mod follow;
 pub(crate) mod function_cache;
 mod invoke;
