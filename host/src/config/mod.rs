@@ -6,13 +6,17 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use time::Date;
+use crate::config::settings::err;
+use crate::config::values::{boolean, http_url, list, non_empty, read_toml, redirect_uri};
 
 pub mod reference;
 mod settings;
 mod values;
-pub use settings::*;
-pub use values::*;
+pub use settings::{
+    AllowedRedirect, AuthorizeCallback, CompilerSetting, Config, ConfigError, IdpConfig,
+    IdpProfile, InternalScheme, Password, ServerLimits,
+};
+pub use values::parse_date;
 
 impl Default for Config {
     fn default() -> Self {

@@ -1,7 +1,10 @@
 //! The validated configuration's types: the server's limits, the IdP's endpoints, the internal
 //! scheme, the whole `Config`, and the error that names the variable at fault.
 
-use super::*;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use time::Date;
 
 /// The limits that protect the server from its callers and its plugins (each has a
 /// `LOANHOST_*` variable; `docs/threat-model.md` says what happens when one is hit).

@@ -1,7 +1,13 @@
 //! Reading one setting: TOML files, URLs, booleans, lists and dates, each refused with the
 //! variable named.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use time::Date;
+
+use super::settings::ConfigError;
+use crate::config::settings::err;
 
 pub(super) fn read_toml(path: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
     let file = path.display().to_string();

@@ -9,6 +9,10 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+/// Longest a statement may run (the server's `statement_timeout` on PostgreSQL; each
+/// query's deadline on either engine).
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Errors of the data layer's boundary.
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -183,7 +187,7 @@ impl Db {
             // (`open_reference`: none).
             let timeout = match kind {
                 PoolKind::Reference => "0".to_string(),
-                _ => super::query::STATEMENT_TIMEOUT.as_millis().to_string(),
+                _ => STATEMENT_TIMEOUT.as_millis().to_string(),
             };
             let options = PgConnectOptions::from_str(url)
                 .map_err(|e| DbError::Connect(format!("`{}`: {e}", redact(url))))?

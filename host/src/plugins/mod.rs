@@ -17,6 +17,8 @@
 //! # Ok(()) }
 //! ```
 
+use crate::plugins::output::{from_guest, join};
+
 mod bindings;
 mod cache;
 pub mod callers;
@@ -49,7 +51,7 @@ pub mod view;
 pub mod watch;
 
 pub use options::{HostOptions, DEFAULT_PLUGIN_MEMORY_MIB};
-pub use output::*;
+pub use output::ToolOutput;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

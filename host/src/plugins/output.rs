@@ -2,9 +2,10 @@
 //! answer without being parsed into a tree), and how a guest's typed error reads.
 
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use super::bindings::types::ToolError;
-use super::*;
+use crate::plugins::ToolCallError;
 
 /// A tool's result: the JSON object the plugin wrote, as it wrote it (checked to be exactly
 /// one JSON object, never parsed into a tree). Numbers keep every digit the plugin wrote.

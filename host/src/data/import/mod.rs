@@ -3,30 +3,24 @@
 //! in one transaction, so a failed import keeps nothing; re-importing is idempotent (upsert by
 //! id; history rows dedupe on all their fields).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde_json::{Map, Value};
-use sqlx::{Postgres, Sqlite, Transaction};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::agents::email_key;
 use super::catalog::Dataset;
 use super::history_keys;
-use super::store::{number_placeholders, Db, DbError};
-use super::values::{
-    parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
-};
+use super::store::{Db, DbError};
+use crate::data::import::parse::{parse_line, Record};
+use crate::data::import::totals::KeyValue;
+use crate::data::import::tx::Tx;
+use crate::data::import::write::write;
 
 mod parse;
 mod persons;
 mod totals;
 mod tx;
 mod write;
-use parse::*;
-use totals::*;
-use tx::*;
-use write::*;
 
 /// The files, in import order.
 pub const FILES: [&str; 5] = [

@@ -1,7 +1,14 @@
 //! Reading one JSON line of an import file into a record, every field checked with a message
 //! that names the file, the line and the field.
 
-use super::*;
+use serde_json::{Map, Value};
+
+use crate::data::agents::email_key;
+use crate::data::history_keys;
+use crate::data::import::tx::V;
+use crate::data::values::{
+    parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
+};
 
 /// One validated line.
 pub(super) enum Record {

@@ -7,7 +7,8 @@
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
-use super::*;
+use crate::data::import::tx::{Tx, V};
+use crate::data::import::{Stale, BATCH_PARAMS};
 use crate::data::totals::{counted_columns, merged_columns, Totals, TOTALS};
 
 /// A value of a table of totals' first key column: text, or a month index.

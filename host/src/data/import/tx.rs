@@ -1,8 +1,16 @@
 //! The import's transaction on either engine (`Tx`): the statements it runs, the indexes a
 //! first import drops and builds again, and the period sets it keeps in step with the history.
 
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+
+use sqlx::{Postgres, Sqlite, Transaction};
+
+use crate::data::history_keys;
 use crate::data::history_keys::{STATUS_BITS, UNLISTED_BIT};
+use crate::data::import::{
+    SetRow, Stale, BATCH_PARAMS, HISTORY_SETS, PERIODS, STATUS_COUNTS, WAREHOUSE,
+};
+use crate::data::store::number_placeholders;
 
 /// A bound value.
 #[derive(Debug, Clone)]

@@ -1,7 +1,12 @@
 //! Writing a batch of records: upserts by id (the last line of an id wins whole), history rows
 //! de-duplicated, loans' integer keys and their history's carried columns kept in step.
 
-use super::*;
+use std::collections::HashMap;
+
+use crate::data::history_keys;
+use crate::data::import::parse::Record;
+use crate::data::import::tx::{Tx, V};
+use crate::data::import::{ImportError, SetRow, Stale, BATCH_PARAMS, DEALS, MILESTONES};
 
 pub(super) const LOAN_COLUMNS: [&str; 27] = [
     "id",

@@ -1,7 +1,9 @@
 //! Bound parameters (never SQL text) and how each output column decodes.
 
-use super::*;
+use super::ir::{QueryError, Value};
+use crate::data::catalog::FieldType;
 use crate::data::history_keys::week_label;
+use crate::data::values::{format_decimal, format_instant};
 
 /// A bound parameter.
 #[derive(Debug, Clone)]

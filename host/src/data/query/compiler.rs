@@ -2,7 +2,13 @@
 //! through the dataset's whitelist and the name-reading right here (`Compiler::lookup`),
 //! whatever form reads it; value→label maps are checked here too.
 
-use super::*;
+use super::columns::{out_of, Out, P};
+use super::ir::{Condition, Key, PeriodUnit, QueryError, Value};
+use super::limits::{MAX_LABEL_BYTES, MAX_LIST_VALUES, MAX_MAP_ENTRIES, MAX_VALUE_BYTES};
+use super::periods::periods_between;
+use super::plan::month_predicate;
+use crate::data::catalog::{Dataset, Field, FieldType};
+use crate::data::values::{parse_decimal, parse_instant};
 
 pub(super) struct Compiler {
     pub(super) dataset: Dataset,

@@ -1,7 +1,19 @@
 //! The PostgreSQL executor: read-only report sessions keeping their `statement_timeout` and
 //! how they plan, a broken session retried on a fresh one.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+use sqlx::Row;
+
+use super::columns::{undecodable, Out, P};
+use super::intake::{
+    is_broken, timed_out, unavailable, Allowance, Failed, Fetched, Sink, ATTEMPTS,
+};
+use super::ir::{QueryError, Value};
+use super::plan::Compiled;
+use crate::data::report_store::{session_timeout_ms, PgReads};
+use crate::data::store::number_placeholders;
 
 /// A statement on PostgreSQL, on a session that plans as the statement asks
 /// (`Compiled::plans`), run again on another connection when its pooled one turns out broken

@@ -1,7 +1,14 @@
 //! The SQLite executor: read-only connections of the reports' own, a statement stepped on a
 //! blocking thread and stopped by its progress handler at the deadline.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::columns::{undecodable, Out};
+use super::intake::{timed_out, unavailable, Allowance, Fetched, Sink};
+use super::ir::{QueryError, Value};
+use super::plan::Compiled;
+use crate::data::report_store::{ReadError, SqliteReads};
 
 /// The result column `i` of a SQLite row as the compiler typed it.
 pub(super) fn sqlite_value(

@@ -1,7 +1,17 @@
 //! The spec's `filter` object compiled to SQL predicates on the loan snapshot: every value
 //! checked against its vocabulary or form, and bound.
 
-use super::*;
+use serde_json::Value as Json;
+
+use super::columns::P;
+use super::compiler::Compiler;
+use super::ir::QueryError;
+use super::limits::{
+    MAX_FILTER_BYTES, MAX_LIST_VALUES, MAX_SEARCH_CHARS, MAX_SEARCH_WORDS, MAX_VALUE_BYTES,
+};
+use crate::data::values::{
+    closest, parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
+};
 
 /// The spec's `filter` object, validated and compiled into predicates over alias `l`.
 pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryError> {

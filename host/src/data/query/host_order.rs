@@ -3,7 +3,10 @@
 //! up the totals of cut groups. Done in SQL around the grouping, that work cost more than the
 //! grouping itself for a person's few hundred loans (docs/decisions/0027).
 
-use super::*;
+use super::columns::Out;
+use super::intake::Intake;
+use super::ir::{Aggregate, Query, QueryError, Value};
+use super::statement::{adds_up, in_statement_order, limit_of, order_columns, Wrapping};
 
 /// Rows the host holds before it keeps only the best `limit` of them: at least this many, and
 /// twice the limit (so each cut is paid for by as many new rows as it keeps).

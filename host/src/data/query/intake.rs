@@ -1,7 +1,14 @@
 //! The call's budgets for one statement (`Allowance`) and the intake of its rows: rows and
 //! decoded bytes counted as they arrive, so a result is never decoded past its allowance.
 
-use super::*;
+use std::time::Instant;
+
+use super::fold::SetFold;
+use super::host_order::HostOrder;
+use super::ir::{QueryError, Value};
+use super::limits::{ROW_CAP, STATEMENT_TIMEOUT};
+use super::plan::Compiled;
+use super::statement::TOTALS_ROW;
 
 /// What one statement may spend: the instant it must have finished by, and the rows and
 /// bytes (decoded, as the guest will receive them) it may deliver. The caller derives these

@@ -1,7 +1,7 @@
 //! The IR: what a plugin may ask for (the `data` capability's WIT types map onto it), what it
 //! gets back, and how a query is refused.
 
-use super::*;
+use crate::data::catalog::Dataset;
 
 /// A typed value, in predicates and in result rows.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,9 @@
 //! integers instead of formatted per row), and the bounds the predicates put on date-time
 //! fields.
 
-use super::*;
+use super::ir::{Condition, PeriodUnit, Query, Value};
+use crate::data::catalog::FieldType;
+use crate::data::values::parse_instant;
 
 /// The periods of a window: where the first starts, and each one's end (exclusive) and label.
 pub(super) struct Periods {

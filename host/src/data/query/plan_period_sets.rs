@@ -4,8 +4,18 @@
 //! by raw status its counts per status (v13); with a scope or a filter it joins the sets by
 //! key to the loans `scoped::where_clause` keeps.
 
-use super::*;
+use super::columns::{out_of, Out, P};
+use super::compiler::{check_map, Compiler};
+use super::fold::{Merge, Packed, SetFold};
+use super::ir::{Aggregate, Key, PeriodUnit, Query, QueryError};
+use super::periods::{bounds_only, periods_between};
+use super::plan::Compiled;
+use super::scoped::scope_condition;
+use super::statement::{check_order, result_columns};
+use crate::data::catalog::{Dataset, FieldType};
 use crate::data::history_keys::UNLISTED_BIT;
+use crate::data::report_store::Plans;
+use crate::data::scope::Scope;
 
 /// A query [`compile_period_sets`] answers: which key is the period, the table of its unit,
 /// the window's period indexes with their labels, and each label's status bits.

@@ -3,7 +3,13 @@
 //! inner select aggregates by the raw values, the outer maps or labels them and merges the
 //! partials. Scope enters through `scoped::where_clause`.
 
-use super::*;
+use super::columns::{out_of, Out, P};
+use super::compiler::Compiler;
+use super::ir::{Aggregate, Key, Query, QueryError};
+use super::plan::Compiled;
+use super::scoped::where_clause;
+use crate::data::catalog::FieldType;
+use crate::data::scope::Scope;
 
 /// [`compile`] for the keys above without a distinct count: the inner select aggregates by
 /// the keys' raw values (`r0…`, partial aggregates `p0…`), the grouped select

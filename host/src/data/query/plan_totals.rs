@@ -7,7 +7,14 @@
 //! instead of the loans and merged per group, as the pre-aggregated plan merges the partials
 //! it computes.
 
-use super::*;
+use super::columns::{out_of, Out};
+use super::compiler::Compiler;
+use super::ir::{Aggregate, Key, PeriodUnit, Query, QueryError};
+use super::plan::{month_condition, month_predicate, Compiled};
+use super::scoped::TotalsScope;
+use super::statement::finish;
+use crate::data::catalog::Dataset;
+use crate::data::scope::Scope;
 use crate::data::totals::{amount_column, Totals, TOTALS};
 
 /// The table of totals that answers `q`, and the loans of it the scope reads, if one does.

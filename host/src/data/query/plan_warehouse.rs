@@ -3,7 +3,11 @@
 //! loans, the deals per stage: the window's whole periods are read from the import's counts,
 //! and its partial first and last periods, if any, from the rows.
 
-use super::*;
+use super::columns::{Out, P};
+use super::compiler::Compiler;
+use super::ir::{Aggregate, Key, PeriodUnit, Query, QueryError};
+use super::periods::{bounds_only, instant_bound};
+use super::plan::Compiled;
 use crate::data::catalog::WarehouseCounts;
 use crate::data::history_keys::{month_index, month_start, week_index, week_start};
 

@@ -4,7 +4,11 @@
 //! `WHERE` over the loans, the snapshot's totals, is only for a scope of every loan or of one
 //! company's loans (`TotalsScope`), and its company's condition is written here too.
 
-use super::*;
+use super::columns::P;
+use super::compiler::Compiler;
+use super::ir::{Query, QueryError};
+use crate::data::catalog::Dataset;
+use crate::data::scope::Scope;
 
 /// The caller's scope as a condition over the loan alias `l`, with its parameters.
 pub(super) fn scope_condition(scope: Option<&Scope>) -> Result<(String, Vec<P>), QueryError> {

@@ -2,7 +2,14 @@
 //! its groups: `host_order`), the order it is given in, and the answer from cut groups'
 //! totals to the query without keys.
 
-use super::*;
+use super::columns::{Out, P};
+use super::compiler::Compiler;
+use super::host_order::HostOrder;
+use super::intake::value_bytes;
+use super::ir::{Aggregate, Query, QueryError, Rows, Value};
+use super::limits::ROW_CAP;
+use super::plan::Compiled;
+use crate::data::report_store::Plans;
 
 /// Makes a grouped statement the query's answer: the statement groups and nothing more, and
 /// the host orders its groups (the requested columns, then the keys; NULL last; text by its

@@ -14,11 +14,13 @@ use serde_json::json;
 use time::{Date, Duration, OffsetDateTime, PrimitiveDateTime, Time};
 
 use super::values::{LOAN_STATUSES, LOAN_TYPES, PURPOSES};
+use crate::data::seed::paths::{
+    cents, history_path, warehouse_milestone, weighted_status, MLO_STAGES, STATES,
+};
+use crate::data::seed::people::{uuid, Person, Staff, FIRST, LAST};
 
 mod paths;
 mod people;
-use paths::*;
-use people::*;
 
 /// Domain of every seeded email.
 pub const DEMO_DOMAIN: &str = "demo.loanhost.local";

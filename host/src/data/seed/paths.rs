@@ -2,7 +2,10 @@
 //! milestones and recruiting stages they map to, and the weights that make a realistic
 //! pipeline.
 
-use super::*;
+use rand::rngs::StdRng;
+use rand::Rng;
+
+use crate::data::values::LOAN_STATUSES;
 
 pub(super) const STATES: [&str; 10] = ["CA", "TX", "FL", "NY", "WA", "AZ", "CO", "GA", "NC", "IL"];
 

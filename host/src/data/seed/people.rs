@@ -1,7 +1,13 @@
 //! The seed's people: deterministic names and ids, and the staff lines (agents with their
 //! roles, companies and managed agents) written as `agents.jsonl`.
 
-use super::*;
+use std::io::{BufWriter, Write};
+
+use rand::rngs::StdRng;
+use rand::Rng;
+use serde_json::json;
+
+use crate::data::seed::DEMO_DOMAIN;
 
 pub(super) fn uuid(rng: &mut StdRng) -> String {
     uuid::Builder::from_random_bytes(rng.gen())

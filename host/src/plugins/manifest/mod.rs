@@ -9,7 +9,12 @@ use crate::data::catalog::Dataset;
 use crate::identity::RoleCode;
 
 mod raw;
-pub use raw::*;
+use crate::plugins::manifest::raw::in_range;
+use crate::plugins::manifest::raw::parse_toml;
+use crate::plugins::manifest::raw::validate_name;
+use crate::plugins::manifest::raw::RawManifest;
+use crate::plugins::manifest::raw::RawView;
+pub use raw::semver_triple;
 
 /// Largest memory a manifest may grant to one instance (also the pooling slot size).
 pub const MAX_MEMORY_MIB: u32 = 512;

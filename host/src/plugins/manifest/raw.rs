@@ -1,7 +1,9 @@
 //! The manifest as written (TOML, every key checked) and the small parsers its validation uses:
 //! ranges, names, versions.
 
-use super::*;
+use serde::Deserialize;
+
+use crate::plugins::manifest::Scope;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

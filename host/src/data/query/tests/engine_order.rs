@@ -5,6 +5,13 @@
 //! and the host compare bytes), the limit, and after groups cut by it their totals.
 
 use super::*;
+use crate::data::query::columns::Out;
+use crate::data::query::columns::P;
+use crate::data::query::statement::adds_up;
+use crate::data::query::statement::limit_of;
+use crate::data::query::statement::result_columns;
+use crate::data::query::statement::Wrapping;
+use crate::data::query::statement::TOTALS_ROW;
 
 /// `grouped` ordered, counted and limited by the engine, with the totals of cut groups when
 /// `how.totals`: the same answer `finish` gives by the host's order.

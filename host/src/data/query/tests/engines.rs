@@ -2,6 +2,11 @@
 //! their deadline.
 
 use super::*;
+use crate::data::query::columns::Out;
+use crate::data::query::compiler::Compiler;
+use crate::data::query::periods::periods_between;
+use crate::data::values::parse_instant;
+use std::time::Instant;
 
 #[tokio::test]
 async fn window_labels_equal_the_engines_own_formatting() {

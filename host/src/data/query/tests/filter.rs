@@ -2,6 +2,7 @@
 //! errors naming the field and the limit; which of its columns keep their indexes.
 
 use super::*;
+use crate::data::query::filter::state_code;
 
 #[test]
 fn a_property_state_is_a_two_letter_code() {

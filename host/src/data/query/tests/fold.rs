@@ -1,6 +1,12 @@
 //! The host's fold of the period sets: its merges, its order, its limit and its overflow.
 
 use super::*;
+use crate::data::query::columns::Out;
+use crate::data::query::fold::Merge;
+use crate::data::query::fold::Packed;
+use crate::data::query::fold::SetFold;
+use crate::data::query::intake::Intake;
+use crate::data::values::format_instant;
 
 fn fold(q: &Query) -> SetFold {
     let periods = [(10, "P10".to_string()), (11, "P11".to_string())];

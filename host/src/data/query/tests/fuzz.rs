@@ -1,4 +1,5 @@
 use super::*;
+use crate::data::query::columns::P;
 use proptest::prelude::*;
 
 const FILTER_KEYS: [&str; 19] = [

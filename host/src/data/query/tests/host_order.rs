@@ -4,6 +4,9 @@
 //! order otherwise than they do (weeks, negative decimals), cuts while the groups stream in.
 
 use super::*;
+use crate::data::query::columns::Out;
+use crate::data::query::statement::finish;
+use crate::data::query::statement::Wrapping;
 
 /// `n` groups' source rows from a seed: keys from small sets (many ties), NULLs among keys
 /// and values. Literal SQL of the test's own values.

@@ -1,7 +1,13 @@
 //! Unit tests of the query compiler and its executors, by stage; the helpers they share.
 
 use super::*;
+use crate::data::catalog::Dataset;
+use crate::data::query::columns::P;
+use crate::data::report_store::Plans;
+use crate::data::report_store::{PgReads, SqliteReads};
 use crate::data::Db;
+use std::sync::Arc;
+use std::time::Duration;
 
 mod engine_order;
 mod engines;

@@ -4,6 +4,8 @@
 //! PostgreSQL grouped behind a fence before the groups are ordered.
 
 use super::*;
+use crate::data::query::columns::Out;
+use crate::data::query::columns::P;
 
 fn by_month(field: &str, unit: PeriodUnit, predicates: Vec<(String, Condition)>) -> Query {
     Query {

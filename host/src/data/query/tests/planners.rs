@@ -2,6 +2,8 @@
 //! covering indexes, pre-aggregated partials.
 
 use super::*;
+use crate::data::query::columns::P;
+use crate::data::values::parse_instant;
 
 #[test]
 fn history_is_read_alone_only_for_an_unfiltered_organisation_wide_query() {

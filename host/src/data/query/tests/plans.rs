@@ -3,6 +3,7 @@
 //! can serve; every other statement planned for its values.
 
 use super::*;
+use crate::data::query::plan::plans_for;
 
 fn stamp(s: &str) -> Value {
     Value::Timestamp(s.into())

@@ -2,6 +2,7 @@
 //! the statement that reads unlisted statuses' rows only when a set holds one.
 
 use super::*;
+use crate::data::query::columns::P;
 
 #[test]
 fn a_persons_raw_status_counts_its_sets_alone_first() {

@@ -2,6 +2,7 @@
 //! every form a query reads a field, no input text in the SQL.
 
 use super::*;
+use crate::data::query::columns::P;
 
 #[test]
 fn scope_is_always_anded_for_loans() {

@@ -2,6 +2,7 @@
 //! reads it on PostgreSQL; a person's is written so that it cannot.
 
 use super::*;
+use crate::data::query::columns::P;
 use crate::data::store::number_placeholders;
 
 /// A count of loans under a search, for `scope`.

@@ -4,6 +4,7 @@
 //! compile to.
 
 use super::*;
+use crate::data::query::columns::P;
 
 fn totalled(group_by: Vec<Key>, predicates: Vec<(String, Condition)>) -> Query {
     Query {

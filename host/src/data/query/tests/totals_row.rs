@@ -3,6 +3,9 @@
 //! the limit, a sum past 64 bits), and the ungrouped query they answer (`answer_from_totals`).
 
 use super::*;
+use crate::data::query::columns::Out;
+use crate::data::query::statement::finish;
+use crate::data::query::statement::Wrapping;
 
 /// Count, sum, least and greatest amount, by status.
 fn by_status(limit: u32) -> Query {

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::data::history_keys::{month_index, week_index};
+use crate::data::values::parse_instant;
 
 /// The warehouse report's shape: distinct loans per (period, milestone) in [from, to).
 fn warehouse(unit: PeriodUnit, from: &str, to: &str) -> Query {
