@@ -5,8 +5,7 @@
 use super::columns::{out_of, Out, P};
 use super::ir::{Condition, Key, PeriodUnit, QueryError, Value};
 use super::limits::{MAX_LABEL_BYTES, MAX_LIST_VALUES, MAX_MAP_ENTRIES, MAX_VALUE_BYTES};
-use super::periods::periods_between;
-use super::plan::month_predicate;
+use super::periods::{month_predicate, periods_between};
 use crate::data::catalog::{Dataset, Field, FieldType};
 use crate::data::values::{parse_decimal, parse_instant};
 

@@ -7,11 +7,10 @@ use std::time::Instant;
 use sqlx::Row;
 
 use super::columns::{undecodable, Out, P};
-use super::intake::{
-    is_broken, timed_out, unavailable, Allowance, Failed, Fetched, Sink, ATTEMPTS,
-};
+use super::compiled::Compiled;
+use super::intake::{is_broken, timed_out, unavailable, Allowance, Failed, Fetched, ATTEMPTS};
 use super::ir::{QueryError, Value};
-use super::plan::Compiled;
+use super::sink::Sink;
 use crate::data::report_store::{session_timeout_ms, PgReads};
 use crate::data::store::number_placeholders;
 

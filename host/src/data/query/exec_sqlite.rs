@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::columns::{undecodable, Out};
-use super::intake::{timed_out, unavailable, Allowance, Fetched, Sink};
+use super::compiled::Compiled;
+use super::intake::{timed_out, unavailable, Allowance, Fetched};
 use super::ir::{QueryError, Value};
-use super::plan::Compiled;
+use super::sink::Sink;
 use crate::data::report_store::{ReadError, SqliteReads};
 
 /// The result column `i` of a SQLite row as the compiler typed it.

@@ -10,7 +10,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::columns::{undecodable, Out};
 use super::intake::{unavailable, Intake};
 use super::ir::{Query, QueryError, Value};
-use super::statement::{in_statement_order, limit_of, order_columns};
+use super::order::{in_statement_order, limit_of, order_columns};
 use crate::data::history_keys::UNLISTED_BIT;
 
 /// How a partial merges across the sets of a group.

@@ -6,7 +6,7 @@
 use super::columns::Out;
 use super::intake::Intake;
 use super::ir::{Aggregate, Query, QueryError, Value};
-use super::statement::{adds_up, in_statement_order, limit_of, order_columns, Wrapping};
+use super::order::{adds_up, in_statement_order, limit_of, order_columns, Wrapping};
 
 /// Rows the host holds before it keeps only the best `limit` of them: at least this many, and
 /// twice the limit (so each cut is paid for by as many new rows as it keeps).

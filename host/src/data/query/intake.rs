@@ -3,12 +3,8 @@
 
 use std::time::Instant;
 
-use super::fold::SetFold;
-use super::host_order::HostOrder;
 use super::ir::{QueryError, Value};
 use super::limits::{ROW_CAP, STATEMENT_TIMEOUT};
-use super::plan::Compiled;
-use super::statement::TOTALS_ROW;
 
 /// What one statement may spend: the instant it must have finished by, and the rows and
 /// bytes (decoded, as the guest will receive them) it may deliver. The caller derives these
@@ -119,78 +115,6 @@ impl Intake {
         self.total = total.max(0) as u64;
         self.rows.push(values);
         Ok(())
-    }
-}
-
-/// Where one attempt at a statement puts its rows: a fold of the period sets into the
-/// result's groups, or the host's order of a statement's groups, which reach the intake at the
-/// end; or the result as they come (a statement that orders and counts its own groups, as the
-/// tests' `engine_order`). Made anew for every attempt, so that a retried statement folds
-/// nothing twice.
-pub(super) struct Sink {
-    intake: Intake,
-    fold: Option<SetFold>,
-    order: Option<HostOrder>,
-}
-
-impl Sink {
-    pub(super) fn new(c: &Compiled, allowance: Allowance) -> Sink {
-        Sink {
-            intake: Intake::new(allowance),
-            fold: c.fold.clone(),
-            order: c.order.clone(),
-        }
-    }
-
-    /// Whether the statement's rows carry its count of groups after their columns (and a
-    /// row of totals may follow them): only a statement that orders and counts its own groups
-    /// (the tests' `engine_order`). The executors read that column only then: reading a column
-    /// a row does not have builds an error, once per row (5 % of the server's profile samples
-    /// for an Admin's 5,869 officers under a wide filter, PostgreSQL).
-    pub(super) fn counts_groups(&self) -> bool {
-        self.fold.is_none() && self.order.is_none()
-    }
-
-    /// Whether no row has arrived yet.
-    pub(super) fn is_empty(&self) -> bool {
-        self.intake.rows.is_empty()
-            && self.fold.as_ref().is_none_or(SetFold::is_empty)
-            && self.order.as_ref().is_none_or(HostOrder::is_empty)
-    }
-
-    /// One decoded statement row, with the statement's total of groups (when it counts them),
-    /// or the row of totals after them ([`TOTALS_ROW`]): kept aside, not a group.
-    pub(super) fn push(&mut self, values: Vec<Value>, total: i64) -> Result<(), QueryError> {
-        if total == TOTALS_ROW {
-            self.intake.totals = Some(values);
-            return Ok(());
-        }
-        match (&mut self.fold, &mut self.order) {
-            (Some(fold), _) => fold.add(values),
-            (None, Some(order)) => {
-                order.add(values);
-                Ok(())
-            }
-            (None, None) => self.intake.push(values, total),
-        }
-    }
-
-    /// What the statement delivered.
-    pub(super) fn finish(mut self) -> Result<Fetched, QueryError> {
-        let needs_full = self.fold.as_ref().is_some_and(SetFold::needs_full);
-        if needs_full {
-            // Nothing reached the intake: the fold's groups are not the answer.
-            let mut fetched = self.intake.finish();
-            fetched.needs_full = true;
-            return Ok(fetched);
-        }
-        if let Some(fold) = self.fold.take() {
-            fold.finish(&mut self.intake)?;
-        }
-        if let Some(order) = self.order.take() {
-            order.finish(&mut self.intake)?;
-        }
-        Ok(self.intake.finish())
     }
 }
 

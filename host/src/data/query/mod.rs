@@ -19,15 +19,17 @@
 //! - `exec_sqlite`, `exec_postgres`: one executor per engine, each stopping its statement
 //!   inside the engine at its deadline.
 
+use compiled::Compiled;
 use exec_postgres::execute_postgres;
 use exec_sqlite::execute_sqlite;
 use intake::{unavailable, Fetched};
-use plan::{compile, Compiled};
+use plan::compile;
 
 use super::report_store::ReportStore;
 use super::scope::Scope;
 
 mod columns;
+mod compiled;
 mod compiler;
 mod exec_postgres;
 mod exec_sqlite;
@@ -37,6 +39,7 @@ mod host_order;
 mod intake;
 mod ir;
 mod limits;
+mod order;
 mod periods;
 mod plan;
 mod plan_period_sets;
@@ -44,6 +47,7 @@ mod plan_preaggregated;
 mod plan_totals;
 mod plan_warehouse;
 mod scoped;
+mod sink;
 mod statement;
 #[cfg(test)]
 mod tests;

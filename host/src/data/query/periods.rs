@@ -2,6 +2,7 @@
 //! integers instead of formatted per row), and the bounds the predicates put on date-time
 //! fields.
 
+use super::columns::P;
 use super::ir::{Condition, PeriodUnit, Query, Value};
 use crate::data::catalog::FieldType;
 use crate::data::values::parse_instant;
@@ -138,4 +139,39 @@ pub(super) fn instant_bounds(q: &Query) -> std::collections::HashMap<String, (i6
     }
     bounds.retain(|_, (lo, hi)| *lo != i64::MIN && *hi != i64::MAX);
     bounds
+}
+
+/// A predicate on a date-time field as the same condition on its month index, where one is
+/// exactly the other: a null check, or `>=` / `<` the first instant of a month (a date is on
+/// or after the first of month M exactly when its month index is M or more).
+pub(super) fn month_condition(c: &Condition) -> Option<(&'static str, Option<i64>)> {
+    use crate::data::history_keys::month_index;
+    let month_start = |v: &Value| {
+        let ms = match v {
+            Value::Timestamp(s) | Value::Text(s) => parse_instant(s)?,
+            _ => return None,
+        };
+        let m = month_index(ms);
+        (month_index(ms.checked_sub(1)?) != m).then_some(m)
+    };
+    match c {
+        Condition::IsNull => Some(("IS NULL", None)),
+        Condition::IsNotNull => Some(("IS NOT NULL", None)),
+        Condition::Ge(v) => Some((">=", Some(month_start(v)?))),
+        Condition::Lt(v) => Some(("<", Some(month_start(v)?))),
+        _ => None,
+    }
+}
+
+/// A predicate on a date-time field as the same condition on its month index `column`, when
+/// [`month_condition`] finds one, its bound pushed to `params`.
+pub(super) fn month_predicate(column: &str, c: &Condition, params: &mut Vec<P>) -> Option<String> {
+    let (op, bound) = month_condition(c)?;
+    Some(match bound {
+        None => format!("{column} {op}"),
+        Some(m) => {
+            params.push(P::I(m));
+            format!("{column} {op} ?")
+        }
+    })
 }

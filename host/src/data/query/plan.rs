@@ -7,13 +7,12 @@
 //! totals, which only a scope of every loan or of one company's loans reads, with the
 //! company's condition from `scoped::TotalsScope`.
 
-use super::columns::{out_of, Out, P};
+use super::columns::{out_of, Out};
+use super::compiled::Compiled;
 use super::compiler::Compiler;
 use super::filter::compile_filter;
-use super::fold::SetFold;
-use super::host_order::HostOrder;
-use super::ir::{Aggregate, Condition, Key, PeriodUnit, Query, QueryError, Value};
-use super::periods::instant_bounds;
+use super::ir::{Aggregate, Condition, Key, PeriodUnit, Query, QueryError};
+use super::periods::{instant_bounds, month_condition};
 use super::plan_period_sets::{compile_period_sets, period_sets};
 use super::plan_preaggregated::compile_preaggregated;
 use super::plan_totals::{compile_totals, loan_totals};
@@ -22,7 +21,6 @@ use super::scoped::where_clause;
 use crate::data::catalog::{Dataset, FieldType};
 use crate::data::report_store::Plans;
 use crate::data::scope::Scope;
-use crate::data::values::parse_instant;
 
 /// Whether the query's group-by keys (each as is, or the first mapped to labels) are a
 /// leading prefix of a covering index's keys, in order, and it reads nothing else but fields
@@ -58,41 +56,6 @@ pub(super) fn stored_month(dataset: Dataset, k: &Key) -> Option<&'static str> {
     }
 }
 
-/// A predicate on a date-time field as the same condition on its month index, where one is
-/// exactly the other: a null check, or `>=` / `<` the first instant of a month (a date is on
-/// or after the first of month M exactly when its month index is M or more).
-pub(super) fn month_condition(c: &Condition) -> Option<(&'static str, Option<i64>)> {
-    use crate::data::history_keys::month_index;
-    let month_start = |v: &Value| {
-        let ms = match v {
-            Value::Timestamp(s) | Value::Text(s) => parse_instant(s)?,
-            _ => return None,
-        };
-        let m = month_index(ms);
-        (month_index(ms.checked_sub(1)?) != m).then_some(m)
-    };
-    match c {
-        Condition::IsNull => Some(("IS NULL", None)),
-        Condition::IsNotNull => Some(("IS NOT NULL", None)),
-        Condition::Ge(v) => Some((">=", Some(month_start(v)?))),
-        Condition::Lt(v) => Some(("<", Some(month_start(v)?))),
-        _ => None,
-    }
-}
-
-/// A predicate on a date-time field as the same condition on its month index `column`, when
-/// [`month_condition`] finds one, its bound pushed to `params`.
-pub(super) fn month_predicate(column: &str, c: &Condition, params: &mut Vec<P>) -> Option<String> {
-    let (op, bound) = month_condition(c)?;
-    Some(match bound {
-        None => format!("{column} {op}"),
-        Some(m) => {
-            params.push(P::I(m));
-            format!("{column} {op} ?")
-        }
-    })
-}
-
 /// Whether a month, quarter or year over a stored month index (which leads a covering index)
 /// is the only key, and the query reads nothing else but what that index holds
 /// (`Dataset::MONTH_HELD`), with predicates only on that field that its month index states
@@ -123,26 +86,6 @@ pub(super) fn reads_only_carried(q: &Query) -> bool {
         .chain(q.distinct_on.as_deref())
         .chain(q.predicates.iter().map(|(n, _)| n.as_str()));
     names.all(|n| !n.starts_with("loan.") || Dataset::HISTORY_CARRIED.iter().any(|(c, _)| *c == n))
-}
-
-/// A compiled statement.
-#[derive(Clone)]
-pub(super) struct Compiled {
-    pub(super) sql: String,
-    pub(super) params: Vec<P>,
-    pub(super) outs: Vec<Out>,
-    pub(super) columns: Vec<String>,
-    pub(super) limit: u32,
-    /// The period-set plan's fold: the statement's rows are sets, folded by the host.
-    pub(super) fold: Option<SetFold>,
-    /// The host's order of the statement's groups, which arrive unordered ([`finish`]).
-    pub(super) order: Option<HostOrder>,
-    /// The statement that answers when this one's fold meets what it cannot label (a set
-    /// with a status that has no bit of its own, `SetFold::sets_only`): run instead.
-    pub(super) full: Option<Box<Compiled>>,
-    /// How PostgreSQL plans it: generic for a person's statements that nothing but the
-    /// scope's indexes can serve ([`plans_for`], and the period sets' own rule).
-    pub(super) plans: Plans,
 }
 
 pub(super) fn compile(

@@ -5,13 +5,13 @@
 //! key to the loans `scoped::where_clause` keeps.
 
 use super::columns::{out_of, Out, P};
+use super::compiled::Compiled;
 use super::compiler::{check_map, Compiler};
 use super::fold::{Merge, Packed, SetFold};
 use super::ir::{Aggregate, Key, PeriodUnit, Query, QueryError};
+use super::order::{check_order, result_columns};
 use super::periods::{bounds_only, periods_between};
-use super::plan::Compiled;
 use super::scoped::scope_condition;
-use super::statement::{check_order, result_columns};
 use crate::data::catalog::{Dataset, FieldType};
 use crate::data::history_keys::UNLISTED_BIT;
 use crate::data::report_store::Plans;

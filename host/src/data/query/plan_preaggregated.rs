@@ -4,9 +4,9 @@
 //! partials. Scope enters through `scoped::where_clause`.
 
 use super::columns::{out_of, Out, P};
+use super::compiled::Compiled;
 use super::compiler::Compiler;
 use super::ir::{Aggregate, Key, Query, QueryError};
-use super::plan::Compiled;
 use super::scoped::where_clause;
 use crate::data::catalog::FieldType;
 use crate::data::scope::Scope;

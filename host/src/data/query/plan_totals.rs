@@ -8,9 +8,10 @@
 //! it computes.
 
 use super::columns::{out_of, Out};
+use super::compiled::Compiled;
 use super::compiler::Compiler;
 use super::ir::{Aggregate, Key, PeriodUnit, Query, QueryError};
-use super::plan::{month_condition, month_predicate, Compiled};
+use super::periods::{month_condition, month_predicate};
 use super::scoped::TotalsScope;
 use super::statement::finish;
 use crate::data::catalog::Dataset;

@@ -4,10 +4,10 @@
 //! and its partial first and last periods, if any, from the rows.
 
 use super::columns::{Out, P};
+use super::compiled::Compiled;
 use super::compiler::Compiler;
 use super::ir::{Aggregate, Key, PeriodUnit, Query, QueryError};
 use super::periods::{bounds_only, instant_bound};
-use super::plan::Compiled;
 use crate::data::catalog::WarehouseCounts;
 use crate::data::history_keys::{month_index, month_start, week_index, week_start};
 

@@ -7,11 +7,11 @@
 use super::*;
 use crate::data::query::columns::Out;
 use crate::data::query::columns::P;
-use crate::data::query::statement::adds_up;
-use crate::data::query::statement::limit_of;
-use crate::data::query::statement::result_columns;
-use crate::data::query::statement::Wrapping;
-use crate::data::query::statement::TOTALS_ROW;
+use crate::data::query::order::adds_up;
+use crate::data::query::order::limit_of;
+use crate::data::query::order::result_columns;
+use crate::data::query::order::Wrapping;
+use crate::data::query::order::TOTALS_ROW;
 
 /// `grouped` ordered, counted and limited by the engine, with the totals of cut groups when
 /// `how.totals`: the same answer `finish` gives by the host's order.

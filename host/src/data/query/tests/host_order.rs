@@ -5,8 +5,8 @@
 
 use super::*;
 use crate::data::query::columns::Out;
+use crate::data::query::order::Wrapping;
 use crate::data::query::statement::finish;
-use crate::data::query::statement::Wrapping;
 
 /// `n` groups' source rows from a seed: keys from small sets (many ties), NULLs among keys
 /// and values. Literal SQL of the test's own values.

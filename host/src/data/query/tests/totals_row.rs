@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::data::query::columns::Out;
+use crate::data::query::order::Wrapping;
 use crate::data::query::statement::finish;
-use crate::data::query::statement::Wrapping;
 
 /// Count, sum, least and greatest amount, by status.
 fn by_status(limit: u32) -> Query {
