@@ -3,60 +3,26 @@
 //! in one transaction, so a failed import keeps nothing; re-importing is idempotent (upsert by
 //! id; history rows dedupe on all their fields).
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::catalog::Dataset;
-use super::history_keys;
 use super::store::{Db, DbError};
 use crate::data::import::parse::{parse_line, Record};
-use crate::data::import::totals::KeyValue;
 use crate::data::import::tx::Tx;
 use crate::data::import::write::write;
 
+pub use error::ImportError;
+use tables::Stale;
+pub use tables::FILES;
+
+mod error;
 mod parse;
 mod persons;
+mod tables;
 mod totals;
 mod tx;
 mod write;
-
-/// The files, in import order.
-pub const FILES: [&str; 5] = [
-    "agents.jsonl",
-    "loans.jsonl",
-    "los_status_history.jsonl",
-    "dw_loan_milestones.jsonl",
-    "dw_deals.jsonl",
-];
-
-/// Rows per multi-row statement (kept under both engines' parameter limits).
-const BATCH_PARAMS: usize = 30_000;
-
-/// Why an import stopped (nothing of it was kept).
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    /// A line failed validation.
-    #[error("{file}:{line}: {reason}")]
-    Line {
-        /// File name.
-        file: String,
-        /// 1-based line number.
-        line: u64,
-        /// What is wrong, naming the field.
-        reason: String,
-    },
-    /// The folder or a file could not be read.
-    #[error("{0}")]
-    Io(String),
-    /// No known file in the folder.
-    #[error("{0}: none of {files} is there", files = FILES.join(", "))]
-    NoFiles(String),
-    /// The database refused a write.
-    #[error(transparent)]
-    Db(#[from] DbError),
-}
 
 impl From<sqlx::Error> for ImportError {
     fn from(e: sqlx::Error) -> Self {
@@ -189,69 +155,6 @@ fn table_of(file: &str) -> Option<&'static str> {
         "dw_deals.jsonl" => Some("dw_deals"),
         _ => None,
     }
-}
-
-/// The period sets history rows are summarised in (migration 0005), each with the history
-/// column holding its period and the table counting its sets (migration 0008).
-const HISTORY_SETS: [(&str, &str, &str); 2] = [
-    ("los_history_months", "month_index", "los_set_counts_months"),
-    ("los_history_weeks", "week_index", "los_set_counts_weeks"),
-];
-
-/// The tables counting the snapshot's loans per (period, status text) (migration 0014), in
-/// the order of [`HISTORY_SETS`]: counted again with their sets' counts.
-const STATUS_COUNTS: [&str; 2] = ["los_status_counts_months", "los_status_counts_weeks"];
-
-/// The periods whose counted sets (migration 0008) no longer match their sets, per table of
-/// [`HISTORY_SETS`], and the warehouse periods an import wrote rows to, per table of
-/// [`WAREHOUSE`] and unit of [`PERIODS`] (migrations 0009 and 0011), and the key values of
-/// the snapshot's totals that loans left or took, per table of `totals::TOTALS` (migration
-/// 0012): counted again once, before the import commits.
-#[derive(Debug, Default)]
-struct Stale {
-    /// Every period (the sets were built anew).
-    all: bool,
-    periods: [BTreeSet<i64>; 2],
-    warehouse: [[BTreeSet<i64>; 2]; 2],
-    /// Every total (loans were written into an empty snapshot).
-    totals_all: bool,
-    /// The loans written, or whose history was: their person rows are written again
-    /// (schema v15; all of them when `all` or `totals_all`).
-    loans: BTreeSet<i64>,
-    totals: [BTreeSet<KeyValue>; crate::data::totals::TOTALS.len()],
-}
-
-/// A period numbering (months, ISO weeks) and the first instant of a period.
-type PeriodOf = fn(i64) -> i64;
-const PERIODS: [(PeriodOf, PeriodOf); 2] = [
-    (history_keys::month_index, history_keys::month_start),
-    (history_keys::week_index, history_keys::week_start),
-];
-
-/// The warehouse datasets the import counts per (period, key) (`Dataset::warehouse_counts`:
-/// migrations 0009 and 0011), in the order of [`Stale::warehouse`].
-const WAREHOUSE: [Dataset; 2] = Dataset::WAREHOUSE_COUNTED;
-/// The places of the milestones and the deals in [`WAREHOUSE`].
-const MILESTONES: usize = 0;
-const DEALS: usize = 1;
-
-impl Stale {
-    /// Marks the periods of `at` stale in the counts of `WAREHOUSE[table]`.
-    fn warehouse_at(&mut self, table: usize, at: i64) {
-        for (periods, (index, _)) in self.warehouse[table].iter_mut().zip(PERIODS) {
-            periods.insert(index(at));
-        }
-    }
-}
-
-/// What a history row adds to its period sets.
-struct SetRow {
-    /// Its period in each of [`HISTORY_SETS`], in that order.
-    periods: [i64; 2],
-    loan_key: i64,
-    bit: i64,
-    amount: Option<i64>,
-    in_snapshot: i64,
 }
 
 /// Rows held before a batch is written.

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
+use super::tables::V;
 use crate::data::agents::email_key;
 use crate::data::history_keys;
-use crate::data::import::tx::V;
 use crate::data::values::{
     parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
 };

@@ -2,8 +2,8 @@
 //! (`person_loans`, migration 0016), written again for every loan the import touched (its
 //! people, its amount or its sets may have changed), or all of them after a first import.
 
+use super::tables::Stale;
 use crate::data::import::tx::Tx;
-use crate::data::import::Stale;
 use crate::data::scope::{ROLE_ASSISTANT, ROLE_OFFICER, ROLE_REFERRER};
 
 /// Loans written again per statement: their keys are the host's own integers, in the text.

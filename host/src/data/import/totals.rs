@@ -7,29 +7,12 @@
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
-use crate::data::import::tx::{Tx, V};
-use crate::data::import::{Stale, BATCH_PARAMS};
+use super::tables::KeyValue;
+use super::tables::Stale;
+use super::tables::BATCH_PARAMS;
+use super::tables::V;
+use super::tx::Tx;
 use crate::data::totals::{counted_columns, merged_columns, Totals, TOTALS};
-
-/// A value of a table of totals' first key column: text, or a month index.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum KeyValue {
-    T(Option<String>),
-    I(Option<i64>),
-}
-
-impl KeyValue {
-    fn is_null(&self) -> bool {
-        matches!(self, KeyValue::T(None) | KeyValue::I(None))
-    }
-
-    fn bound(&self) -> V {
-        match self {
-            KeyValue::T(t) => V::T(t.clone()),
-            KeyValue::I(i) => V::I(*i),
-        }
-    }
-}
 
 /// A loan's value of each table's first key column, in the order of [`TOTALS`].
 struct KeyRow(Vec<KeyValue>);

@@ -5,19 +5,17 @@ use std::collections::{BTreeMap, HashMap};
 
 use sqlx::{Postgres, Sqlite, Transaction};
 
+use super::tables::SetRow;
+use super::tables::Stale;
+use super::tables::BATCH_PARAMS;
+use super::tables::HISTORY_SETS;
+use super::tables::PERIODS;
+use super::tables::STATUS_COUNTS;
+use super::tables::V;
+use super::tables::WAREHOUSE;
 use crate::data::history_keys;
 use crate::data::history_keys::{STATUS_BITS, UNLISTED_BIT};
-use crate::data::import::{
-    SetRow, Stale, BATCH_PARAMS, HISTORY_SETS, PERIODS, STATUS_COUNTS, WAREHOUSE,
-};
 use crate::data::store::number_placeholders;
-
-/// A bound value.
-#[derive(Debug, Clone)]
-pub(super) enum V {
-    T(Option<String>),
-    I(Option<i64>),
-}
 
 /// The import's transaction on either engine.
 pub(super) enum Tx {

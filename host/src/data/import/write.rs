@@ -3,10 +3,16 @@
 
 use std::collections::HashMap;
 
+use super::error::ImportError;
+use super::tables::SetRow;
+use super::tables::Stale;
+use super::tables::BATCH_PARAMS;
+use super::tables::DEALS;
+use super::tables::MILESTONES;
+use super::tables::V;
+use super::tx::Tx;
 use crate::data::history_keys;
 use crate::data::import::parse::Record;
-use crate::data::import::tx::{Tx, V};
-use crate::data::import::{ImportError, SetRow, Stale, BATCH_PARAMS, DEALS, MILESTONES};
 
 pub(super) const LOAN_COLUMNS: [&str; 27] = [
     "id",

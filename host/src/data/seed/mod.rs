@@ -22,8 +22,7 @@ use crate::data::seed::people::{uuid, Person, Staff, FIRST, LAST};
 mod paths;
 mod people;
 
-/// Domain of every seeded email.
-pub const DEMO_DOMAIN: &str = "demo.loanhost.local";
+pub use people::DEMO_DOMAIN;
 
 /// Well-known demo users, one per role (the dev IdP's sign-in page lists them first).
 pub const DEMO_USERS: [(&str, &str); 5] = [

@@ -7,8 +7,6 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use serde_json::json;
 
-use crate::data::seed::DEMO_DOMAIN;
-
 pub(super) fn uuid(rng: &mut StdRng) -> String {
     uuid::Builder::from_random_bytes(rng.gen())
         .into_uuid()
@@ -119,3 +117,6 @@ pub(super) struct Person {
     pub(super) id: String,
     pub(super) name: String,
 }
+
+/// Domain of every seeded email.
+pub const DEMO_DOMAIN: &str = "demo.loanhost.local";
