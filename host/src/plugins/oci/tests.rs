@@ -1,6 +1,7 @@
 //! Unit tests of references, the auth file, the plain-HTTP rule, layer checks and the cache.
 
 use super::*;
+use oci_client::secrets::RegistryAuth;
 
 #[test]
 fn references_name_a_registry_and_a_tag_or_digest() {
@@ -107,10 +108,10 @@ fn a_layer_is_its_bytes_only_when_size_and_digest_match() {
     changed[5] ^= 1;
 
     // Act / Assert
-    assert_eq!(artifact::check_layer("t.wasm", &descriptor, bytes), Ok(()));
-    let why = artifact::check_layer("t.wasm", &descriptor, &changed).unwrap_err();
+    assert_eq!(layers::check_layer("t.wasm", &descriptor, bytes), Ok(()));
+    let why = layers::check_layer("t.wasm", &descriptor, &changed).unwrap_err();
     assert!(why.contains("its bytes have the digest"), "{why}");
-    let why = artifact::check_layer("t.wasm", &descriptor, &bytes[1..]).unwrap_err();
+    let why = layers::check_layer("t.wasm", &descriptor, &bytes[1..]).unwrap_err();
     assert!(why.contains("bytes where the manifest says"), "{why}");
 }
 

@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, ACCEPT, CONTENT_LENGTH, WWW_AUTHENTICATE};
 use reqwest::{Response, StatusCode};
 
 use super::digest::{clean, Digest};
-use super::{is_loopback, OciError, RegistryOptions};
+use super::options::{is_loopback, OciError, RegistryOptions};
 
 /// The most of an error body a host reads.
 pub const MAX_ERROR_BYTES: usize = 4 * 1024;
