@@ -15,7 +15,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::guard::Refusal;
-use super::{
+use super::state::{
     random_token, DevIdp, Grant, Refresh, CLIENT_ID, CLIENT_SECRET, CODE_TTL, REFRESH_TTL,
 };
 
