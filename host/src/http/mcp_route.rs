@@ -15,7 +15,8 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::body::BodyError;
-use super::{too_many_requests, unauthorized, unavailable, AppState, MAX_BODY_BYTES};
+use super::reply::{too_many_requests, unauthorized, unavailable};
+use super::state::{AppState, MAX_BODY_BYTES};
 use crate::auth::{AuthError, Identity, TokenKey};
 use crate::mcp::body::Chunks;
 use crate::mcp::modern::{self, MODERN_VERSION};
@@ -73,7 +74,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
     };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        if super::media_type(ct) != "application/json" {
+        if super::reply::media_type(ct) != "application/json" {
             return rpc_error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 RpcError::new(INVALID_REQUEST, "Content-Type must be application/json"),
@@ -127,7 +128,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         }
     };
     let Some(_slot) = state.work_slot() else {
-        return super::busy();
+        return super::reply::busy();
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

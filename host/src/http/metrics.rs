@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use super::AppState;
+use super::state::AppState;
 use crate::telemetry::Label;
 
 /// The router of the metrics listener.

@@ -10,8 +10,9 @@ use axum::response::{IntoResponse, Response};
 use loanhost_models::rest::OAuthTokenRequest;
 use loanhost_models::{ProblemDetails, ValidationProblemDetails};
 
+use super::reply::media_type;
+use super::state::AppState;
 use crate::auth::AuthError;
-use crate::http::{media_type, AppState};
 
 /// Largest body of `POST {api_prefix}/oauth/token` (two optional strings).
 pub const MAX_REST_BODY: usize = 64 * 1024;
@@ -49,7 +50,7 @@ pub async fn token(
                 "A bearer token is required in the Authorization header.",
                 &instance,
             );
-            let challenges = crate::http::unauthorized(&state.config.base_url);
+            let challenges = super::reply::unauthorized(&state.config.base_url);
             for v in challenges.headers().get_all(header::WWW_AUTHENTICATE) {
                 resp.headers_mut()
                     .append(header::WWW_AUTHENTICATE, v.clone());
@@ -79,7 +80,7 @@ pub async fn token(
         Err(e) => return problem(e.status(), &format!("{e}."), &instance),
     };
     let Some(_slot) = state.work_slot() else {
-        return crate::http::busy();
+        return super::reply::busy();
     };
     if body.iter().all(u8::is_ascii_whitespace) {
         return StatusCode::OK.into_response();

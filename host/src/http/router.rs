@@ -21,8 +21,8 @@ use tower_http::trace::TraceLayer;
 
 use super::body::DeadlineBody;
 use super::mcp_route as transport;
+use super::state::{AppState, MAX_BODY_BYTES};
 use super::{facade, rest};
-use super::{AppState, MAX_BODY_BYTES};
 use crate::auth::TokenKey;
 use crate::mcp::{failure, RpcError, RATE_LIMITED};
 
@@ -148,7 +148,7 @@ async fn admit_read(state: AppState, mut request: Request, next: Next) -> Respon
     }
     match state.work_slot() {
         Some(_slot) => next.run(request).await,
-        None => super::busy(),
+        None => super::reply::busy(),
     }
 }
 
@@ -170,7 +170,10 @@ async fn penalty_box(state: &AppState, request: &mut Request) -> Option<Response
             format!("the caller is over a budget; retry after {left} s"),
             left,
         );
-        return Some(super::too_many_requests(failure(Value::Null, &e), left));
+        return Some(super::reply::too_many_requests(
+            failure(Value::Null, &e),
+            left,
+        ));
     }
     // A token refused as not valid, presented again (a client looping on it, or a
     // flood), waits before it is answered (its `401`, from the validation cache).

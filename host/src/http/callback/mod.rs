@@ -14,7 +14,8 @@
 //! in the request; a code the facade did not issue is refused there. Hosts that share the key
 //! file (`LOANHOST_AUTHORIZE_KEY_FILE`) accept each other's.
 
-use std::path::Path;
+pub(crate) mod key;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::{RawQuery, State};
@@ -27,8 +28,10 @@ use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305, NONCE_L
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use super::AppState;
 pub use crate::config::AllowedRedirect;
+use crate::http::oauth_wire::{oauth_error, unique_pairs};
+use crate::http::state::AppState;
+pub use key::CallbackKey;
 
 /// Where the IdP sends the authorization response, under `{base_url}`.
 pub const CALLBACK_PATH: &str = "/authorize/callback";
@@ -136,33 +139,7 @@ pub fn set_cookie(name: &str, value: &str, max_age: u64, secure: bool) -> String
     )
 }
 
-/// The key that seals pending requests and binds codes.
-pub struct CallbackKey(Vec<u8>);
-
 impl CallbackKey {
-    /// The key in `path`, made (32 random bytes, mode 0600) when there is none.
-    pub fn load_or_create(path: &Path) -> std::io::Result<CallbackKey> {
-        let bytes = crate::secret_file::read_or_create(path, || {
-            use rand::RngCore as _;
-            let mut key = vec![0u8; 32];
-            rand::rngs::OsRng.fill_bytes(&mut key);
-            Ok(key)
-        })?;
-        if bytes.len() < 32 {
-            return Err(std::io::Error::other(format!(
-                "{} holds {} bytes; a key needs 32",
-                path.display(),
-                bytes.len()
-            )));
-        }
-        Ok(CallbackKey(bytes))
-    }
-
-    /// A key of these bytes (tests).
-    pub fn from_bytes(bytes: &[u8]) -> CallbackKey {
-        CallbackKey(bytes.to_vec())
-    }
-
     /// The MAC of `parts` for `purpose`, each part length-prefixed so no two inputs collide.
     fn mac(&self, purpose: &str, parts: &[&[u8]]) -> Hmac<Sha256> {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key size");
@@ -354,7 +331,7 @@ pub fn rewrite_token_form(
 
 /// `400` with an OAuth error, not to be stored (it answers one browser's sign-in).
 fn refuse(error: &str, description: &str) -> Response {
-    let mut resp = super::facade::oauth_error(StatusCode::BAD_REQUEST, error, description);
+    let mut resp = oauth_error(StatusCode::BAD_REQUEST, error, description);
     resp.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     resp
@@ -374,7 +351,7 @@ pub async fn authorize_callback(
     let Some(key) = state.authorize_key.as_deref() else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let pairs = match super::facade::unique_pairs(query.as_deref().unwrap_or("")) {
+    let pairs = match unique_pairs(query.as_deref().unwrap_or("")) {
         Ok(pairs) => pairs,
         Err((error, description)) => return refuse(error, &description),
     };

@@ -11,7 +11,8 @@ use axum::Json;
 use serde_json::json;
 
 use crate::config::IdpProfile;
-use crate::http::AppState;
+use crate::http::oauth_wire::{oauth_error, unique_pairs};
+use crate::http::state::AppState;
 
 /// Largest `/token` body forwarded.
 pub const MAX_TOKEN_BODY: usize = 64 * 1024;
@@ -48,15 +49,6 @@ fn no_store(body: impl IntoResponse) -> Response {
     resp.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     resp
-}
-
-/// An OAuth error response (`error`, `error_description`).
-pub(super) fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": error, "error_description": description})),
-    )
-        .into_response()
 }
 
 /// `GET /authorize`: checks PKCE S256 and the response type, passes the spec's six parameters
@@ -142,23 +134,6 @@ pub const PASSED_THROUGH: [&str; 6] = [
     "code_challenge",
     "code_challenge_method",
 ];
-
-/// The pairs of an OAuth query. RFC 6749 §3.1: request and response parameters must not be
-/// included more than once; checking the first copy and acting on the pairs would let
-/// whoever reads them next act on another one, so a repeated one is `invalid_request`.
-pub(super) fn unique_pairs(query: &str) -> Result<Vec<(String, String)>, (&'static str, String)> {
-    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-        .into_owned()
-        .collect();
-    let mut seen = std::collections::HashSet::new();
-    if let Some((name, _)) = pairs.iter().find(|(n, _)| !seen.insert(n.as_str())) {
-        return Err((
-            "invalid_request",
-            format!("parameter {name:?} is repeated; each may appear once"),
-        ));
-    }
-    Ok(pairs)
-}
 
 /// The upstream query for an incoming `/authorize` query.
 pub fn rewrite_authorize(query: &str, audience: &str) -> Result<String, (&'static str, String)> {
@@ -344,7 +319,8 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
         .unwrap_or_else(|| HeaderValue::from_static("application/x-www-form-urlencoded"));
     // Through the facade's callback, a code it bound goes back to the IdP as the IdP issued
     // it, with the redirect URI the IdP saw (the callback); anything else goes verbatim.
-    let is_form = super::media_type(&content_type) == "application/x-www-form-urlencoded";
+    let is_form =
+        crate::http::reply::media_type(&content_type) == "application/x-www-form-urlencoded";
     let body = match (&state.authorize_key, is_form) {
         // A body the facade cannot read could carry a code it did not issue past its check.
         (Some(_), false) => {
