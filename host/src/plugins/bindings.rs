@@ -31,8 +31,8 @@ pub(crate) mod v1_1 {
 pub(crate) use v1_0::exports::loan::reporting::tool::ToolDescription;
 pub(crate) use v1_0::loan::reporting::{caller, clock, data, log, types};
 
-use super::loader::WitVersion;
 use super::state::PluginState;
+use super::wit::WitVersion;
 
 /// A component linked and ready to instantiate, by the version of `loan:reporting` it targets.
 #[derive(Clone)]

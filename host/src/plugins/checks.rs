@@ -8,11 +8,12 @@ use std::path::Path;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::Component;
 
-use super::engine::{MAX_MEMORIES_PER_COMPONENT, MAX_TABLES_PER_COMPONENT};
-use super::loader::{WitVersion, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
-use super::manifest::{Manifest, DEFAULT_CORE_INSTANCES, MAX_CORE_INSTANCES};
+use super::limits::TABLE_ELEMENT_BYTES;
+use super::limits::{DEFAULT_CORE_INSTANCES, MAX_CORE_INSTANCES};
+use super::limits::{MAX_MEMORIES_PER_COMPONENT, MAX_TABLES_PER_COMPONENT};
+use super::manifest::Manifest;
 use super::shape::{wasi_hint, Shape};
-use super::state::TABLE_ELEMENT_BYTES;
+use super::wit::{WitVersion, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
 
 /// The interfaces a plugin may import (besides none at all).
 const IMPORTABLE: &[&str] = &["types", "caller", "clock", "log", "data"];

@@ -421,7 +421,7 @@ pub fn worker_main() -> ExitCode {
         eprintln!("the component is over {MAX_COMPONENT_BYTES} bytes");
         return ExitCode::FAILURE;
     }
-    let compiled = super::engine::compile_without_pool(&wasm, memories, functions.clone());
+    let compiled = super::engine_config::compile_without_pool(&wasm, memories, functions.clone());
     match compiled {
         Ok(bytes) => {
             let mut out = std::io::stdout().lock();

@@ -12,49 +12,23 @@ use std::time::Duration;
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::Engine;
 
 use super::cache::{CacheMiss, CompileCache};
 use super::compiler::{compile_isolated, Compiler};
+use super::engine_config::engine_config;
 use super::function_cache::{FunctionCache, FunctionTally};
-use super::loader::WitVersion;
-use super::manifest::MAX_MEMORY_MIB;
+pub use super::limits::MAX_INSTANCES;
 use super::mapped;
 use super::memories::Memories;
 use super::state::PluginState;
+use super::wit::WitVersion;
 
 /// How a precompiled component's entry in the compile cache is named to end.
 const COMPONENT_SUFFIX: &str = ".cwasm";
 
 /// How often the epoch advances; deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(2);
-
-/// Bytes of each linear memory kept resident between instances.
-const KEEP_RESIDENT: usize = 4 * 1024 * 1024;
-/// Bytes of each table slot kept resident between instances: 16 KiB (1,024 elements), so
-/// that the pool's tables hold at most [`TABLE_SLOTS`] × 16 KiB = 64 MiB while idle,
-/// whatever the plugins did with them (a slot is 20,000 × 16 bytes = 320 KB).
-const TABLE_KEEP_RESIDENT: usize = 16 * 1024;
-/// Bytes of each async (fiber) stack kept resident between calls.
-const STACK_KEEP_RESIDENT: usize = 256 * 1024;
-
-/// Concurrent plugin instances (calls and load-time `describe`s) the pool holds.
-pub const MAX_INSTANCES: u32 = 64;
-/// The host's ceiling on the core module instances of one component, whatever its manifest
-/// says: a Rust plugin has 3 or 4 (the module and its adapter shims), a JavaScript one
-/// (componentize-js) 3, a Python one (componentize-py: CPython and its libraries as
-/// separate modules) about 40. The manifest's `limits.core_instances` (default
-/// [`super::manifest::DEFAULT_CORE_INSTANCES`]) is the per-plugin limit below it.
-pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 64;
-/// Linear memories one component may define (every toolchain above defines one; the
-/// interpreters' shims none of their own).
-pub const MAX_MEMORIES_PER_COMPONENT: u32 = 2;
-/// Tables one component may define (CPython's modules bring one each). Checked at load from
-/// the component's bytes, before it is compiled.
-pub const MAX_TABLES_PER_COMPONENT: u32 = 64;
-/// Table slots in the pool: every instance slot's worth of tables. Their elements are charged
-/// to each call's memory as they are created or grown (`state::CallLimiter::table_growing`).
-pub const TABLE_SLOTS: u32 = MAX_INSTANCES * MAX_TABLES_PER_COMPONENT;
 
 /// One engine with its linkers: what components compiled for one [`Memories`] run on.
 struct Flavour {
@@ -100,76 +74,6 @@ pub struct PluginEngine {
     compiler: Compiler,
     metrics: Arc<crate::telemetry::Metrics>,
     _ticker: EpochTicker,
-}
-
-/// The engine's settings; `pooling` selects the pooling allocator (the host's), without it
-/// instances are allocated on demand (the compile worker, which instantiates nothing). The
-/// compiled code is the same either way: the allocator is not part of what a compiled
-/// component is checked against when it is loaded. `memories` sets how linear memory is
-/// bounded, which is part of it: the compiled code differs. With `functions`, Cranelift reuses the
-/// functions it finds there and adds the ones it compiles (the code is the same either way).
-fn engine_config(
-    pooling: bool,
-    memories: Memories,
-    functions: Option<Arc<FunctionCache>>,
-) -> wasmtime::Result<Config> {
-    let mut config = Config::new();
-    config
-        .wasm_component_model(true)
-        .epoch_interruption(true)
-        .memory_init_cow(true)
-        .max_wasm_stack(1024 * 1024)
-        .async_stack_size(2 * 1024 * 1024);
-    memories.configure(&mut config);
-    if pooling {
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
-    }
-    if let Some(functions) = functions {
-        config.enable_incremental_compilation(functions)?;
-    }
-    Ok(config)
-}
-
-/// Compiles `wasm` with the host's settings for `memories` (and `functions`, when given) and
-/// returns its compiled form (what the compile worker sends back; see [`super::compiler`]).
-pub(super) fn compile_without_pool(
-    wasm: &[u8],
-    memories: Memories,
-    functions: Option<Arc<FunctionCache>>,
-) -> wasmtime::Result<Vec<u8>> {
-    let engine = Engine::new(&engine_config(false, memories, functions)?)?;
-    Component::from_binary(&engine, wasm)?.serialize()
-}
-
-/// The pooling allocator's slots and limits.
-fn pool_config() -> PoolingAllocationConfig {
-    let mut pool = PoolingAllocationConfig::default();
-    // Per-component limits first: without them one component with many core modules
-    // could take most of the pool's slots for itself.
-    pool.total_component_instances(MAX_INSTANCES)
-        .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_COMPONENT)
-        .max_memories_per_component(MAX_MEMORIES_PER_COMPONENT)
-        .max_tables_per_component(MAX_TABLES_PER_COMPONENT)
-        // Core instances and tables are counters and small allocations, not reserved
-        // slots: enough that 64 interpreter-sized instances at once never run short.
-        .total_core_instances(MAX_INSTANCES * MAX_CORE_INSTANCES_PER_COMPONENT)
-        // Memories are the reserved slots (512 MiB of address space each).
-        .total_memories(MAX_INSTANCES * MAX_MEMORIES_PER_COMPONENT)
-        .total_tables(TABLE_SLOTS)
-        .table_elements(super::state::MAX_TABLE_ELEMENTS)
-        .total_stacks(MAX_INSTANCES)
-        .max_memory_size(MAX_MEMORY_MIB as usize * 1024 * 1024)
-        // Reset, rather than decommit, the pages a call dirtied (found with Linux's
-        // PAGEMAP_SCAN where available): the next instance in the slot then finds its
-        // stack and heap resident instead of page-faulting them in.
-        .pagemap_scan(wasmtime::Enabled::Auto)
-        .linear_memory_keep_resident(KEEP_RESIDENT)
-        .table_keep_resident(TABLE_KEEP_RESIDENT)
-        .async_stack_keep_resident(STACK_KEEP_RESIDENT)
-        // Decommit a finished instance's pages at once: batching them kept up to 16
-        // finished instances' memory resident (a memory bomb's 512 MiB each).
-        .decommit_batch_size(1);
-    pool
 }
 
 impl PluginEngine {

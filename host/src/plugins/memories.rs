@@ -3,7 +3,7 @@
 
 use wasmtime::Config;
 
-use super::manifest::MAX_MEMORY_MIB;
+use super::limits::MAX_MEMORY_MIB;
 
 /// Address space reserved for each linear memory of a [`Memories::Guarded`] component: every
 /// address a 32-bit memory can form, so none needs a check (what memory it may use is still

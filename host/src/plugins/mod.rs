@@ -26,10 +26,12 @@ mod capabilities;
 mod checks;
 pub mod compiler;
 pub(crate) mod engine;
+mod engine_config;
 mod files;
 pub mod follow;
 pub(crate) mod function_cache;
 mod invoke;
+pub mod limits;
 mod loader;
 pub mod local;
 mod log_budget;
@@ -49,9 +51,10 @@ pub mod signing_tool;
 mod state;
 pub mod view;
 pub mod watch;
+pub mod wit;
 
 pub use options::{HostOptions, DEFAULT_PLUGIN_MEMORY_MIB};
-pub use output::ToolOutput;
+pub use output::{ToolCallError, ToolOutput};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,55 +69,19 @@ pub use callers::{CallerBudgets, CallerLimits, Refusal};
 pub use compiler::{CompileLimits, Compiler};
 pub use engine::{PluginEngine, MAX_INSTANCES};
 pub use invoke::Failure;
-pub use loader::{
-    LoadError, Origin, Plugin, PluginFiles, ToolInfo, WitVersion, SUPPORTED_WIT_VERSIONS,
-    WIT_PACKAGE,
-};
+pub use loader::{LoadError, Origin, Plugin, PluginFiles, ToolInfo};
 pub use manifest::{Manifest, ManifestError};
 pub use registry::Registry;
 pub use reload::{Reloader, ScanReport};
 pub use shape::Shape;
 pub use signature::{ManifestBinding, SignatureError, SignaturePolicy};
 pub use view::View;
+pub use wit::{WitVersion, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
 
 use crate::clock::Clock;
 use crate::identity::Identity;
 use invoke::{Answer, Op, Runner};
 use state::CallContext;
-
-/// A tool call that produced no result: the MCP layer turns each into an `isError` result
-/// whose text starts with [`ToolCallError::code`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolCallError {
-    /// Wrong arguments.
-    #[error("invalid_params: {0}")]
-    InvalidParams(String),
-    /// Contradictory arguments.
-    #[error("bad_request: {0}")]
-    BadRequest(String),
-    /// The caller lacks a role.
-    #[error("forbidden: {0}")]
-    Forbidden(String),
-    /// The plugin ran past its deadline.
-    #[error("timeout: {0}")]
-    Timeout(String),
-    /// Anything else; never carries internals.
-    #[error("internal: {0}")]
-    Internal(String),
-}
-
-impl ToolCallError {
-    /// The error code, e.g. `invalid_params`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            ToolCallError::InvalidParams(_) => "invalid_params",
-            ToolCallError::BadRequest(_) => "bad_request",
-            ToolCallError::Forbidden(_) => "forbidden",
-            ToolCallError::Timeout(_) => "timeout",
-            ToolCallError::Internal(_) => "internal",
-        }
-    }
-}
 
 /// Why `call` did not run the tool at all, or how the tool failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,7 +5,6 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::bindings::types::ToolError;
-use crate::plugins::ToolCallError;
 
 /// A tool's result: the JSON object the plugin wrote, as it wrote it (checked to be exactly
 /// one JSON object, never parsed into a tree). Numbers keep every digit the plugin wrote.
@@ -47,4 +46,38 @@ pub(super) fn from_guest(e: ToolError) -> ToolCallError {
 
 pub(super) fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
     items.collect::<Vec<_>>().join(", ")
+}
+
+/// A tool call that produced no result: the MCP layer turns each into an `isError` result
+/// whose text starts with [`ToolCallError::code`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolCallError {
+    /// Wrong arguments.
+    #[error("invalid_params: {0}")]
+    InvalidParams(String),
+    /// Contradictory arguments.
+    #[error("bad_request: {0}")]
+    BadRequest(String),
+    /// The caller lacks a role.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// The plugin ran past its deadline.
+    #[error("timeout: {0}")]
+    Timeout(String),
+    /// Anything else; never carries internals.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl ToolCallError {
+    /// The error code, e.g. `invalid_params`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolCallError::InvalidParams(_) => "invalid_params",
+            ToolCallError::BadRequest(_) => "bad_request",
+            ToolCallError::Forbidden(_) => "forbidden",
+            ToolCallError::Timeout(_) => "timeout",
+            ToolCallError::Internal(_) => "internal",
+        }
+    }
 }

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use wasmtime::ResourceLimiter;
 
+use super::limits::MAX_TABLE_ELEMENTS;
+use super::limits::TABLE_ELEMENT_BYTES;
 use crate::clock::Clock;
 use crate::identity::Identity;
 use crate::plugins::manifest::Manifest;
@@ -257,14 +259,6 @@ impl Drop for CallLimiter {
 #[derive(Debug, thiserror::Error)]
 #[error("memory limit exceeded")]
 pub struct MemoryLimitExceeded;
-
-/// Elements one table may have: the pool's slot size ([`super::engine`] sizes each table slot
-/// for this many).
-pub const MAX_TABLE_ELEMENTS: usize = 20_000;
-/// Bytes one table element is charged as: wasmtime's largest element (a continuation
-/// reference, 16 bytes; a function reference is 8), so a table is never charged less than it
-/// holds.
-pub const TABLE_ELEMENT_BYTES: u64 = 16;
 
 impl ResourceLimiter for CallLimiter {
     fn memory_growing(

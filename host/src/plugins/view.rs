@@ -8,7 +8,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::manifest::{ViewDecl, MAX_VIEW_BYTES};
+use super::limits::MAX_VIEW_BYTES;
+use super::manifest::ViewDecl;
 
 /// The MCP Apps extension's identifier (capabilities and `_meta`).
 pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";

@@ -3,21 +3,23 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use crate::data::catalog::Dataset;
 use crate::identity::RoleCode;
 
 mod raw;
+mod scope;
+
+pub use crate::plugins::limits::{
+    DEFAULT_CORE_INSTANCES, MAX_CORE_INSTANCES, MAX_MEMORY_MIB, MAX_VIEW_BYTES,
+};
 use crate::plugins::manifest::raw::in_range;
 use crate::plugins::manifest::raw::parse_toml;
 use crate::plugins::manifest::raw::validate_name;
 use crate::plugins::manifest::raw::RawManifest;
 use crate::plugins::manifest::raw::RawView;
 pub use raw::semver_triple;
+pub use scope::Scope;
 
-/// Largest memory a manifest may grant to one instance (also the pooling slot size).
-pub const MAX_MEMORY_MIB: u32 = 512;
 /// Longest wall-clock deadline a manifest may set.
 pub const MAX_TIMEOUT_MS: u64 = 60_000;
 /// Largest result a manifest may allow (a tool result is read by a model: 4 MiB is far more
@@ -39,25 +41,10 @@ pub const MAX_MAX_DATA_BYTES: u64 = 64 * 1024 * 1024;
 pub const DEFAULT_DB_TIME_MS: u64 = 10_000;
 /// Largest `db_time_ms` a manifest may set.
 pub const MAX_DB_TIME_MS: u64 = 60_000;
-/// Default core module instances a plugin's component may create (a Rust or JavaScript
-/// plugin has 3 or 4; a Python one needs `core_instances = 48` in its manifest).
-pub const DEFAULT_CORE_INSTANCES: u32 = 8;
-/// Largest `core_instances` a manifest may set (the engine's own ceiling).
-pub const MAX_CORE_INSTANCES: u32 = crate::plugins::engine::MAX_CORE_INSTANCES_PER_COMPONENT;
 /// Roles an org-wide plugin may be granted to: org-wide data is for the roles that already
 /// see beyond their own loans.
 pub const ORG_WIDE_ROLES: [RoleCode; 3] =
     [RoleCode::Admin, RoleCode::Processor, RoleCode::ConciergeKey];
-
-/// Whether a plugin's queries are limited to the caller's loans.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Scope {
-    /// Caller-scoped: the host ANDs the caller's scope into every query.
-    Caller,
-    /// Org-wide: allowed only for warehouse datasets.
-    OrgWide,
-}
 
 /// Resource limits of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,9 +68,6 @@ pub struct Limits {
     pub core_instances: u32,
 }
 
-/// Largest view (`<tool>.html`) a plugin may ship: a chart library and the MCP Apps SDK
-/// bundled into one file take about 400 KiB.
-pub const MAX_VIEW_BYTES: u64 = 2 * 1024 * 1024;
 /// Longest view title or description, in characters.
 pub const MAX_VIEW_TEXT: usize = 512;
 

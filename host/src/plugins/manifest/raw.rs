@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::plugins::manifest::Scope;
+use super::scope::Scope;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

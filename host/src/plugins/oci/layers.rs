@@ -6,7 +6,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::plugins::checks::{MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES};
 use crate::plugins::compiler::MAX_COMPONENT_BYTES;
-use crate::plugins::manifest::MAX_VIEW_BYTES;
+use crate::plugins::limits::MAX_VIEW_BYTES;
 
 /// The artifact's manifest media type.
 pub(super) const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
