@@ -10,8 +10,8 @@ use std::time::Duration;
 use notify::Watcher as _;
 use tokio::sync::{mpsc, Mutex};
 
+use super::host::Plugins;
 use super::loader::PluginFiles;
-use super::Plugins;
 use crate::telemetry::Metrics;
 
 /// How long file events are collected before a rescan (writes come in bursts).

@@ -1,0 +1,415 @@
+//! The plugin host itself (`Plugins`): the engine, the registry of loaded tools, the callers'
+//! budgets and metrics, and one call per fresh store with the limits of the plugin's manifest.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use super::callers::CallerBudgets;
+use super::callers::Refusal;
+use super::engine::PluginEngine;
+use super::files::PluginFiles;
+use super::invoke::Failure;
+use super::invoke::{Answer, Op, Runner};
+use super::limits::MAX_INSTANCES;
+use super::loader::LoadError;
+use super::loader::Origin;
+use super::loader::Plugin;
+use super::options::HostOptions;
+use super::output::ToolCallError;
+use super::output::ToolOutput;
+use super::output::{from_guest, join};
+use super::registry::Registry;
+use super::signature::SignaturePolicy;
+use super::state::CallContext;
+use super::{callers, loader, log_budget, profile, state};
+use crate::clock::Clock;
+use crate::identity::Identity;
+
+/// Why `call` did not run the tool at all, or how the tool failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No plugin serves that name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The tool ran (or was refused) and failed.
+    #[error(transparent)]
+    Tool(#[from] ToolCallError),
+    /// The caller's budget refused the call before it ran; retry after this many seconds.
+    #[error("{0}")]
+    Throttled(Refusal, u64),
+}
+
+/// What one tool call used, and which build answered it (the audit log's facts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallReport {
+    /// The host's id of the call (`0` when it never ran).
+    pub call_id: u64,
+    /// SHA-256 of the plugin build that served the tool, when there was one.
+    pub digest: Option<String>,
+    /// Id of the trusted key that signed that build.
+    pub signer: Option<String>,
+    /// Where that build came from (the plugin folder or a registry reference, and its digest).
+    pub origin: Option<Origin>,
+    /// `data` queries run.
+    pub queries: u32,
+    /// Of those, the ones answered from the totals of the call's cut groups.
+    pub queries_from_totals: u32,
+    /// Rows delivered to the plugin.
+    pub rows: u64,
+    /// Database time spent.
+    pub db_time: std::time::Duration,
+    /// Bytes of the result (0 when there was none).
+    pub result_bytes: u64,
+    /// Creating the plugin's instance.
+    pub instantiate: std::time::Duration,
+    /// The plugin's run, host imports (database time) included.
+    pub run: std::time::Duration,
+    /// Wall time of the whole call.
+    pub duration: std::time::Duration,
+    /// The call's stage marks, when the host profiles calls ([`HostOptions::profile_calls`]).
+    pub marks: Vec<profile::Mark>,
+    /// Minor page faults of the thread the plugin ran on, when it ran on a thread of its own
+    /// (an interpreter's plugin, decision 0044); otherwise they are the calling thread's.
+    pub minor_faults: Option<u64>,
+}
+
+/// The plugin host: engine, registry, signature policy.
+pub struct Plugins {
+    runner: Runner,
+    registry: Registry,
+    policy: SignaturePolicy,
+    callers: Arc<CallerBudgets>,
+    next_call: AtomicU64,
+    metrics: Arc<crate::telemetry::Metrics>,
+}
+
+impl Plugins {
+    /// A host with an empty registry. `cache_dir` holds precompiled components.
+    pub fn new(
+        cache_dir: Option<PathBuf>,
+        policy: SignaturePolicy,
+        clock: Clock,
+    ) -> anyhow::Result<Arc<Plugins>> {
+        Self::with_db(cache_dir, policy, clock, None)
+    }
+
+    /// A host whose plugins query `db` through the `data` capability.
+    pub fn with_db(
+        cache_dir: Option<PathBuf>,
+        policy: SignaturePolicy,
+        clock: Clock,
+        db: Option<crate::data::Db>,
+    ) -> anyhow::Result<Arc<Plugins>> {
+        let mut options = HostOptions::new(policy, clock);
+        options.cache_dir = cache_dir;
+        options.db = db;
+        Self::with_options(options)
+    }
+
+    /// A host set up with `options`.
+    pub fn with_options(options: HostOptions) -> anyhow::Result<Arc<Plugins>> {
+        let engine = Arc::new(PluginEngine::new(
+            options.cache_dir,
+            options.cache_key,
+            options.cache_max_mib.saturating_mul(1024 * 1024),
+            options.compiler,
+            options.metrics.clone(),
+        )?);
+        Ok(Arc::new(Plugins {
+            runner: Runner {
+                engine,
+                permits: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
+                clock: options.clock,
+                reports: options
+                    .db
+                    .map(|db| crate::data::Reports::new(db, options.heavy_queries)),
+                memory: state::SharedMemoryBudget::new(options.memory_mib),
+                permit_wait: options.permit_wait,
+                log_budget: Arc::new(log_budget::LogBudget::new(options.log_lines_per_second)),
+                profile: options.profile_calls,
+            },
+            registry: Registry::default(),
+            policy: options.policy,
+            callers: CallerBudgets::new(options.callers),
+            next_call: AtomicU64::new(1),
+            metrics: options.metrics,
+        }))
+    }
+
+    /// The host's metrics.
+    pub fn metrics(&self) -> &Arc<crate::telemetry::Metrics> {
+        &self.metrics
+    }
+
+    /// Heavy-query slots free now (organisation-wide statements; `None` without a database).
+    pub fn heavy_slots_free(&self) -> Option<usize> {
+        self.runner.reports.as_ref().map(|r| r.heavy_slots_free())
+    }
+
+    /// The database of the `data` capability, if any.
+    pub fn reports_db(&self) -> Option<&crate::data::Db> {
+        self.runner.reports.as_ref().map(|r| &r.db)
+    }
+
+    /// Where report statements run (`None` without a data capability).
+    pub fn report_store(&self) -> Option<&crate::data::ReportStore> {
+        self.runner.reports.as_ref().map(|r| &r.store)
+    }
+
+    /// Bytes of linear memory held by live plugin calls.
+    pub fn memory_in_use(&self) -> u64 {
+        self.runner.memory.in_use()
+    }
+
+    /// Instance slots free now.
+    pub fn free_slots(&self) -> usize {
+        self.runner.permits.available_permits()
+    }
+
+    /// The loaded tools.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Swaps `plugin` in (calls in flight finish on the version they started with), records it
+    /// as served from `source` (`folder` or a registry reference) at `digest`, and counts the
+    /// event; whether it replaced a version. The folder's reloader and the registry follower
+    /// both install through here.
+    pub(crate) fn install(&self, mut plugin: Plugin, source: &str, digest: &str) -> bool {
+        let name = plugin.tool.name.clone();
+        plugin.origin = Some(Origin {
+            source: source.to_string(),
+            digest: digest.to_string(),
+        });
+        let replaced = self.registry.insert(Arc::new(plugin)).is_some();
+        self.metrics().served(&name, Some((source, digest)));
+        let event = if replaced { "replaced" } else { "loaded" };
+        crate::telemetry::Metrics::count(&self.metrics().plugin_events, event);
+        replaced
+    }
+
+    /// Loads and checks a plugin exactly as the server does, without registering it.
+    pub async fn load(&self, files: &PluginFiles) -> Result<Plugin, LoadError> {
+        loader::load(&self.runner, &self.policy, files).await
+    }
+
+    /// Calls tool `name` for `caller` with the client's `arguments`.
+    pub async fn call(
+        &self,
+        name: &str,
+        caller: &Identity,
+        arguments: &Value,
+    ) -> Result<Value, CallError> {
+        let output = self.call_reported(name, caller, arguments).await.0?;
+        output.to_value().map_err(|e| {
+            CallError::Tool(ToolCallError::Internal(format!(
+                "`{name}` returned a result this host cannot read: {e}"
+            )))
+        })
+    }
+
+    /// Admits a request of `caller` that runs no plugin (a malformed `tools/call`, a list, a
+    /// view read) against the caller's budgets: one call now, and what its ticket is charged
+    /// (the reply's bytes) when it is dropped. `Err` is the refusal, with its `Retry-After`
+    /// seconds, when a budget is spent.
+    pub fn admit_request(&self, caller: &Identity) -> Result<callers::Ticket, (Refusal, u64)> {
+        self.callers
+            .admit_request(&caller.user_id)
+            .map_err(|refusal| {
+                let retry = refusal.retry_after(self.callers.limits());
+                (refusal, retry)
+            })
+    }
+
+    /// As [`Plugins::call`], with the result as the plugin wrote it (checked to be one JSON
+    /// object, not parsed into a tree: the MCP layer copies it into its answer), what the
+    /// call used and which build answered it.
+    pub async fn call_reported(
+        &self,
+        name: &str,
+        caller: &Identity,
+        arguments: &Value,
+    ) -> (Result<ToolOutput, CallError>, CallReport) {
+        let started = Instant::now();
+        let mut report = CallReport::default();
+        // The budget first: a call of an unknown tool costs the caller a call too.
+        let mut ticket = match self.callers.admit(&caller.user_id) {
+            Ok(t) => t,
+            Err(refusal) => {
+                let retry = refusal.retry_after(self.callers.limits());
+                tracing::info!(tool = ?crate::audit::bounded(name), user_id = %caller.user_id, %refusal, "tool call refused by the caller's budget");
+                report.duration = started.elapsed();
+                return (Err(CallError::Throttled(refusal, retry)), report);
+            }
+        };
+        let Some(plugin) = self.registry.get(name) else {
+            report.duration = started.elapsed();
+            return (Err(CallError::UnknownTool(name.to_string())), report);
+        };
+        report.digest = Some(plugin.digest.clone());
+        report.signer = plugin.signer.clone();
+        report.origin = plugin.origin.clone();
+        let call_id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        report.call_id = call_id;
+        let outcome = self
+            .call_plugin(
+                &plugin,
+                caller,
+                arguments,
+                call_id,
+                ticket.statements.clone(),
+                &mut report,
+            )
+            .await;
+        if let Ok(output) = &outcome {
+            let bytes = output.text().len() as u64;
+            ticket.charge_result(bytes);
+            report.result_bytes = bytes;
+        }
+        ticket.charge_memory(self.runner.memory.take_grown(&caller.user_id));
+        drop(ticket);
+        report.duration = started.elapsed();
+        let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
+        tracing::info!(
+            tool = name,
+            call_id,
+            user_id = %caller.user_id,
+            digest = %&plugin.digest[..12],
+            micros = report.duration.as_micros() as u64,
+            outcome = code,
+            "tool call"
+        );
+        (outcome.map_err(CallError::Tool), report)
+    }
+
+    /// Runs the plugin for one call; what it used of the `data` capability and how long it
+    /// took go into `report`.
+    async fn call_plugin(
+        &self,
+        plugin: &Plugin,
+        caller: &Identity,
+        arguments: &Value,
+        call_id: u64,
+        statements: Arc<Semaphore>,
+        report: &mut CallReport,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let manifest = &plugin.manifest;
+        if !caller.has_any(&manifest.roles) {
+            return Err(ToolCallError::Forbidden(format!(
+                "`{}` requires one of the roles {}; the caller has {}",
+                manifest.name,
+                join(manifest.roles.iter().map(|r| r.as_str())),
+                join(caller.roles.iter().map(|r| r.as_str())),
+            )));
+        }
+        let arguments = match arguments {
+            Value::Null => "{}".to_string(),
+            Value::Object(_) => arguments.to_string(),
+            _ => {
+                return Err(ToolCallError::InvalidParams(
+                    "arguments must be a JSON object".into(),
+                ))
+            }
+        };
+        let call = CallContext {
+            identity: caller.clone(),
+            call_id,
+            statements,
+        };
+        let (answer, usage, timing) = self
+            .runner
+            .run_measured(
+                &plugin.pre,
+                manifest,
+                plugin.shape.image_memory,
+                Some(call),
+                Op::Call(arguments),
+            )
+            .await;
+        report.queries = usage.queries;
+        report.queries_from_totals = usage.from_totals;
+        report.rows = usage.rows;
+        report.db_time = usage.db_time;
+        report.instantiate = timing.instantiate;
+        report.run = timing.run;
+        report.marks = timing.marks;
+        report.minor_faults = timing.minor_faults;
+        let text = match answer {
+            Ok(Answer::Called(Ok(text))) => text,
+            Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),
+            Ok(Answer::Described(_)) => unreachable!("a call answers with a result"),
+            Err(Failure::Timeout(ms)) => {
+                return Err(ToolCallError::Timeout(format!(
+                    "`{}` did not finish within {ms} ms",
+                    manifest.name
+                )))
+            }
+            Err(f @ (Failure::MemoryLimit(_) | Failure::HostMemory | Failure::Busy(_))) => {
+                return Err(ToolCallError::Internal(f.to_string()))
+            }
+            Err(Failure::Limit(hit)) => {
+                let message = format!("`{}` {}", manifest.name, hit.message);
+                return Err(if hit.timeout {
+                    ToolCallError::Timeout(message)
+                } else {
+                    ToolCallError::Internal(message)
+                });
+            }
+            Err(Failure::Trap(detail)) => {
+                tracing::error!(tool = %manifest.name, call_id, %detail, "plugin trapped");
+                return Err(ToolCallError::Internal(format!(
+                    "`{}` failed unexpectedly (call {call_id}; details are in the server log)",
+                    manifest.name
+                )));
+            }
+        };
+        let max = manifest.limits.max_output_bytes;
+        if text.len() as u64 > max {
+            return Err(ToolCallError::Internal(format!(
+                "the result of {} bytes exceeds the plugin's output limit of {max} bytes",
+                text.len()
+            )));
+        }
+        ToolOutput::new(text).ok_or_else(|| {
+            tracing::error!(tool = %manifest.name, call_id, "plugin returned something other than a JSON object");
+            ToolCallError::Internal(format!("`{}` returned a malformed result", manifest.name))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolOutput;
+
+    #[test]
+    fn a_tool_output_is_one_json_object_kept_as_written() {
+        // Arrange: digits an f64 would lose, whitespace around the object.
+        let text = "  {\"total\": 12345678901234567890.10, \"rows\": [1.50]}\n";
+        // Act
+        let output = ToolOutput::new(text.to_string()).unwrap();
+        // Assert
+        assert_eq!(
+            output.text(),
+            "{\"total\": 12345678901234567890.10, \"rows\": [1.50]}"
+        );
+        assert_eq!(output.to_value().unwrap()["rows"][0], 1.5);
+        for bad in [
+            "[1, 2]",
+            "\"text\"",
+            "3",
+            "null",
+            "",
+            "{\"a\": 1",
+            "{\"a\": 1} {}",
+            "{\"a\": \"line\nbreak\"}",
+            "{\"a\": 1,}",
+        ] {
+            assert!(ToolOutput::new(bad.to_string()).is_none(), "{bad:?}");
+        }
+    }
+}
