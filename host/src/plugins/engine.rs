@@ -18,7 +18,6 @@ use super::cache::{CacheMiss, CompileCache};
 use super::compiler::{compile_isolated, Compiler};
 use super::engine_config::engine_config;
 use super::function_cache::{FunctionCache, FunctionTally};
-pub use super::limits::MAX_INSTANCES;
 use super::mapped;
 use super::memories::Memories;
 use super::state::PluginState;

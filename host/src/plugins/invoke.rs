@@ -8,7 +8,8 @@ use tokio::sync::Semaphore;
 use wasmtime::{Store, UpdateDeadline};
 
 use super::bindings::{types::ToolError, ToolDescription, ToolPre};
-use super::engine::{PluginEngine, EPOCH_TICK, MAX_INSTANCES};
+use super::engine::{PluginEngine, EPOCH_TICK};
+use super::limits::MAX_INSTANCES;
 use super::manifest::Manifest;
 use super::memories::Memories;
 use super::state::{
