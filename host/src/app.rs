@@ -14,7 +14,7 @@ use crate::data::Db;
 use crate::devidp::{DevIdp, SigningKey};
 use crate::http::{router, serve, AppState};
 use crate::mcp::Dispatcher;
-use crate::plugins::follow::Follower;
+use crate::plugins::catalog::follow::Follower;
 use crate::plugins::{CallerLimits, Compiler, HostOptions, Plugins, Reloader, SignaturePolicy};
 
 /// Longest the server waits, at start, for its plugins to be compiled before it binds.

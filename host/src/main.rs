@@ -231,7 +231,7 @@ enum PluginCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::CompileWorker = cli.command {
-        return loanhost::plugins::compiler::worker_main();
+        return loanhost::plugins::sandbox::compiler::worker_main();
     }
     let traces = cli::logs::init_tracing();
     let runtime = match tokio::runtime::Runtime::new() {

@@ -230,7 +230,7 @@ async fn serve_deploy_and_call(
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             // The reloader's `plugin loaded` line is the signal the call waits for.
-            .env("RUST_LOG", "warn,loanhost::plugins::reload=info")
+            .env("RUST_LOG", "warn,loanhost::plugins::catalog::reload=info")
             .env("LOANHOST_LISTEN", format!("127.0.0.1:{port}"))
             .env("LOANHOST_BASE_URL", &base)
             .env("LOANHOST_DATABASE_URL", &db)

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use loanhost::plugins::follow::MIN_NOTICE_GAP;
+use loanhost::plugins::catalog::follow::MIN_NOTICE_GAP;
 
 use crate::hostile_registry::{HostileRegistry, Mode};
 use crate::registry_fleet::{database, Host};

@@ -1,7 +1,12 @@
 //! The `loanhost` binary's own parts (the library does not use them): the plugin team's
-//! commands (`loanhost plugin …`, `registry.rs` for those that use the configuration) and the
-//! process's logging and trace export.
+//! commands (`loanhost plugin …`: `plugin.rs` parses them; `scaffold/`, `local.rs`, `watch.rs`
+//! and `signing_tool.rs` carry them out; `registry.rs` for those that use the configuration)
+//! and the process's logging and trace export.
 
+pub mod local;
 pub mod logs;
 pub mod plugin;
 pub mod registry;
+pub mod scaffold;
+pub mod signing_tool;
+pub mod watch;

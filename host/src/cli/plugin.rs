@@ -8,7 +8,7 @@ use crate::PluginCommand;
 
 /// The plugin tooling that needs no server configuration.
 pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitCode>> {
-    use loanhost::plugins::scaffold::{Lang, Scaffold};
+    use super::scaffold::{Lang, Scaffold};
     match command {
         PluginCommand::Check { .. }
         | PluginCommand::Push { .. }
@@ -112,8 +112,7 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
                 })
                 .transpose()?;
             let run =
-                loanhost::plugins::local::run_once(wasm, manifest, email, data, &arguments, today)
-                    .await?;
+                super::local::run_once(wasm, manifest, email, data, &arguments, today).await?;
             if let Some(out) = view {
                 let shipped = run.view.as_ref().ok_or_else(|| {
                     anyhow::anyhow!(
@@ -124,7 +123,7 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
                     .file_stem()
                     .and_then(|s| s.to_str())
                     .unwrap_or("plugin");
-                let page = loanhost::plugins::view::preview(
+                let page = loanhost::plugins::catalog::view::preview(
                     shipped,
                     name,
                     &arguments,
@@ -154,22 +153,20 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
         } => {
             let script =
                 PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-plugin.sh");
-            loanhost::plugins::watch::watch(krate, deploy, &script, sign_key.as_deref(), *rounds)
+            super::watch::watch(krate, deploy, &script, sign_key.as_deref(), *rounds)
                 .await
                 .map_err(|e| anyhow::anyhow!(e))?;
             Ok(Some(ExitCode::SUCCESS))
         }
         PluginCommand::Keygen { out } => {
-            let public =
-                loanhost::plugins::signing_tool::keygen(out).map_err(|e| anyhow::anyhow!(e))?;
+            let public = super::signing_tool::keygen(out).map_err(|e| anyhow::anyhow!(e))?;
             println!("{public}");
             eprintln!("wrote {0}/loanhost.pub and {0}/loanhost.key (keep the key secret); trust it with LOANHOST_TRUSTED_KEYS={public}", out.display());
             Ok(Some(ExitCode::SUCCESS))
         }
         PluginCommand::Sign { key, files } => {
-            for f in loanhost::plugins::signing_tool::release_files(files) {
-                let sig = loanhost::plugins::signing_tool::sign(&f, key)
-                    .map_err(|e| anyhow::anyhow!(e))?;
+            for f in super::signing_tool::release_files(files) {
+                let sig = super::signing_tool::sign(&f, key).map_err(|e| anyhow::anyhow!(e))?;
                 println!("{}", sig.display());
             }
             Ok(Some(ExitCode::SUCCESS))

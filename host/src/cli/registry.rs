@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use loanhost::clock::Clock;
 use loanhost::config::Config;
-use loanhost::plugins::memories::Memories;
-use loanhost::plugins::oci;
+use loanhost::plugins::catalog::oci;
+use loanhost::plugins::sandbox::memories::Memories;
 use loanhost::plugins::{HostOptions, PluginFiles, Plugins, SignaturePolicy};
 
 /// The host `plugin check` loads with: the server's own compile cache when `LOANHOST_CACHE_DIR`

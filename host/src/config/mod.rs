@@ -351,7 +351,7 @@ impl Config {
                 let plain_http = list(&required("LOANHOST_REGISTRY_PLAIN_HTTP"));
                 if let Some(bad) = plain_http
                     .iter()
-                    .find(|r| !crate::plugins::oci::is_loopback(r))
+                    .find(|r| !crate::plugins::catalog::oci::is_loopback(r))
                 {
                     return Err(err(
                         "LOANHOST_REGISTRY_PLAIN_HTTP",
@@ -359,16 +359,16 @@ impl Config {
                     ));
                 }
                 let path = |k: &str| get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-                crate::plugins::oci::RegistryOptions {
+                crate::plugins::catalog::oci::RegistryOptions {
                     auth_file: path("LOANHOST_REGISTRY_AUTH_FILE"),
                     ca_file: path("LOANHOST_REGISTRY_CA_FILE"),
                     plain_http,
                 }
             },
-            follow: crate::plugins::follow::FollowOptions {
+            follow: crate::plugins::catalog::follow::FollowOptions {
                 references: {
                     let refs = list(&required("LOANHOST_PLUGIN_REFS"));
-                    crate::plugins::follow::bind_all(&refs)
+                    crate::plugins::catalog::follow::bind_all(&refs)
                         .map_err(|e| err("LOANHOST_PLUGIN_REFS", e))?;
                     refs
                 },

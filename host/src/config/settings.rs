@@ -218,9 +218,9 @@ pub struct Config {
     /// Trusted minisign public keys.
     pub trusted_keys: Vec<String>,
     /// How plugin registries are reached (credentials, TLS roots, loopback plain HTTP).
-    pub registry: crate::plugins::oci::RegistryOptions,
+    pub registry: crate::plugins::catalog::oci::RegistryOptions,
     /// Registry references followed, and how often.
-    pub follow: crate::plugins::follow::FollowOptions,
+    pub follow: crate::plugins::catalog::follow::FollowOptions,
     /// Browser origins allowed to call `/mcp` besides `{base_url}` itself.
     pub allowed_origins: Vec<String>,
     /// Refuse tokens without `email_verified: true` (an explicit `false` is always refused).

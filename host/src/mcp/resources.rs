@@ -7,14 +7,13 @@ use serde_json::{json, Value};
 
 use super::protocol::{object_params, Reply, RpcError, INVALID_PARAMS};
 use crate::identity::Identity;
-use crate::plugins::view::{UI_EXTENSION, VIEW_MIME_TYPE};
+use crate::plugins::catalog::view::{UI_EXTENSION, VIEW_MIME_TYPE};
 use crate::plugins::{Plugin, Registry};
 
 fn ui_meta(plugin: &Plugin) -> Value {
-    plugin
-        .view
-        .as_ref()
-        .map_or(Value::Null, |v| crate::plugins::view::ui_meta(&v.decl))
+    plugin.view.as_ref().map_or(Value::Null, |v| {
+        crate::plugins::catalog::view::ui_meta(&v.decl)
+    })
 }
 
 /// The views `caller` may see: of the tools their roles may call, in tool-name order.

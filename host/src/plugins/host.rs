@@ -9,24 +9,26 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+use super::callers;
 use super::callers::CallerBudgets;
 use super::callers::Refusal;
-use super::engine::PluginEngine;
-use super::files::PluginFiles;
-use super::invoke::Failure;
-use super::invoke::{Answer, Op, Runner};
+use super::catalog::files::PluginFiles;
+use super::catalog::loader;
+use super::catalog::loader::LoadError;
+use super::catalog::loader::Origin;
+use super::catalog::loader::Plugin;
+use super::catalog::registry::Registry;
+use super::catalog::signature::SignaturePolicy;
 use super::limits::MAX_INSTANCES;
-use super::loader::LoadError;
-use super::loader::Origin;
-use super::loader::Plugin;
 use super::options::HostOptions;
 use super::output::ToolCallError;
 use super::output::ToolOutput;
 use super::output::{from_guest, join};
-use super::registry::Registry;
-use super::signature::SignaturePolicy;
-use super::state::CallContext;
-use super::{callers, loader, log_budget, profile, state};
+use super::sandbox::engine::PluginEngine;
+use super::sandbox::invoke::Failure;
+use super::sandbox::invoke::{Answer, Op, Runner};
+use super::sandbox::state::CallContext;
+use super::sandbox::{log_budget, profile, state};
 use crate::clock::Clock;
 use crate::identity::Identity;
 
@@ -379,37 +381,5 @@ impl Plugins {
             tracing::error!(tool = %manifest.name, call_id, "plugin returned something other than a JSON object");
             ToolCallError::Internal(format!("`{}` returned a malformed result", manifest.name))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ToolOutput;
-
-    #[test]
-    fn a_tool_output_is_one_json_object_kept_as_written() {
-        // Arrange: digits an f64 would lose, whitespace around the object.
-        let text = "  {\"total\": 12345678901234567890.10, \"rows\": [1.50]}\n";
-        // Act
-        let output = ToolOutput::new(text.to_string()).unwrap();
-        // Assert
-        assert_eq!(
-            output.text(),
-            "{\"total\": 12345678901234567890.10, \"rows\": [1.50]}"
-        );
-        assert_eq!(output.to_value().unwrap()["rows"][0], 1.5);
-        for bad in [
-            "[1, 2]",
-            "\"text\"",
-            "3",
-            "null",
-            "",
-            "{\"a\": 1",
-            "{\"a\": 1} {}",
-            "{\"a\": \"line\nbreak\"}",
-            "{\"a\": 1,}",
-        ] {
-            assert!(ToolOutput::new(bad.to_string()).is_none(), "{bad:?}");
-        }
     }
 }

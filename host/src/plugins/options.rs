@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::cache;
 use super::callers::CallerLimits;
-use super::compiler::{CompileLimits, Compiler};
-use super::signature::SignaturePolicy;
+use super::catalog::signature::SignaturePolicy;
+use super::sandbox::cache;
+use super::sandbox::compiler::{CompileLimits, Compiler};
 use crate::clock::Clock;
 
 /// How the plugin host is set up (see [`super::Plugins::with_options`]).

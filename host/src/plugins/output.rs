@@ -4,7 +4,7 @@
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::bindings::types::ToolError;
+use super::sandbox::bindings::types::ToolError;
 
 /// A tool's result: the JSON object the plugin wrote, as it wrote it (checked to be exactly
 /// one JSON object, never parsed into a tree). Numbers keep every digit the plugin wrote.
@@ -78,6 +78,38 @@ impl ToolCallError {
             ToolCallError::Forbidden(_) => "forbidden",
             ToolCallError::Timeout(_) => "timeout",
             ToolCallError::Internal(_) => "internal",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolOutput;
+
+    #[test]
+    fn a_tool_output_is_one_json_object_kept_as_written() {
+        // Arrange: digits an f64 would lose, whitespace around the object.
+        let text = "  {\"total\": 12345678901234567890.10, \"rows\": [1.50]}\n";
+        // Act
+        let output = ToolOutput::new(text.to_string()).unwrap();
+        // Assert
+        assert_eq!(
+            output.text(),
+            "{\"total\": 12345678901234567890.10, \"rows\": [1.50]}"
+        );
+        assert_eq!(output.to_value().unwrap()["rows"][0], 1.5);
+        for bad in [
+            "[1, 2]",
+            "\"text\"",
+            "3",
+            "null",
+            "",
+            "{\"a\": 1",
+            "{\"a\": 1} {}",
+            "{\"a\": \"line\nbreak\"}",
+            "{\"a\": 1,}",
+        ] {
+            assert!(ToolOutput::new(bad.to_string()).is_none(), "{bad:?}");
         }
     }
 }
