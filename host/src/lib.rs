@@ -22,5 +22,6 @@ pub mod http;
 pub mod identity;
 pub mod mcp;
 pub mod plugins;
+pub mod references;
 pub mod secret_file;
 pub mod telemetry;

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use time::Date;
 
@@ -218,9 +219,9 @@ pub struct Config {
     /// Trusted minisign public keys.
     pub trusted_keys: Vec<String>,
     /// How plugin registries are reached (credentials, TLS roots, loopback plain HTTP).
-    pub registry: crate::plugins::catalog::oci::RegistryOptions,
+    pub registry: RegistryOptions,
     /// Registry references followed, and how often.
-    pub follow: crate::plugins::catalog::follow::FollowOptions,
+    pub follow: FollowOptions,
     /// Browser origins allowed to call `/mcp` besides `{base_url}` itself.
     pub allowed_origins: Vec<String>,
     /// Refuse tokens without `email_verified: true` (an explicit `false` is always refused).
@@ -254,5 +255,44 @@ pub(super) fn err(variable: &str, message: impl Into<String>) -> ConfigError {
     ConfigError {
         variable: variable.to_string(),
         message: message.into(),
+    }
+}
+
+/// How to reach registries: where credentials and extra TLS roots are, and which loopback
+/// registries speak plain HTTP.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegistryOptions {
+    /// An auth file in the containers/Docker format (`{"auths": {"host:port": {"auth": …}}}`);
+    /// `None`: `REGISTRY_AUTH_FILE`, `$XDG_RUNTIME_DIR/containers/auth.json`,
+    /// `~/.docker/config.json`, the first that exists.
+    pub auth_file: Option<PathBuf>,
+    /// PEM certificates trusted besides the system's roots.
+    pub ca_file: Option<PathBuf>,
+    /// Registries (`host:port`) spoken over plain HTTP; each must be on a loopback address.
+    pub plain_http: Vec<String>,
+}
+
+/// What a host follows, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowOptions {
+    /// `oci://…:tag`, `oci://…@sha256:…`, or either as `<tool>=oci://…` (checked by
+    /// [`crate::references::bind_all`]).
+    pub references: Vec<String>,
+    /// How often tags are resolved again.
+    pub interval: Duration,
+    /// Serve artifacts whose files are not signed by a trusted key (off: refused).
+    pub allow_unsigned: bool,
+    /// The most one reference's round (resolve, pull and load) may take.
+    pub deadline: Duration,
+}
+
+impl Default for FollowOptions {
+    fn default() -> Self {
+        FollowOptions {
+            references: Vec::new(),
+            interval: Duration::from_secs(60),
+            allow_unsigned: false,
+            deadline: Duration::from_secs(600),
+        }
     }
 }

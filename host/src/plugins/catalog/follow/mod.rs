@@ -12,7 +12,6 @@
 //! wakes the follower (coalesced, its payload not kept), never more often than
 //! [`MIN_NOTICE_GAP`].
 
-mod binding;
 mod entries;
 
 use std::collections::BTreeMap;
@@ -22,41 +21,17 @@ use std::time::Duration;
 
 use super::loader::PluginFiles;
 use super::oci::{self, Digest, RegistryOptions};
+pub use crate::config::FollowOptions;
 use crate::data::notices::{self, Notice, EVERY_REFERENCE, PLUGIN_REFS};
 use crate::data::Db;
 use crate::plugins::Plugins;
+pub use crate::references::{bind, bind_all, Followed};
 use crate::telemetry::Metrics;
-pub use binding::{bind, bind_all, Followed};
 use entries::{Entries, Failure};
 
 /// The least time between two rounds that notices start: a flood of notices costs the
 /// registries one round per gap, whatever its size.
 pub const MIN_NOTICE_GAP: Duration = Duration::from_secs(2);
-
-/// What a host follows, and how.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FollowOptions {
-    /// `oci://…:tag`, `oci://…@sha256:…`, or either as `<tool>=oci://…` (checked by
-    /// [`bind_all`]).
-    pub references: Vec<String>,
-    /// How often tags are resolved again.
-    pub interval: Duration,
-    /// Serve artifacts whose files are not signed by a trusted key (off: refused).
-    pub allow_unsigned: bool,
-    /// The most one reference's round (resolve, pull and load) may take.
-    pub deadline: Duration,
-}
-
-impl Default for FollowOptions {
-    fn default() -> Self {
-        FollowOptions {
-            references: Vec::new(),
-            interval: Duration::from_secs(60),
-            allow_unsigned: false,
-            deadline: Duration::from_secs(600),
-        }
-    }
-}
 
 /// One followed reference and the digest it serves (one round at a time).
 struct Slot {

@@ -14,7 +14,6 @@ use oci_client::manifest::{OciImageManifest, OciManifest};
 use oci_client::secrets::RegistryAuth;
 use oci_client::Reference;
 
-use super::digest::{clean, Digest};
 use super::layers::check_layer;
 use super::layers::is_tool_name;
 use super::layers::layer_kind;
@@ -26,6 +25,7 @@ use super::layers::WASM_CONFIG;
 use super::options::{auth_for, client, parse_reference, OciError, RegistryOptions};
 use super::wire::{Operation, Wire};
 use crate::plugins::catalog::loader::PluginFiles;
+use crate::references::{clean, Digest};
 
 /// A pushed artifact.
 #[derive(Debug, Clone)]

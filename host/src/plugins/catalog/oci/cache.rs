@@ -15,8 +15,8 @@ use std::path::Path;
 
 use oci_client::manifest::OciImageManifest;
 
-use super::digest::Digest;
 use super::layers::{check_layer, plugin_layers, MAX_OCI_MANIFEST_BYTES};
+use crate::references::Digest;
 
 /// The file holding the artifact's OCI manifest, as the registry served it, in its folder.
 pub const MANIFEST_FILE: &str = "oci-manifest.json";

@@ -7,6 +7,9 @@ use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientP
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
+pub use crate::config::RegistryOptions;
+use crate::references::{self, is_loopback};
+
 /// Why a registry operation failed. Messages name the reference and the file or layer at
 /// fault, never a credential.
 #[derive(Debug, thiserror::Error)]
@@ -68,50 +71,9 @@ pub enum OciError {
     },
 }
 
-/// How to reach registries: where credentials and extra TLS roots are, and which loopback
-/// registries speak plain HTTP.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RegistryOptions {
-    /// An auth file in the containers/Docker format (`{"auths": {"host:port": {"auth": …}}}`);
-    /// `None`: `REGISTRY_AUTH_FILE`, `$XDG_RUNTIME_DIR/containers/auth.json`,
-    /// `~/.docker/config.json`, the first that exists.
-    pub auth_file: Option<PathBuf>,
-    /// PEM certificates trusted besides the system's roots.
-    pub ca_file: Option<PathBuf>,
-    /// Registries (`host:port`) spoken over plain HTTP; each must be on a loopback address.
-    pub plain_http: Vec<String>,
-}
-
-/// Whether `host_port` (`127.0.0.1:5000`, `localhost:5000`, `[::1]:5000`) names this machine.
-pub fn is_loopback(host_port: &str) -> bool {
-    let host = match host_port.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host_port.split(':').next().unwrap_or(""),
-    };
-    host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Parses `oci://registry/repository[:tag][@sha256:…]`. A reference without a tag or digest is
-/// refused rather than read as `:latest`: what a host serves is named, not implied.
+/// Parses `oci://registry/repository[:tag][@sha256:…]` ([`references::parse_reference`]).
 pub fn parse_reference(text: &str) -> Result<Reference, OciError> {
-    let bad = || OciError::Reference(text.to_string());
-    let rest = text.strip_prefix("oci://").ok_or_else(bad)?;
-    if rest.is_empty() || !rest.contains('/') || rest.chars().any(char::is_whitespace) {
-        return Err(bad());
-    }
-    let last = rest.rsplit('/').next().unwrap_or("");
-    if !last.contains(':') && !last.contains('@') {
-        return Err(bad());
-    }
-    let reference: Reference = rest.parse().map_err(|_| bad())?;
-    if reference.registry() != rest.split('/').next().unwrap_or("") {
-        // The parser would have put it on Docker Hub: the registry must be named.
-        return Err(bad());
-    }
-    Ok(reference)
+    references::parse_reference(text).map_err(|bad| OciError::Reference(bad.0))
 }
 
 /// A client for `options`.

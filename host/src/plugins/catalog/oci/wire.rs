@@ -11,8 +11,9 @@ use oci_client::Reference;
 use reqwest::header::{HeaderMap, ACCEPT, CONTENT_LENGTH, WWW_AUTHENTICATE};
 use reqwest::{Response, StatusCode};
 
-use super::digest::{clean, Digest};
-use super::options::{is_loopback, OciError, RegistryOptions};
+use super::options::{OciError, RegistryOptions};
+use crate::references::is_loopback;
+use crate::references::{clean, Digest};
 
 /// The most of an error body a host reads.
 pub const MAX_ERROR_BYTES: usize = 4 * 1024;

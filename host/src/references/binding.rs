@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::plugins::catalog::oci;
+use super::digest::Digest;
+use super::name::parse_reference;
 
 /// A reference as the host follows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,9 +32,9 @@ pub fn bind(text: &str) -> Result<Followed, String> {
         Some((tool, rest)) if !tool.contains('/') => (Some(tool.trim()), rest.trim()),
         _ => (None, text.trim()),
     };
-    let parsed = oci::parse_reference(reference).map_err(|e| e.to_string())?;
+    let parsed = parse_reference(reference).map_err(|e| e.to_string())?;
     if let Some(d) = parsed.digest() {
-        oci::Digest::parse(d).map_err(|why| format!("{reference}: {why}"))?;
+        Digest::parse(d).map_err(|why| format!("{reference}: {why}"))?;
     }
     let last = parsed.repository().rsplit('/').next().unwrap_or("");
     let tool = match tool {
