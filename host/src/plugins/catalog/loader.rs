@@ -118,153 +118,13 @@ pub(crate) async fn load(
         .map_err(|e| LoadError::new(&files.wasm, e))?;
     let digest = hex::encode(Sha256::digest(&wasm));
     // Signatures first: nothing of an untrusted plugin is parsed beyond what is needed.
-    let signer = check_signature(policy, files, &wasm, &files.signature)?.map(|(id, _)| id);
-    let signed_wasm = signer.is_some();
-    let manifest_signed_by =
-        check_signature(policy, files, &manifest_text, &files.manifest_signature)?;
-    let signed_manifest = manifest_signed_by.is_some();
-    let name_of = |p: &Path| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    if signed_wasm && !signed_manifest {
-        return Err(LoadError::new(
-            &files.manifest,
-            format!(
-                "the component is signed but its manifest is not: a signature must cover the \
-                 manifest too (sign it with the same key into {})",
-                name_of(&files.manifest_signature)
-            ),
-        ));
-    }
-    if signed_manifest && !signed_wasm {
-        return Err(LoadError::new(
-            &files.wasm,
-            format!(
-                "the manifest is signed but the component is not (no {})",
-                name_of(&files.signature)
-            ),
-        ));
-    }
-    let signed = signed_wasm && signed_manifest;
-    // One byte over the cap is read, for the view's own message (`view::prepare`).
-    let view_bytes = match files.read(&files.view, MAX_VIEW_BYTES + 1) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.not_found => None,
-        Err(e) => return Err(LoadError::new(&files.view, e)),
-    };
-    if let Some(bytes) = &view_bytes {
-        let signed_view = check_signature(policy, files, bytes, &files.view_signature)?.is_some();
-        if signed && !signed_view {
-            return Err(LoadError::new(
-                &files.view,
-                format!(
-                    "the plugin is signed but its view is not: a signature must cover the view \
-                     too (sign it with the same key into {})",
-                    name_of(&files.view_signature)
-                ),
-            ));
-        }
-        if signed_view && !signed {
-            return Err(LoadError::new(
-                &files.view,
-                "the view is signed but the plugin is not",
-            ));
-        }
-    }
-    // The signed manifest names the component and the view it was signed with, so signed files
-    // of different builds or tools cannot be put together.
-    if let (true, Some((_, comment))) = (signed, &manifest_signed_by) {
-        let bound = ManifestBinding::parse(comment);
-        if bound.component.as_deref() != Some(digest.as_str()) {
-            return Err(LoadError::new(
-                &files.manifest,
-                format!(
-                    "its signature names {} but the component beside it is sha256:{}: sign the \
-                     manifest with `loanhost plugin sign` beside the build it belongs to",
-                    bound
-                        .component
-                        .map_or("no component".into(), |d| format!("component sha256:{d}")),
-                    digest
-                ),
-            ));
-        }
-        let view_digest = view_bytes
-            .as_deref()
-            .map(|b| hex::encode(Sha256::digest(b)));
-        if bound.view != view_digest {
-            return Err(LoadError::new(
-                &files.manifest,
-                format!(
-                    "its signature names {} but {}: sign the manifest with `loanhost plugin \
-                     sign` beside the view it belongs to",
-                    bound
-                        .view
-                        .map_or("no view".into(), |d| format!("view sha256:{d}")),
-                    view_digest.map_or("there is no view".into(), |d| format!(
-                        "the view beside it is sha256:{d}"
-                    ))
-                ),
-            ));
-        }
-    }
-    // Parse the very bytes whose signature was checked (not the file again).
-    let manifest_text = String::from_utf8(manifest_text)
-        .map_err(|_| LoadError::new(&files.manifest, "cannot read: not UTF-8 text"))?;
-    let stem = files.manifest.file_stem().and_then(|s| s.to_str());
-    let manifest = Manifest::parse(&manifest_text, stem)
-        .map_err(|reason| LoadError::new(&files.manifest, reason))?;
-    let view = match (&manifest.view, view_bytes) {
-        (Some(decl), Some(bytes)) => Some(
-            view::prepare(&manifest.name, decl.clone(), &bytes)
-                .map_err(|reason| LoadError::new(&files.view, reason))?,
-        ),
-        (Some(_), None) => {
-            return Err(LoadError::new(
-                &files.manifest,
-                format!(
-                    "view: the manifest declares a view but {} is missing",
-                    name_of(&files.view)
-                ),
-            ))
-        }
-        (None, Some(_)) => {
-            return Err(LoadError::new(
-                &files.view,
-                "a view file is present but the manifest declares no [view]: add a [view] \
-                 table to the manifest, or remove the file",
-            ))
-        }
-        (None, None) => None,
-    };
-    if !wasm.starts_with(b"\0asm") {
-        return Err(LoadError::new(
-            &files.wasm,
-            "not a WebAssembly file (bad magic bytes)",
-        ));
-    }
-    match wasm.get(4..8) {
-        Some([0x0d, 0x00, 0x01, 0x00]) => {}
-        Some([0x01, 0x00, 0x00, 0x00]) => return Err(LoadError::new(
-            &files.wasm,
-            "a core WebAssembly module, not a component (build with wasm-component-ld; see docs/plugins.md)",
-        )),
-        other => {
-            let found = other
-                .unwrap_or(&wasm[4..])
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            return Err(LoadError::new(
-                &files.wasm,
-                format!(
-                    "not a WebAssembly component: version bytes `{found}`, expected `0d 00 01 00`"
-                ),
-            ));
-        }
-    }
+    let Signatures {
+        signed,
+        signer,
+        view_bytes,
+    } = signatures(policy, files, &wasm, &manifest_text, &digest)?;
+    let (manifest, view) = manifest_and_view(files, manifest_text, view_bytes)?;
+    check_component_header(files, &wasm)?;
 
     // The component's shape before compiling it: a component that imports anything but the
     // host's interfaces, exports no tool of a version this host serves, or is bigger than its
@@ -318,8 +178,228 @@ pub(crate) async fn load(
     })?;
 
     let manifest = Arc::new(manifest);
+    let tool = describe(runner, &pre, &manifest, shape.image_memory, files).await?;
+
+    Ok(Plugin {
+        manifest,
+        tool,
+        digest,
+        wit_version,
+        shape,
+        view,
+        signed,
+        signer,
+        origin: None,
+        pre,
+    })
+}
+
+/// A file's name, for a message.
+fn name_of(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// What the signatures established: whether the plugin is signed (component, manifest and
+/// view alike), by which key, and the view's bytes as read for its signature.
+struct Signatures {
+    signed: bool,
+    signer: Option<String>,
+    view_bytes: Option<Vec<u8>>,
+}
+
+/// Checks the component's, the manifest's and the view's signatures: all or none, and a
+/// signed manifest bound to the very component and view beside it.
+fn signatures(
+    policy: &SignaturePolicy,
+    files: &PluginFiles,
+    wasm: &[u8],
+    manifest_text: &[u8],
+    digest: &str,
+) -> Result<Signatures, LoadError> {
+    let signer = check_signature(policy, files, wasm, &files.signature)?.map(|(id, _)| id);
+    let signed_wasm = signer.is_some();
+    let manifest_signed_by =
+        check_signature(policy, files, manifest_text, &files.manifest_signature)?;
+    let signed_manifest = manifest_signed_by.is_some();
+    if signed_wasm && !signed_manifest {
+        return Err(LoadError::new(
+            &files.manifest,
+            format!(
+                "the component is signed but its manifest is not: a signature must cover the \
+                 manifest too (sign it with the same key into {})",
+                name_of(&files.manifest_signature)
+            ),
+        ));
+    }
+    if signed_manifest && !signed_wasm {
+        return Err(LoadError::new(
+            &files.wasm,
+            format!(
+                "the manifest is signed but the component is not (no {})",
+                name_of(&files.signature)
+            ),
+        ));
+    }
+    let signed = signed_wasm && signed_manifest;
+    // One byte over the cap is read, for the view's own message (`view::prepare`).
+    let view_bytes = match files.read(&files.view, MAX_VIEW_BYTES + 1) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.not_found => None,
+        Err(e) => return Err(LoadError::new(&files.view, e)),
+    };
+    if let Some(bytes) = &view_bytes {
+        let signed_view = check_signature(policy, files, bytes, &files.view_signature)?.is_some();
+        if signed && !signed_view {
+            return Err(LoadError::new(
+                &files.view,
+                format!(
+                    "the plugin is signed but its view is not: a signature must cover the view \
+                     too (sign it with the same key into {})",
+                    name_of(&files.view_signature)
+                ),
+            ));
+        }
+        if signed_view && !signed {
+            return Err(LoadError::new(
+                &files.view,
+                "the view is signed but the plugin is not",
+            ));
+        }
+    }
+    if let (true, Some((_, comment))) = (signed, &manifest_signed_by) {
+        check_binding(files, comment, digest, view_bytes.as_deref())?;
+    }
+    Ok(Signatures {
+        signed,
+        signer: signer.filter(|_| signed),
+        view_bytes,
+    })
+}
+
+/// The signed manifest names the component and the view it was signed with (its trusted
+/// `comment`), so signed files of different builds or tools cannot be put together.
+fn check_binding(
+    files: &PluginFiles,
+    comment: &str,
+    digest: &str,
+    view_bytes: Option<&[u8]>,
+) -> Result<(), LoadError> {
+    let bound = ManifestBinding::parse(comment);
+    if bound.component.as_deref() != Some(digest) {
+        return Err(LoadError::new(
+            &files.manifest,
+            format!(
+                "its signature names {} but the component beside it is sha256:{}: sign the \
+                 manifest with `loanhost plugin sign` beside the build it belongs to",
+                bound
+                    .component
+                    .map_or("no component".into(), |d| format!("component sha256:{d}")),
+                digest
+            ),
+        ));
+    }
+    let view_digest = view_bytes.map(|b| hex::encode(Sha256::digest(b)));
+    if bound.view != view_digest {
+        return Err(LoadError::new(
+            &files.manifest,
+            format!(
+                "its signature names {} but {}: sign the manifest with `loanhost plugin \
+                 sign` beside the view it belongs to",
+                bound
+                    .view
+                    .map_or("no view".into(), |d| format!("view sha256:{d}")),
+                view_digest.map_or("there is no view".into(), |d| format!(
+                    "the view beside it is sha256:{d}"
+                ))
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The manifest parsed from the very bytes whose signature was checked (not the file again),
+/// and the view it declares prepared from its bytes: a view declared must be there, and one
+/// there must be declared.
+fn manifest_and_view(
+    files: &PluginFiles,
+    manifest_text: Vec<u8>,
+    view_bytes: Option<Vec<u8>>,
+) -> Result<(Manifest, Option<View>), LoadError> {
+    let manifest_text = String::from_utf8(manifest_text)
+        .map_err(|_| LoadError::new(&files.manifest, "cannot read: not UTF-8 text"))?;
+    let stem = files.manifest.file_stem().and_then(|s| s.to_str());
+    let manifest = Manifest::parse(&manifest_text, stem)
+        .map_err(|reason| LoadError::new(&files.manifest, reason))?;
+    let view = match (&manifest.view, view_bytes) {
+        (Some(decl), Some(bytes)) => Some(
+            view::prepare(&manifest.name, decl.clone(), &bytes)
+                .map_err(|reason| LoadError::new(&files.view, reason))?,
+        ),
+        (Some(_), None) => {
+            return Err(LoadError::new(
+                &files.manifest,
+                format!(
+                    "view: the manifest declares a view but {} is missing",
+                    name_of(&files.view)
+                ),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(LoadError::new(
+                &files.view,
+                "a view file is present but the manifest declares no [view]: add a [view] \
+                 table to the manifest, or remove the file",
+            ))
+        }
+        (None, None) => None,
+    };
+    Ok((manifest, view))
+}
+
+/// The file is a WebAssembly component (its magic and version bytes), not a core module.
+fn check_component_header(files: &PluginFiles, wasm: &[u8]) -> Result<(), LoadError> {
+    if !wasm.starts_with(b"\0asm") {
+        return Err(LoadError::new(
+            &files.wasm,
+            "not a WebAssembly file (bad magic bytes)",
+        ));
+    }
+    match wasm.get(4..8) {
+        Some([0x0d, 0x00, 0x01, 0x00]) => {}
+        Some([0x01, 0x00, 0x00, 0x00]) => return Err(LoadError::new(
+            &files.wasm,
+            "a core WebAssembly module, not a component (build with wasm-component-ld; see docs/plugins.md)",
+        )),
+        other => {
+            let found = other
+                .unwrap_or(&wasm[4..])
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(LoadError::new(
+                &files.wasm,
+                format!(
+                    "not a WebAssembly component: version bytes `{found}`, expected `0d 00 01 00`"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The tool as the plugin describes itself, under the name its manifest gives.
+async fn describe(
+    runner: &Runner,
+    pre: &ToolPre,
+    manifest: &Arc<Manifest>,
+    image_memory: u64,
+    files: &PluginFiles,
+) -> Result<ToolInfo, LoadError> {
     let description = match runner
-        .run(&pre, &manifest, shape.image_memory, None, Op::Describe)
+        .run(pre, manifest, image_memory, None, Op::Describe)
         .await
     {
         Ok(Answer::Described(d)) => d,
@@ -340,23 +420,12 @@ pub(crate) async fn load(
     let output_schema =
         schema(&description.output_schema, "output").map_err(|r| LoadError::new(&files.wasm, r))?;
 
-    Ok(Plugin {
-        manifest,
-        tool: ToolInfo {
-            name: description.name,
-            title: description.title,
-            description: description.description,
-            input_schema,
-            output_schema,
-        },
-        digest,
-        wit_version,
-        shape,
-        view,
-        signed,
-        signer: signer.filter(|_| signed),
-        origin: None,
-        pre,
+    Ok(ToolInfo {
+        name: description.name,
+        title: description.title,
+        description: description.description,
+        input_schema,
+        output_schema,
     })
 }
 
