@@ -14,11 +14,13 @@ use serde_json::json;
 use time::{Date, Duration, OffsetDateTime, PrimitiveDateTime, Time};
 
 use super::values::{LOAN_STATUSES, LOAN_TYPES, PURPOSES};
+use crate::data::seed::org::Org;
 use crate::data::seed::paths::{
     cents, history_path, warehouse_milestone, weighted_status, MLO_STAGES, STATES,
 };
-use crate::data::seed::people::{uuid, Person, Staff, FIRST, LAST};
+use crate::data::seed::people::{uuid, Staff, FIRST, LAST};
 
+mod org;
 mod paths;
 mod people;
 
@@ -74,278 +76,184 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         n: 0,
         written: 0,
     };
-    let mut loans = open("loans.jsonl")?;
-    let mut history = open("los_status_history.jsonl")?;
-    let mut dw = open("dw_loan_milestones.jsonl")?;
-    let mut deals = open("dw_deals.jsonl")?;
-    let mut counts = SeedCounts::default();
-
-    let companies: Vec<String> = (0..(spec.loans / 20_000).clamp(2, 50))
-        .map(|_| uuid(&mut rng))
-        .collect();
-    let officers_per_company = ((spec.loans / 150) / companies.len() as u64).max(3) as usize;
-    let mut officers: Vec<(Person, usize)> = Vec::new();
-    let mut assistants: Vec<Vec<Person>> = Vec::new();
-    let mut processors: Vec<Vec<Person>> = Vec::new();
-    let mut referrers: Vec<Person> = Vec::new();
-    for (ci, company) in companies.iter().enumerate() {
-        let c = Some(company.as_str());
-        let ps = (0..2)
-            .map(|_| staff.hire(&mut rng, "processor", c, |_| &["Processor"], &[]))
-            .collect::<std::io::Result<_>>()?;
-        processors.push(ps);
-        let asst = (0..2)
-            .map(|_| staff.hire(&mut rng, "assistant", c, |_| &["Agent"], &[]))
-            .collect::<std::io::Result<_>>()?;
-        assistants.push(asst);
-        let mut company_officers = Vec::new();
-        for _ in 0..officers_per_company {
-            let p = staff.hire(
-                &mut rng,
-                "officer",
-                c,
-                |k| {
-                    if k % 7 == 0 {
-                        &["DualLicensedAgent"]
-                    } else {
-                        &["Agent"]
-                    }
-                },
-                &[],
-            )?;
-            company_officers.push(p.id.clone());
-            officers.push((p, ci));
-        }
-        // A ConciergeKey manager for half of the company's officers.
-        let managed: Vec<String> = company_officers.iter().step_by(2).cloned().collect();
-        staff.hire(&mut rng, "concierge", c, |_| &["ConciergeKey"], &managed)?;
-    }
-    for _ in 0..(officers.len() / 2).max(3) {
-        let p = staff.hire(
-            &mut rng,
-            "referrer",
-            None,
-            |k| {
-                if k % 3 == 0 {
-                    &["Agent", "PreLicensed"]
-                } else {
-                    &["Agent"]
-                }
-            },
-            &[],
-        )?;
-        referrers.push(p);
-    }
-    // The well-known demo users: an admin, and one of each role bound to real loans.
-    let first_company = &companies[0];
-    let demo_officer = &officers[0].0;
-    let demo_referrer = &referrers[0];
-    staff.line(
-        &uuid(&mut rng),
-        &format!("admin@{DEMO_DOMAIN}"),
-        "Ada",
-        "Admin",
-        None,
-        &["Admin"],
-        &[],
-    )?;
-    staff.line(
-        &processors[0][0].id,
-        &format!("processor@{DEMO_DOMAIN}"),
-        "Pat",
-        "Processor",
-        Some(first_company),
-        &["Processor"],
-        &[],
-    )?;
-    let managed: Vec<String> = officers
-        .iter()
-        .filter(|(_, c)| *c == 0)
-        .take(3)
-        .map(|(p, _)| p.id.clone())
-        .collect();
-    staff.line(
-        &uuid(&mut rng),
-        &format!("concierge@{DEMO_DOMAIN}"),
-        "Cora",
-        "Concierge",
-        Some(first_company),
-        &["ConciergeKey"],
-        &managed,
-    )?;
-    staff.line(
-        &demo_officer.id,
-        &format!("agent@{DEMO_DOMAIN}"),
-        "Alex",
-        "Agent",
-        Some(first_company),
-        &["Agent"],
-        &[],
-    )?;
-    staff.line(
-        &demo_referrer.id,
-        &format!("prelicensed@{DEMO_DOMAIN}"),
-        "Pria",
-        "Prelicensed",
-        None,
-        &["Agent", "PreLicensed"],
-        &[],
-    )?;
-    // People who hold several roles at once (scope is the union over them). Each re-uses a
-    // generated person's id, so its later line wins whole and the loans are unchanged.
-    let last_company = companies.last().expect("at least two companies");
-    let other_officers: Vec<String> = officers
-        .iter()
-        .filter(|(_, c)| *c == companies.len() - 1)
-        .step_by(2)
-        .map(|(p, _)| p.id.clone())
-        .collect();
-    staff.line(
-        &officers[1].0.id,
-        &format!("lead@{DEMO_DOMAIN}"),
-        "Lee",
-        "Lead",
-        Some(first_company),
-        &["Agent", "ConciergeKey"],
-        &other_officers,
-    )?;
-    staff.line(
-        &officers[2].0.id,
-        &format!("officer-processor@{DEMO_DOMAIN}"),
-        "Opal",
-        "Officer-Processor",
-        Some(last_company),
-        &["DualLicensedAgent", "Processor"],
-        &[],
-    )?;
-    staff.line(
-        &referrers[1].id,
-        &format!("referrer-concierge@{DEMO_DOMAIN}"),
-        "Remy",
-        "Referrer-Concierge",
-        None,
-        &["Agent", "PreLicensed", "ConciergeKey"],
-        &[officers[0].0.id.clone()],
-    )?;
-
-    let today = spec.today;
-    let now =
-        PrimitiveDateTime::new(today, Time::from_hms(12, 0, 0).expect("valid time")).assume_utc();
-    let iso = |t: OffsetDateTime| {
-        t.format(&time::format_description::well_known::Rfc3339)
-            .expect("formattable")
+    let mut files = Files {
+        loans: open("loans.jsonl")?,
+        history: open("los_status_history.jsonl")?,
+        dw: open("dw_loan_milestones.jsonl")?,
+        deals: open("dw_deals.jsonl")?,
     };
-    for i in 0..spec.loans {
-        let id = uuid(&mut rng);
-        let (officer, ci) = &officers[rng.gen_range(0..officers.len())];
-        let status_index = weighted_status(&mut rng);
-        let status = LOAN_STATUSES[status_index];
-        let age_days = rng.gen_range(0..730i64);
-        let status_date = now - Duration::days(age_days) - Duration::minutes(rng.gen_range(0..600));
-        // Amounts in whole cents ($80,000 to $1,200,000 in $5 steps), written once as decimals.
-        let amount_cents: Option<u64> = if rng.gen_bool(0.05) {
-            None
-        } else {
-            Some(rng.gen_range(16_000u64..240_000) * 500)
-        };
-        let referrer = rng
-            .gen_bool(0.35)
-            .then(|| &referrers[rng.gen_range(0..referrers.len())]);
-        let assistant = rng
-            .gen_bool(0.3)
-            .then(|| &assistants[*ci][rng.gen_range(0..2)]);
-        let processor = rng
-            .gen_bool(0.8)
-            .then(|| &processors[*ci][rng.gen_range(0..2)]);
-        let (first, last) = (
-            FIRST[rng.gen_range(0..FIRST.len())],
-            LAST[rng.gen_range(0..LAST.len())],
-        );
-        let closing = rng
-            .gen_bool(0.4)
-            .then(|| status_date + Duration::days(rng.gen_range(20..60)));
-        let locked = amount_cents
-            .filter(|_| rng.gen_bool(0.6))
-            .map(|c| cents(c / 100));
-        let estimated = amount_cents
-            .filter(|_| rng.gen_bool(0.85))
-            .map(|c| cents(c / 80));
-        let amount = amount_cents.map(cents);
-        let loan_type =
-            (!rng.gen_bool(0.03)).then(|| LOAN_TYPES[rng.gen_range(0..LOAN_TYPES.len())]);
-        let purpose = (!rng.gen_bool(0.03)).then(|| PURPOSES[rng.gen_range(0..PURPOSES.len())]);
-        writeln!(
-            loans,
-            "{}",
-            json!({
-                "id": id,
-                "loanNumber": format!("LN{:08}", i + 1),
-                "borrowerFirstName": first,
-                "borrowerLastName": last,
-                "borrowerEmail": format!("{}.{}{}@example.com", first.to_lowercase(), last.to_lowercase().replace(['\'', 'ü'], ""), i),
-                "status": status,
-                "statusDate": iso(status_date),
-                "loanType": loan_type,
-                "purpose": purpose,
-                "estimatedClosingDate": closing.map(iso),
-                "updated": iso(status_date + Duration::hours(rng.gen_range(0..72))),
-                "loanAmount": amount,
-                "lockedCompensation": locked,
-                "estimatedCompensation": estimated,
-                "propertyState": STATES[rng.gen_range(0..STATES.len())],
-                "companyId": companies[*ci],
-                "loanOfficerId": officer.id,
-                "loanOfficerName": officer.name,
-                "loanAssistantId": assistant.map(|p| &p.id),
-                "processorId": processor.map(|p| &p.id),
-                "processorName": processor.map(|p| &p.name),
-                "referringAgentId": referrer.map(|p| &p.id),
-                "referringAgentName": referrer.map(|p| &p.name),
-            })
-        )?;
-        counts.loans += 1;
+    let mut counts = SeedCounts::default();
+    let org = org::hire(&mut rng, &mut staff, spec.loans)?;
+    org::demo_users(&mut rng, &mut staff, &org)?;
 
-        // History: 85% of loans are synced to the LOS.
-        if rng.gen_bool(0.85) {
-            let path = history_path(status, &mut rng);
-            let steps = path.len() as i64;
-            for (k, step) in path.iter().enumerate() {
-                let at = status_date
-                    - Duration::days((steps - 1 - k as i64) * rng.gen_range(1..9))
-                    - Duration::minutes(rng.gen_range(0..300));
-                writeln!(
-                    history,
-                    "{}",
-                    json!({"loanId": id, "status": step, "occurredAt": iso(at)})
-                )?;
-                counts.history += 1;
-                if let Some(m) = warehouse_milestone(step) {
-                    writeln!(
-                        dw,
-                        "{}",
-                        json!({"loanId": id, "milestone": m, "occurredAt": iso(at)})
-                    )?;
-                    counts.milestones += 1;
-                }
-            }
-        }
+    let now = PrimitiveDateTime::new(spec.today, Time::from_hms(12, 0, 0).expect("valid time"))
+        .assume_utc();
+    for i in 0..spec.loans {
+        write_loan(&mut rng, &org, now, i, &mut files, &mut counts)?;
     }
-    for _ in 0..(spec.loans / 40).max(20) {
-        let created =
-            now - Duration::days(rng.gen_range(0..540)) - Duration::minutes(rng.gen_range(0..1440));
-        let stage = MLO_STAGES[rng.gen_range(0..MLO_STAGES.len())];
-        writeln!(
-            deals,
-            "{}",
-            json!({"id": uuid(&mut rng), "createdAt": iso(created), "stage": stage})
-        )?;
-        counts.deals += 1;
-    }
-    for w in [&mut staff.w, &mut loans, &mut history, &mut dw, &mut deals] {
+    write_deals(&mut rng, spec.loans, now, &mut files, &mut counts)?;
+    for w in [
+        &mut staff.w,
+        &mut files.loans,
+        &mut files.history,
+        &mut files.dw,
+        &mut files.deals,
+    ] {
         w.flush()?;
     }
     counts.agents = staff.written;
     Ok(counts)
+}
+
+/// The files the seed writes beside `agents.jsonl`.
+struct Files {
+    loans: BufWriter<std::fs::File>,
+    history: BufWriter<std::fs::File>,
+    dw: BufWriter<std::fs::File>,
+    deals: BufWriter<std::fs::File>,
+}
+
+/// RFC 3339, as the import files write times.
+fn iso(t: OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .expect("formattable")
+}
+
+/// Writes loan number `i + 1` (given to one of `org`'s officers), its LOS history and its
+/// warehouse milestones.
+fn write_loan(
+    rng: &mut StdRng,
+    org: &Org,
+    now: OffsetDateTime,
+    i: u64,
+    files: &mut Files,
+    counts: &mut SeedCounts,
+) -> std::io::Result<()> {
+    let Org {
+        companies,
+        officers,
+        assistants,
+        processors,
+        referrers,
+    } = org;
+    let Files {
+        loans, history, dw, ..
+    } = files;
+    let id = uuid(rng);
+    let (officer, ci) = &officers[rng.gen_range(0..officers.len())];
+    let status_index = weighted_status(rng);
+    let status = LOAN_STATUSES[status_index];
+    let age_days = rng.gen_range(0..730i64);
+    let status_date = now - Duration::days(age_days) - Duration::minutes(rng.gen_range(0..600));
+    // Amounts in whole cents ($80,000 to $1,200,000 in $5 steps), written once as decimals.
+    let amount_cents: Option<u64> = if rng.gen_bool(0.05) {
+        None
+    } else {
+        Some(rng.gen_range(16_000u64..240_000) * 500)
+    };
+    let referrer = rng
+        .gen_bool(0.35)
+        .then(|| &referrers[rng.gen_range(0..referrers.len())]);
+    let assistant = rng
+        .gen_bool(0.3)
+        .then(|| &assistants[*ci][rng.gen_range(0..2)]);
+    let processor = rng
+        .gen_bool(0.8)
+        .then(|| &processors[*ci][rng.gen_range(0..2)]);
+    let (first, last) = (
+        FIRST[rng.gen_range(0..FIRST.len())],
+        LAST[rng.gen_range(0..LAST.len())],
+    );
+    let closing = rng
+        .gen_bool(0.4)
+        .then(|| status_date + Duration::days(rng.gen_range(20..60)));
+    let locked = amount_cents
+        .filter(|_| rng.gen_bool(0.6))
+        .map(|c| cents(c / 100));
+    let estimated = amount_cents
+        .filter(|_| rng.gen_bool(0.85))
+        .map(|c| cents(c / 80));
+    let amount = amount_cents.map(cents);
+    let loan_type = (!rng.gen_bool(0.03)).then(|| LOAN_TYPES[rng.gen_range(0..LOAN_TYPES.len())]);
+    let purpose = (!rng.gen_bool(0.03)).then(|| PURPOSES[rng.gen_range(0..PURPOSES.len())]);
+    writeln!(
+        loans,
+        "{}",
+        json!({
+            "id": id,
+            "loanNumber": format!("LN{:08}", i + 1),
+            "borrowerFirstName": first,
+            "borrowerLastName": last,
+            "borrowerEmail": format!("{}.{}{}@example.com", first.to_lowercase(), last.to_lowercase().replace(['\'', 'ü'], ""), i),
+            "status": status,
+            "statusDate": iso(status_date),
+            "loanType": loan_type,
+            "purpose": purpose,
+            "estimatedClosingDate": closing.map(iso),
+            "updated": iso(status_date + Duration::hours(rng.gen_range(0..72))),
+            "loanAmount": amount,
+            "lockedCompensation": locked,
+            "estimatedCompensation": estimated,
+            "propertyState": STATES[rng.gen_range(0..STATES.len())],
+            "companyId": companies[*ci],
+            "loanOfficerId": officer.id,
+            "loanOfficerName": officer.name,
+            "loanAssistantId": assistant.map(|p| &p.id),
+            "processorId": processor.map(|p| &p.id),
+            "processorName": processor.map(|p| &p.name),
+            "referringAgentId": referrer.map(|p| &p.id),
+            "referringAgentName": referrer.map(|p| &p.name),
+        })
+    )?;
+    counts.loans += 1;
+
+    // History: 85% of loans are synced to the LOS.
+    if rng.gen_bool(0.85) {
+        let path = history_path(status, rng);
+        let steps = path.len() as i64;
+        for (k, step) in path.iter().enumerate() {
+            let at = status_date
+                - Duration::days((steps - 1 - k as i64) * rng.gen_range(1..9))
+                - Duration::minutes(rng.gen_range(0..300));
+            writeln!(
+                history,
+                "{}",
+                json!({"loanId": id, "status": step, "occurredAt": iso(at)})
+            )?;
+            counts.history += 1;
+            if let Some(m) = warehouse_milestone(step) {
+                writeln!(
+                    dw,
+                    "{}",
+                    json!({"loanId": id, "milestone": m, "occurredAt": iso(at)})
+                )?;
+                counts.milestones += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the MLO deals: one per 40 loans, at least 20.
+fn write_deals(
+    rng: &mut StdRng,
+    loans: u64,
+    now: OffsetDateTime,
+    files: &mut Files,
+    counts: &mut SeedCounts,
+) -> std::io::Result<()> {
+    for _ in 0..(loans / 40).max(20) {
+        let created =
+            now - Duration::days(rng.gen_range(0..540)) - Duration::minutes(rng.gen_range(0..1440));
+        let stage = MLO_STAGES[rng.gen_range(0..MLO_STAGES.len())];
+        writeln!(
+            files.deals,
+            "{}",
+            json!({"id": uuid(rng), "createdAt": iso(created), "stage": stage})
+        )?;
+        counts.deals += 1;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
