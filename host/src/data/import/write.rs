@@ -116,222 +116,252 @@ pub(super) async fn write(
     if records.is_empty() {
         return Ok(());
     }
+    if file == "agents.jsonl" {
+        return write_agents(tx, records).await;
+    }
+    let rows: Vec<Vec<V>> = records
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::Row(row) => Some(row),
+            Record::Agent { .. } => None,
+        })
+        .collect();
     match file {
-        "agents.jsonl" => {
-            let mut rows = Vec::new();
-            let mut roles = Vec::new();
-            let mut managed = Vec::new();
-            let mut ids = Vec::new();
-            // The last line of an agent wins whole: its roles and managed agents replace
-            // those of earlier lines, never add to them.
-            let mut last_line: HashMap<String, usize> = HashMap::new();
-            for (i, r) in records.iter().enumerate() {
-                if let Record::Agent { id, .. } = r {
-                    last_line.insert(id.clone(), i);
-                }
-            }
-            let records = records
-                .into_iter()
-                .enumerate()
-                .filter(|(i, r)| match r {
-                    Record::Agent { id, .. } => last_line.get(id) == Some(i),
-                    Record::Row(_) => false,
-                })
-                .map(|(_, r)| r);
-            for r in records {
-                if let Record::Agent {
-                    row,
-                    id,
-                    roles: rs,
-                    managed: ms,
-                } = r
-                {
-                    rows.push(row);
-                    roles.extend(
-                        rs.into_iter()
-                            .map(|x| vec![V::T(Some(id.clone())), V::T(Some(x))]),
-                    );
-                    managed.extend(
-                        ms.into_iter()
-                            .map(|x| vec![V::T(Some(id.clone())), V::T(Some(x))]),
-                    );
-                    ids.push(id);
-                }
-            }
-            let cols = [
-                "id",
-                "email",
-                "email_key",
-                "first_name",
-                "last_name",
-                "company_id",
-                "active",
-            ];
-            tx.insert_rows("agents", &cols, &upsert_tail(&cols), &last_per_id(rows))
-                .await?;
-            for chunk in ids.chunks(BATCH_PARAMS) {
-                let marks = vec!["?"; chunk.len()].join(", ");
-                let values: Vec<V> = chunk.iter().map(|i| V::T(Some(i.clone()))).collect();
-                tx.exec(
-                    &format!("DELETE FROM agent_roles WHERE agent_id IN ({marks})"),
-                    &values,
-                )
-                .await?;
-                tx.exec(
-                    &format!("DELETE FROM agent_managed WHERE manager_id IN ({marks})"),
-                    &values,
-                )
-                .await?;
-            }
-            tx.insert_rows(
-                "agent_roles",
-                &["agent_id", "role"],
-                "ON CONFLICT DO NOTHING",
-                &roles,
-            )
-            .await?;
-            tx.insert_rows(
-                "agent_managed",
-                &["manager_id", "agent_id"],
-                "ON CONFLICT DO NOTHING",
-                &managed,
-            )
-            .await?;
+        "loans.jsonl" => write_loans(tx, rows, history_empty, stale).await,
+        "los_status_history.jsonl" => write_history(tx, rows, history_empty, stale).await,
+        "dw_loan_milestones.jsonl" => write_milestones(tx, rows, stale).await,
+        "dw_deals.jsonl" => write_deals(tx, rows, stale).await,
+        _ => Ok(()),
+    }
+}
+
+/// Agents: the last line of each wins whole (its roles and managed agents replace those of
+/// earlier lines and earlier imports).
+async fn write_agents(tx: &mut Tx, records: Vec<Record>) -> Result<(), ImportError> {
+    let mut rows = Vec::new();
+    let mut roles = Vec::new();
+    let mut managed = Vec::new();
+    let mut ids = Vec::new();
+    // The last line of an agent wins whole: its roles and managed agents replace
+    // those of earlier lines, never add to them.
+    let mut last_line: HashMap<String, usize> = HashMap::new();
+    for (i, r) in records.iter().enumerate() {
+        if let Record::Agent { id, .. } = r {
+            last_line.insert(id.clone(), i);
         }
-        _ => {
-            let rows: Vec<Vec<V>> = records
-                .into_iter()
-                .filter_map(|r| match r {
-                    Record::Row(row) => Some(row),
-                    Record::Agent { .. } => None,
-                })
-                .collect();
-            match file {
-                "loans.jsonl" => {
-                    let rows = last_per_id(rows);
-                    let keys = tx.loan_keys(&first_texts(&rows)).await?;
-                    let (rows, batch_keys) = with_keys(rows, &keys);
-                    let mut cols = vec!["key"];
-                    cols.extend(LOAN_COLUMNS);
-                    // The totals' key values the loans leave, and then those they take.
-                    if !stale.totals_all {
-                        tx.note_totals(&batch_keys, stale).await?;
-                    }
-                    tx.insert_rows("loans", &cols, &upsert_tail(&cols), &rows)
-                        .await?;
-                    if !stale.totals_all {
-                        tx.note_totals(&batch_keys, stale).await?;
-                    }
-                    if !history_empty {
-                        tx.sync_history(&batch_keys, stale).await?;
-                    }
-                    stale.loans.extend(&batch_keys);
-                }
-                "los_status_history.jsonl" => {
-                    let keys = tx.loan_keys(&first_texts(&rows)).await?;
-                    let (rows, batch_keys) = with_keys(rows, &keys);
-                    let amounts = tx.snapshot_amounts(&batch_keys).await?;
-                    // (key, id, status, at) → (key, status, at, amount, in snapshot,
-                    // month, week, status bit), and what each row adds to its period sets.
-                    let (rows, sets): (Vec<Vec<V>>, Vec<SetRow>) = rows
-                        .into_iter()
-                        .zip(&batch_keys)
-                        .map(|(mut r, key)| {
-                            r.remove(1);
-                            let (bit, at) = match (&r[1], &r[2]) {
-                                (V::T(Some(status)), V::I(Some(at))) => {
-                                    (history_keys::status_bit(status), *at)
-                                }
-                                _ => unreachable!("history rows have a status and an instant"),
-                            };
-                            let amount = amounts.get(key).copied().flatten();
-                            let in_snapshot = i64::from(amounts.contains_key(key));
-                            let set = SetRow {
-                                periods: [
-                                    history_keys::month_index(at),
-                                    history_keys::week_index(at),
-                                ],
-                                loan_key: *key,
-                                bit,
-                                amount,
-                                in_snapshot,
-                            };
-                            r.push(V::I(amount));
-                            r.push(V::I(Some(in_snapshot)));
-                            r.push(V::I(Some(set.periods[0])));
-                            r.push(V::I(Some(set.periods[1])));
-                            r.push(V::I(Some(bit)));
-                            (r, set)
-                        })
-                        .unzip();
-                    tx.insert_rows(
-                        "los_status_history",
-                        &[
-                            "loan_key",
-                            "status",
-                            "occurred_at",
-                            "loan_amount",
-                            "in_snapshot",
-                            "month_index",
-                            "week_index",
-                            "status_bit",
-                        ],
-                        "ON CONFLICT DO NOTHING",
-                        &rows,
-                    )
-                    .await?;
-                    if !history_empty {
-                        stale.loans.extend(&batch_keys);
-                        tx.add_to_history_sets(&sets).await?;
-                        for set in &sets {
-                            for (periods, period) in stale.periods.iter_mut().zip(set.periods) {
-                                periods.insert(period);
-                            }
-                        }
-                    }
-                }
-                "dw_loan_milestones.jsonl" => {
-                    let keys = tx.loan_keys(&first_texts(&rows)).await?;
-                    let (rows, _) = with_keys(rows, &keys);
-                    let rows: Vec<Vec<V>> = rows
-                        .into_iter()
-                        .map(|mut r| {
-                            r.remove(1);
-                            // (key, milestone, at): the periods of `at` are counted again.
-                            if let V::I(Some(at)) = r[2] {
-                                stale.warehouse_at(MILESTONES, at);
-                            }
-                            r
-                        })
-                        .collect();
-                    tx.insert_rows(
-                        "dw_loan_milestones",
-                        &["loan_key", "milestone", "occurred_at"],
-                        "ON CONFLICT DO NOTHING",
-                        &rows,
-                    )
-                    .await?
-                }
-                "dw_deals.jsonl" => {
-                    let cols = ["id", "created_at", "stage"];
-                    let rows = last_per_id(rows);
-                    // A deal is counted in the periods it comes in (migration 0011) and, when
-                    // it was there before, taken out of the ones it was in.
-                    let ids: Vec<V> = rows.iter().map(|r| r[0].clone()).collect();
-                    for at in tx.deal_instants(&ids).await? {
-                        stale.warehouse_at(DEALS, at);
-                    }
-                    for r in &rows {
-                        if let V::I(Some(at)) = r[1] {
-                            stale.warehouse_at(DEALS, at);
-                        }
-                    }
-                    tx.insert_rows("dw_deals", &cols, &upsert_tail(&cols), &rows)
-                        .await?
-                }
-                _ => {}
+    }
+    let records = records
+        .into_iter()
+        .enumerate()
+        .filter(|(i, r)| match r {
+            Record::Agent { id, .. } => last_line.get(id) == Some(i),
+            Record::Row(_) => false,
+        })
+        .map(|(_, r)| r);
+    for r in records {
+        if let Record::Agent {
+            row,
+            id,
+            roles: rs,
+            managed: ms,
+        } = r
+        {
+            rows.push(row);
+            roles.extend(
+                rs.into_iter()
+                    .map(|x| vec![V::T(Some(id.clone())), V::T(Some(x))]),
+            );
+            managed.extend(
+                ms.into_iter()
+                    .map(|x| vec![V::T(Some(id.clone())), V::T(Some(x))]),
+            );
+            ids.push(id);
+        }
+    }
+    let cols = [
+        "id",
+        "email",
+        "email_key",
+        "first_name",
+        "last_name",
+        "company_id",
+        "active",
+    ];
+    tx.insert_rows("agents", &cols, &upsert_tail(&cols), &last_per_id(rows))
+        .await?;
+    for chunk in ids.chunks(BATCH_PARAMS) {
+        let marks = vec!["?"; chunk.len()].join(", ");
+        let values: Vec<V> = chunk.iter().map(|i| V::T(Some(i.clone()))).collect();
+        tx.exec(
+            &format!("DELETE FROM agent_roles WHERE agent_id IN ({marks})"),
+            &values,
+        )
+        .await?;
+        tx.exec(
+            &format!("DELETE FROM agent_managed WHERE manager_id IN ({marks})"),
+            &values,
+        )
+        .await?;
+    }
+    tx.insert_rows(
+        "agent_roles",
+        &["agent_id", "role"],
+        "ON CONFLICT DO NOTHING",
+        &roles,
+    )
+    .await?;
+    tx.insert_rows(
+        "agent_managed",
+        &["manager_id", "agent_id"],
+        "ON CONFLICT DO NOTHING",
+        &managed,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Loans: the last line of each id, with the totals' key values they leave and take, and
+/// their history's snapshot columns brought up to date.
+async fn write_loans(
+    tx: &mut Tx,
+    rows: Vec<Vec<V>>,
+    history_empty: bool,
+    stale: &mut Stale,
+) -> Result<(), ImportError> {
+    let rows = last_per_id(rows);
+    let keys = tx.loan_keys(&first_texts(&rows)).await?;
+    let (rows, batch_keys) = with_keys(rows, &keys);
+    let mut cols = vec!["key"];
+    cols.extend(LOAN_COLUMNS);
+    // The totals' key values the loans leave, and then those they take.
+    if !stale.totals_all {
+        tx.note_totals(&batch_keys, stale).await?;
+    }
+    tx.insert_rows("loans", &cols, &upsert_tail(&cols), &rows)
+        .await?;
+    if !stale.totals_all {
+        tx.note_totals(&batch_keys, stale).await?;
+    }
+    if !history_empty {
+        tx.sync_history(&batch_keys, stale).await?;
+    }
+    stale.loans.extend(&batch_keys);
+    Ok(())
+}
+
+/// LOS history rows, with the columns of their loan and periods, and what each adds to its
+/// period sets.
+async fn write_history(
+    tx: &mut Tx,
+    rows: Vec<Vec<V>>,
+    history_empty: bool,
+    stale: &mut Stale,
+) -> Result<(), ImportError> {
+    let keys = tx.loan_keys(&first_texts(&rows)).await?;
+    let (rows, batch_keys) = with_keys(rows, &keys);
+    let amounts = tx.snapshot_amounts(&batch_keys).await?;
+    // (key, id, status, at) → (key, status, at, amount, in snapshot,
+    // month, week, status bit), and what each row adds to its period sets.
+    let (rows, sets): (Vec<Vec<V>>, Vec<SetRow>) = rows
+        .into_iter()
+        .zip(&batch_keys)
+        .map(|(mut r, key)| {
+            r.remove(1);
+            let (bit, at) = match (&r[1], &r[2]) {
+                (V::T(Some(status)), V::I(Some(at))) => (history_keys::status_bit(status), *at),
+                _ => unreachable!("history rows have a status and an instant"),
+            };
+            let amount = amounts.get(key).copied().flatten();
+            let in_snapshot = i64::from(amounts.contains_key(key));
+            let set = SetRow {
+                periods: [history_keys::month_index(at), history_keys::week_index(at)],
+                loan_key: *key,
+                bit,
+                amount,
+                in_snapshot,
+            };
+            r.push(V::I(amount));
+            r.push(V::I(Some(in_snapshot)));
+            r.push(V::I(Some(set.periods[0])));
+            r.push(V::I(Some(set.periods[1])));
+            r.push(V::I(Some(bit)));
+            (r, set)
+        })
+        .unzip();
+    tx.insert_rows(
+        "los_status_history",
+        &[
+            "loan_key",
+            "status",
+            "occurred_at",
+            "loan_amount",
+            "in_snapshot",
+            "month_index",
+            "week_index",
+            "status_bit",
+        ],
+        "ON CONFLICT DO NOTHING",
+        &rows,
+    )
+    .await?;
+    if !history_empty {
+        stale.loans.extend(&batch_keys);
+        tx.add_to_history_sets(&sets).await?;
+        for set in &sets {
+            for (periods, period) in stale.periods.iter_mut().zip(set.periods) {
+                periods.insert(period);
             }
         }
     }
+    Ok(())
+}
+
+/// Warehouse milestones, whose periods are counted again.
+async fn write_milestones(
+    tx: &mut Tx,
+    rows: Vec<Vec<V>>,
+    stale: &mut Stale,
+) -> Result<(), ImportError> {
+    let keys = tx.loan_keys(&first_texts(&rows)).await?;
+    let (rows, _) = with_keys(rows, &keys);
+    let rows: Vec<Vec<V>> = rows
+        .into_iter()
+        .map(|mut r| {
+            r.remove(1);
+            // (key, milestone, at): the periods of `at` are counted again.
+            if let V::I(Some(at)) = r[2] {
+                stale.warehouse_at(MILESTONES, at);
+            }
+            r
+        })
+        .collect();
+    tx.insert_rows(
+        "dw_loan_milestones",
+        &["loan_key", "milestone", "occurred_at"],
+        "ON CONFLICT DO NOTHING",
+        &rows,
+    )
+    .await?;
+    Ok(())
+}
+
+/// MLO deals: the last line of each id, counted in the periods they come in and taken out
+/// of the ones they were in.
+async fn write_deals(tx: &mut Tx, rows: Vec<Vec<V>>, stale: &mut Stale) -> Result<(), ImportError> {
+    let cols = ["id", "created_at", "stage"];
+    let rows = last_per_id(rows);
+    // A deal is counted in the periods it comes in (migration 0011) and, when
+    // it was there before, taken out of the ones it was in.
+    let ids: Vec<V> = rows.iter().map(|r| r[0].clone()).collect();
+    for at in tx.deal_instants(&ids).await? {
+        stale.warehouse_at(DEALS, at);
+    }
+    for r in &rows {
+        if let V::I(Some(at)) = r[1] {
+            stale.warehouse_at(DEALS, at);
+        }
+    }
+    tx.insert_rows("dw_deals", &cols, &upsert_tail(&cols), &rows)
+        .await?;
     Ok(())
 }
