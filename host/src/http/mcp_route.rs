@@ -5,7 +5,6 @@
 //! nothing of HTTP handlers.
 
 use std::future::Future as _;
-use std::io::Write as _;
 use std::task::Poll;
 
 use axum::extract::{Request, State};
@@ -15,16 +14,16 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::body::BodyError;
+use super::mcp_batch::{batch, handle_one, operation};
+use super::mcp_reply::{answer, json, rpc_error, throttled};
 use super::reply::{too_many_requests, unauthorized, unavailable};
 use super::state::{AppState, MAX_BODY_BYTES};
 use crate::auth::{AuthError, Identity, TokenKey};
-use crate::mcp::body::Chunks;
 use crate::mcp::modern::{self, MODERN_VERSION};
-use crate::mcp::observe::Operation;
 use crate::mcp::protocol::{
-    classify, failure, retry_after_of, Incoming, Outgoing, RpcError, BATCH_VERSION,
-    DEFAULT_VERSION, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
-    PARSE_ERROR, RATE_LIMITED, UNSUPPORTED_PROTOCOL_VERSION,
+    classify, failure, Incoming, Outgoing, RpcError, DEFAULT_VERSION, HEADER_MISMATCH,
+    INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 /// The protocol-version header.
@@ -149,78 +148,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         .map(str::trim)
         .unwrap_or(DEFAULT_VERSION);
     match message {
-        Value::Array(batch) => {
-            if version != BATCH_VERSION {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    RpcError::new(
-                        INVALID_REQUEST,
-                        format!("JSON-RPC batches are not allowed in protocol version {version}"),
-                    ),
-                );
-            }
-            if batch.is_empty() {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    RpcError::new(INVALID_REQUEST, "empty batch"),
-                );
-            }
-            let max = state.config.limits.max_batch as usize;
-            if batch.len() > max {
-                hold(1);
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    RpcError::new(
-                        INVALID_REQUEST,
-                        format!(
-                            "a batch may hold at most {max} messages; this one has {}",
-                            batch.len()
-                        ),
-                    ),
-                );
-            }
-            let mut body = Chunks::default();
-            let mut answered = 0usize;
-            let mut retry = None;
-            for m in batch {
-                // A notification gets no reply; a request after the cap is not run.
-                let id = m.get("id").cloned().filter(|_| m.get("method").is_some());
-                let reply = if body.len() >= MAX_BATCH_REPLY_BYTES {
-                    id.map(|id| Outgoing::Error(failure(id, &over_batch_cap())))
-                } else {
-                    handle_one(&state, &identity, m, version).await
-                };
-                let Some(mut reply) = reply else { continue };
-                let before = body.len();
-                let _ = body.write_all(if answered == 0 { b"[" } else { b"," });
-                reply.write_to(&mut body);
-                if body.len() > MAX_BATCH_REPLY_BYTES + 1 {
-                    // Its result does not fit: the entry is answered with the cap instead.
-                    let id = match &reply {
-                        Outgoing::Result { id, .. } => id.clone(),
-                        Outgoing::Error(e) => e["id"].clone(),
-                    };
-                    body.truncate(before);
-                    let _ = body.write_all(if answered == 0 { b"[" } else { b"," });
-                    reply = Outgoing::Error(failure(id, &over_batch_cap()));
-                    reply.write_to(&mut body);
-                }
-                answered += 1;
-                if reply.is_error_code(RATE_LIMITED) {
-                    let r = reply.error().and_then(retry_after_of);
-                    retry = retry.max(r);
-                }
-            }
-            if let Some(retry) = retry {
-                hold(retry);
-            }
-            if answered == 0 {
-                StatusCode::ACCEPTED.into_response()
-            } else {
-                let _ = body.write_all(b"]");
-                json_chunks(StatusCode::OK, body)
-            }
-        }
+        Value::Array(messages) => batch(&state, &identity, messages, version, &hold).await,
         single => match handle_one(&state, &identity, single, version).await {
             Some(Outgoing::Error(reply)) if reply["error"]["code"] == RATE_LIMITED => {
                 throttled(reply, &hold)
@@ -229,23 +157,6 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             None => StatusCode::ACCEPTED.into_response(),
         },
     }
-}
-
-/// The most bytes a batch's reply may hold: twice the largest tool result (4 MiB). Entries
-/// that do not fit are answered `-32050` without running; each entry is also charged to its
-/// caller's budgets, which a batch of large replies spends first.
-pub const MAX_BATCH_REPLY_BYTES: usize = 8 * 1024 * 1024;
-
-/// The error of a batch entry that does not fit in [`MAX_BATCH_REPLY_BYTES`].
-fn over_batch_cap() -> RpcError {
-    RpcError::retry_later(
-        RATE_LIMITED,
-        format!(
-            "this batch's reply reached its cap of {MAX_BATCH_REPLY_BYTES} bytes; the request \
-             was not answered in it: send it again on its own"
-        ),
-        1,
-    )
 }
 
 /// One 2026-07-28 request: a single JSON-RPC request whose envelope and headers are checked
@@ -318,13 +229,6 @@ async fn modern_post(
     }
 }
 
-/// A `-32050` reply as `429` with `Retry-After`; the token waits in the penalty box meanwhile.
-fn throttled(reply: Value, hold: &(dyn Fn(u64) + Sync)) -> Response {
-    let retry = retry_after_of(&reply).unwrap_or(1);
-    hold(retry);
-    too_many_requests(reply, retry)
-}
-
 /// The reason label of a refused credential (a small fixed set, never token text).
 fn failure_reason(e: &AuthError) -> &'static str {
     match e {
@@ -362,47 +266,6 @@ pub async fn not_allowed() -> Response {
         .into_response()
 }
 
-async fn handle_one(
-    state: &AppState,
-    identity: &Identity,
-    message: Value,
-    version: &str,
-) -> Option<Outgoing> {
-    match classify(message) {
-        Err((id, e)) => Some(Outgoing::Error(failure(id, &e))),
-        Ok(Incoming::Notification { .. } | Incoming::Response) => None,
-        Ok(Incoming::Request { id, method, params }) => {
-            let operation = operation(state, &id, &method, params.as_ref(), version);
-            let outcome = state
-                .dispatcher
-                .request(identity, &id, &method, params)
-                .instrument(operation.span().clone())
-                .await;
-            operation.finish(&outcome, state.plugins.metrics());
-            Some(match outcome {
-                Ok(result) => Outgoing::Result { id, result },
-                Err(e) => Outgoing::Error(failure(id, &e)),
-            })
-        }
-    }
-}
-
-/// The OpenTelemetry MCP span and duration of one request ([`Operation`]); a `tools/call`
-/// names its tool when the server serves one of that name.
-fn operation(
-    state: &AppState,
-    id: &Value,
-    method: &str,
-    params: Option<&Value>,
-    version: &str,
-) -> Operation {
-    let tool = params
-        .and_then(|p| p.get("name"))
-        .and_then(Value::as_str)
-        .filter(|name| method == "tools/call" && state.plugins.registry().get(name).is_some());
-    Operation::start(method, id, params, version, tool)
-}
-
 /// Refuses a browser `Origin` other than the server's own or a configured one (DNS
 /// rebinding protection). Requests without `Origin` (non-browser clients) pass.
 fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
@@ -432,59 +295,6 @@ fn origin_of(url: &str) -> &str {
         Some(i) => &url[..after_scheme + i],
         None => url,
     }
-}
-
-fn rpc_error(status: StatusCode, e: RpcError) -> Response {
-    json(status, &failure(Value::Null, &e))
-}
-
-fn json(status: StatusCode, body: &impl serde::Serialize) -> Response {
-    // `to_vec` writes bytes directly; `to_string` goes through `Display` and its formatter.
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        bytes,
-    )
-        .into_response()
-}
-
-/// `200` with one response as its body.
-fn answer(out: &Outgoing) -> Response {
-    let mut body = Chunks::default();
-    out.write_to(&mut body);
-    json_chunks(StatusCode::OK, body)
-}
-
-/// A JSON response whose body is `body`'s pieces, shared ones referenced, not copied.
-fn json_chunks(status: StatusCode, body: Chunks) -> Response {
-    let length = body.len();
-    let pieces = body.into_pieces();
-    let body = if pieces.len() == 1 {
-        axum::body::Body::from(pieces.into_iter().next().unwrap_or_default())
-    } else {
-        let frames = futures_util::stream::iter(
-            pieces
-                .into_iter()
-                .map(|b| Ok::<_, std::convert::Infallible>(http_body::Frame::data(b))),
-        );
-        axum::body::Body::new(http_body_util::StreamBody::new(frames))
-    };
-    (
-        status,
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-            (header::CONTENT_LENGTH, HeaderValue::from(length)),
-        ],
-        body,
-    )
-        .into_response()
 }
 
 #[cfg(test)]

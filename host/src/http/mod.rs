@@ -5,6 +5,8 @@ pub mod body;
 pub mod callback;
 pub mod facade;
 pub mod gate;
+mod mcp_batch;
+mod mcp_reply;
 pub mod mcp_route;
 pub mod metrics;
 mod oauth_wire;
