@@ -50,27 +50,9 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             state.penalty.hold(k, secs);
         }
     };
-    let identity = match state.authenticator.authenticate(headers, key).await {
-        Ok(id) => id,
-        Err(AuthError::Unavailable(reason)) => {
-            tracing::error!(reason = ?reason, "the agent directory is unavailable");
-            return unavailable(
-                5,
-                "the platform database is unavailable; the request was not run (retry shortly)",
-            );
-        }
-        Err(e) => {
-            tracing::info!(reason = ?e.to_string(), "unauthenticated /mcp request");
-            crate::telemetry::Metrics::count(
-                &state.plugins.metrics().token_failures,
-                failure_reason(&e),
-            );
-            // Presented again, this token waits in the admission layer before its 401.
-            if let Some(k) = penalty_key {
-                state.penalty.mark_refused(k);
-            }
-            return unauthorized(&state.config.base_url);
-        }
+    let identity = match authenticate(&state, headers, key).await {
+        Ok(identity) => identity,
+        Err(refusal) => return refusal,
     };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
         if super::reply::media_type(ct) != "application/json" {
@@ -156,6 +138,38 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             Some(reply) => answer(&reply),
             None => StatusCode::ACCEPTED.into_response(),
         },
+    }
+}
+
+/// The caller of a request, or the reply refusing it: `503` while the agent directory is
+/// unavailable, `401` with the challenge for a missing or refused token (counted by reason;
+/// the token, presented again, waits in the admission layer before its next `401`).
+async fn authenticate(
+    state: &AppState,
+    headers: &HeaderMap,
+    key: Option<TokenKey>,
+) -> Result<Identity, Response> {
+    match state.authenticator.authenticate(headers, key).await {
+        Ok(id) => Ok(id),
+        Err(AuthError::Unavailable(reason)) => {
+            tracing::error!(reason = ?reason, "the agent directory is unavailable");
+            Err(unavailable(
+                5,
+                "the platform database is unavailable; the request was not run (retry shortly)",
+            ))
+        }
+        Err(e) => {
+            tracing::info!(reason = ?e.to_string(), "unauthenticated /mcp request");
+            crate::telemetry::Metrics::count(
+                &state.plugins.metrics().token_failures,
+                failure_reason(&e),
+            );
+            // Presented again, this token waits in the admission layer before its 401.
+            if let Some(k) = key {
+                state.penalty.mark_refused(k.0);
+            }
+            Err(unauthorized(&state.config.base_url))
+        }
     }
 }
 

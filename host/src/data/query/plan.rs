@@ -7,7 +7,7 @@
 //! totals, which only a scope of every loan or of one company's loans reads, with the
 //! company's condition from `scoped::TotalsScope`.
 
-use super::columns::{out_of, Out};
+use super::columns::{out_of, Out, P};
 use super::compiled::Compiled;
 use super::compiler::Compiler;
 use super::filter::compile_filter;
@@ -135,19 +135,7 @@ fn compile_statement(
     }
     // The filter first (on its own parameters): whether it constrains anything decides
     // whether history rows must be joined to their loans.
-    let (filter_sql, filter_params) = match &q.filter {
-        None => (vec![], vec![]),
-        Some(_) if !q.dataset.has_loans() => {
-            return Err(QueryError::Invalid(format!(
-                "dataset `{}` takes no loan filter",
-                q.dataset.as_str()
-            )))
-        }
-        Some(f) => {
-            let sql = compile_filter(&mut c, f)?;
-            (sql, std::mem::take(&mut c.params))
-        }
-    };
+    let (filter_sql, filter_params) = filter_first(&mut c, q)?;
     // Organisation-wide or one company's, without a filter, over keys the import totals: its
     // totals (schema v11, per company v12).
     if let Some((t, totals_scope)) = loan_totals(q, scope, !filter_sql.is_empty()) {
@@ -157,41 +145,8 @@ fn compile_statement(
         && filter_sql.is_empty()
         && scope.is_some_and(|s| s.all)
         && reads_only_carried(q);
-    // Organisation-wide, a key's covering index; for one company, its months of the status
-    // date (a Processor's pipeline trend) in `loans_company_status_months` after the company
-    // (schema v9), instead of each loan's date read through `loans_company`.
-    let company_months = scope.is_some_and(Scope::only_company)
-        && covered_month(q)
-        && matches!(q.group_by.as_slice(), [Key::Period(name, _)] if name == "statusDate");
-    c.covered_group = q.dataset == Dataset::Loans
-        && filter_sql.is_empty()
-        && (company_months
-            || (scope.is_some_and(|s| s.all)
-                && ((q.predicates.is_empty() && covered_group(q)) || covered_month(q))));
-    // A key the scope's index holds in order (a company's loans by status): grouped right
-    // over the loans, SQLite reads that order; grouped over the row-by-row select, it sorted
-    // the company's loans.
-    let in_scope_order = |k: &Key| match k {
-        Key::Field(name) => q
-            .dataset
-            .field(name)
-            .is_some_and(|f| c.scope_order == Some(f.column)),
-        _ => false,
-    };
-    // A value→label key, a month, quarter or year over a stored month index, or a key in the
-    // scope's order, over many rows: aggregate by the raw values first (few groups, read in
-    // index order where an index serves them), then label and merge those few rows.
-    let raw_first = |k: &Key| {
-        matches!(k, Key::Mapped(..)) || stored_month(q.dataset, k).is_some() || in_scope_order(k)
-    };
-    let preaggregate = q.distinct_on.is_none()
-        && q.group_by.iter().any(raw_first)
-        && q.group_by
-            .iter()
-            .all(|k| !matches!(k, Key::Period(..)) || raw_first(k))
-        && q.aggregates
-            .iter()
-            .all(|a| !matches!(a, Aggregate::CountDistinct(_)));
+    c.covered_group = covered(q, scope, filter_sql.is_empty());
+    let preaggregate = preaggregates(&c, q);
     if preaggregate {
         return compile_preaggregated(c, q, scope, filter_sql, filter_params);
     }
@@ -214,50 +169,7 @@ fn compile_statement(
         let f = c.field(d)?;
         inner.push(format!("{} AS dd", f.identity()));
     }
-    let mut outer_aggs = Vec::new();
-    for (i, a) in q.aggregates.iter().enumerate() {
-        let (func, field) = match a {
-            Aggregate::Count => ("COUNT(*)", None),
-            Aggregate::CountOf(f) => ("COUNT", Some(f)),
-            Aggregate::CountDistinct(f) => ("COUNT(DISTINCT", Some(f)),
-            Aggregate::Sum(f) => ("SUM", Some(f)),
-            Aggregate::Min(f) => ("MIN", Some(f)),
-            Aggregate::Max(f) => ("MAX", Some(f)),
-        };
-        let expr = match field {
-            None => "COUNT(*)".to_string(),
-            Some(name) => {
-                let f = c.field(name)?;
-                let source = match a {
-                    Aggregate::CountDistinct(_) => f.identity(),
-                    _ => f.column,
-                };
-                inner.push(format!("{source} AS s{i}"));
-                let bigint = if postgres { "BIGINT" } else { "INTEGER" };
-                match a {
-                    // A primary key: nothing repeats (`mlo_pipeline_report`'s deals per week:
-                    // 35 ms with DISTINCT on PostgreSQL, against 10 ms for the count).
-                    Aggregate::CountDistinct(_) if q.dataset.is_unique(name) => {
-                        format!("COUNT(s{i})")
-                    }
-                    Aggregate::CountDistinct(_) => format!("COUNT(DISTINCT s{i})"),
-                    Aggregate::Sum(_) if f.ty == FieldType::Text => {
-                        return Err(QueryError::Invalid(format!(
-                            "field `{name}` is text; it cannot be summed"
-                        )))
-                    }
-                    Aggregate::Sum(_) => format!("CAST(SUM(s{i}) AS {bigint})"),
-                    _ => format!("{func}(s{i})"),
-                }
-            }
-        };
-        outs.push(match (a, field.and_then(|n| q.dataset.field(n))) {
-            (Aggregate::Count | Aggregate::CountOf(_) | Aggregate::CountDistinct(_), _) => Out::Int,
-            (_, Some(f)) => out_of(f.ty),
-            (_, None) => Out::Int,
-        });
-        outer_aggs.push(format!("{expr} AS a{i}"));
-    }
+    let outer_aggs = aggregate_columns(&mut c, q, &mut inner, &mut outs)?;
 
     let (where_sql, where_params) = where_clause(&mut c, q, scope, filter_sql, filter_params)?;
 
@@ -287,6 +199,123 @@ fn compile_statement(
     let grouped = format!("SELECT {} FROM ({inner_sql}) i{group}", select.join(", "));
 
     c.finish(q, grouped, key_params, where_params, outs)
+}
+
+/// The query's loan filter compiled on its own parameters (a dataset without loans takes
+/// none).
+fn filter_first(c: &mut Compiler, q: &Query) -> Result<(Vec<String>, Vec<P>), QueryError> {
+    Ok(match &q.filter {
+        None => (vec![], vec![]),
+        Some(_) if !q.dataset.has_loans() => {
+            return Err(QueryError::Invalid(format!(
+                "dataset `{}` takes no loan filter",
+                q.dataset.as_str()
+            )))
+        }
+        Some(f) => {
+            let sql = compile_filter(c, f)?;
+            (sql, std::mem::take(&mut c.params))
+        }
+    })
+}
+
+/// Whether `q`'s one key is read from a covering index: organisation-wide, a key's covering
+/// index; for one company, its months of the status date (a Processor's pipeline trend) in
+/// `loans_company_status_months` after the company (schema v9), instead of each loan's date
+/// read through `loans_company`.
+fn covered(q: &Query, scope: Option<&Scope>, unfiltered: bool) -> bool {
+    let company_months = scope.is_some_and(Scope::only_company)
+        && covered_month(q)
+        && matches!(q.group_by.as_slice(), [Key::Period(name, _)] if name == "statusDate");
+    q.dataset == Dataset::Loans
+        && unfiltered
+        && (company_months
+            || (scope.is_some_and(|s| s.all)
+                && ((q.predicates.is_empty() && covered_group(q)) || covered_month(q))))
+}
+
+/// Whether `q` is aggregated by the raw values first: a value→label key, a month, quarter or
+/// year over a stored month index, or a key in the scope's order (a company's loans by
+/// status: grouped right over the loans, SQLite reads that order; grouped over the
+/// row-by-row select, it sorted the company's loans), over many rows: few groups, read in
+/// index order where an index serves them, then labelled and merged.
+fn preaggregates(c: &Compiler, q: &Query) -> bool {
+    let in_scope_order = |k: &Key| match k {
+        Key::Field(name) => q
+            .dataset
+            .field(name)
+            .is_some_and(|f| c.scope_order == Some(f.column)),
+        _ => false,
+    };
+    // A value→label key, a month, quarter or year over a stored month index, or a key in the
+    // scope's order, over many rows: aggregate by the raw values first (few groups, read in
+    // index order where an index serves them), then label and merge those few rows.
+    let raw_first = |k: &Key| {
+        matches!(k, Key::Mapped(..)) || stored_month(q.dataset, k).is_some() || in_scope_order(k)
+    };
+    q.distinct_on.is_none()
+        && q.group_by.iter().any(raw_first)
+        && q.group_by
+            .iter()
+            .all(|k| !matches!(k, Key::Period(..)) || raw_first(k))
+        && q.aggregates
+            .iter()
+            .all(|a| !matches!(a, Aggregate::CountDistinct(_)))
+}
+
+/// The aggregates' outer columns (`a0…`), their sources added to the inner select (`s0…`)
+/// and their kinds to `outs`.
+fn aggregate_columns(
+    c: &mut Compiler,
+    q: &Query,
+    inner: &mut Vec<String>,
+    outs: &mut Vec<Out>,
+) -> Result<Vec<String>, QueryError> {
+    let mut outer_aggs = Vec::new();
+    for (i, a) in q.aggregates.iter().enumerate() {
+        let (func, field) = match a {
+            Aggregate::Count => ("COUNT(*)", None),
+            Aggregate::CountOf(f) => ("COUNT", Some(f)),
+            Aggregate::CountDistinct(f) => ("COUNT(DISTINCT", Some(f)),
+            Aggregate::Sum(f) => ("SUM", Some(f)),
+            Aggregate::Min(f) => ("MIN", Some(f)),
+            Aggregate::Max(f) => ("MAX", Some(f)),
+        };
+        let expr = match field {
+            None => "COUNT(*)".to_string(),
+            Some(name) => {
+                let f = c.field(name)?;
+                let source = match a {
+                    Aggregate::CountDistinct(_) => f.identity(),
+                    _ => f.column,
+                };
+                inner.push(format!("{source} AS s{i}"));
+                let bigint = if c.postgres { "BIGINT" } else { "INTEGER" };
+                match a {
+                    // A primary key: nothing repeats (`mlo_pipeline_report`'s deals per week:
+                    // 35 ms with DISTINCT on PostgreSQL, against 10 ms for the count).
+                    Aggregate::CountDistinct(_) if q.dataset.is_unique(name) => {
+                        format!("COUNT(s{i})")
+                    }
+                    Aggregate::CountDistinct(_) => format!("COUNT(DISTINCT s{i})"),
+                    Aggregate::Sum(_) if f.ty == FieldType::Text => {
+                        return Err(QueryError::Invalid(format!(
+                            "field `{name}` is text; it cannot be summed"
+                        )))
+                    }
+                    Aggregate::Sum(_) => format!("CAST(SUM(s{i}) AS {bigint})"),
+                    _ => format!("{func}(s{i})"),
+                }
+            }
+        };
+        outs.push(match (a, field.and_then(|n| q.dataset.field(n))) {
+            (Aggregate::Count | Aggregate::CountOf(_) | Aggregate::CountDistinct(_), _) => Out::Int,
+            (_, Some(f)) => out_of(f.ty),
+            (_, None) => Out::Int,
+        });
+        outer_aggs.push(format!("{expr} AS a{i}"));
+    }
+    Ok(outer_aggs)
 }
 
 /// How PostgreSQL plans `q` for a caller in `scope` ([`Plans`]): with one generic plan per
