@@ -15,7 +15,6 @@ use crate::data::values::{
 
 /// The spec's `filter` object, validated and compiled into predicates over alias `l`.
 pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>, QueryError> {
-    let bad = |m: String| QueryError::Invalid(format!("filter: {m}"));
     if text.len() > MAX_FILTER_BYTES {
         return Err(bad(format!(
             "{} bytes is larger than the {MAX_FILTER_BYTES} allowed",
@@ -33,112 +32,16 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
         if v.is_null() {
             continue;
         }
-        let long = |s: &str| {
-            bad(format!(
-                "`{key}`: a value of {} bytes is longer than the {MAX_VALUE_BYTES} allowed",
-                s.len()
-            ))
-        };
-        let string = |v: &Json| {
-            let s = v
-                .as_str()
-                .ok_or_else(|| bad(format!("`{key}` must be a string")))?;
-            if s.len() > MAX_VALUE_BYTES && key != "searchText" {
-                return Err(long(s));
-            }
-            Ok(s.to_string())
-        };
-        let strings = |v: &Json| -> Result<Vec<String>, QueryError> {
-            let items = v
-                .as_array()
-                .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
-            if items.len() > MAX_LIST_VALUES {
-                return Err(bad(format!(
-                    "`{key}` has {} values; at most {MAX_LIST_VALUES} are allowed",
-                    items.len()
-                )));
-            }
-            items
-                .iter()
-                .map(|x| {
-                    let s = x
-                        .as_str()
-                        .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
-                    if s.len() > MAX_VALUE_BYTES {
-                        return Err(long(s));
-                    }
-                    Ok(s.to_string())
-                })
-                .collect()
-        };
-        let instant = |v: &Json, end_of_day: bool| -> Result<i64, QueryError> {
-            let s = string(v)?;
-            let ms = parse_instant(&s)
-                .ok_or_else(|| bad(format!("`{key}`: `{s}` is not an ISO 8601 date-time")))?;
-            // A bare date as an upper bound includes that whole day.
-            Ok(if end_of_day && s.trim().len() == 10 {
-                ms + 86_400_000 - 1
-            } else {
-                ms
-            })
-        };
-        let decimal = |v: &Json| -> Result<i64, QueryError> {
-            let s = match v {
-                Json::Number(n) => n.to_string(),
-                Json::String(s) => s.clone(),
-                _ => return Err(bad(format!("`{key}` must be a number"))),
-            };
-            parse_decimal(&s).map_err(|e| bad(format!("`{key}`: {e}")))
-        };
-        let uuid =
-            |s: &str| parse_uuid(s).ok_or_else(|| bad(format!("`{key}`: `{s}` is not a GUID")));
-        let any_of = |c: &mut Compiler, col: &str, values: Vec<String>| {
-            if values.is_empty() {
-                return "1 = 0".to_string();
-            }
-            let n = values.len();
-            c.params.extend(values.into_iter().map(P::T));
-            format!("{col} IN ({})", vec!["?"; n].join(", "))
-        };
-        // Equalities on an id stay on their index; lists and ranges yield to the scope's.
-        let bound = |c: &mut Compiler, col: &str, op: &str, p: P| {
-            let numeric = matches!(p, P::I(_));
-            c.params.push(p);
-            let col = if op == "=" {
-                col.to_string()
-            } else {
-                c.filter_column(col, numeric)
-            };
-            format!("{col} {op} ?")
-        };
+        let f = FilterField { key };
         match key.as_str() {
-            "searchText" => {
-                let text = string(v)?;
-                if text.chars().count() > MAX_SEARCH_CHARS {
-                    return Err(bad(format!(
-                        "`searchText` has {} characters; at most {MAX_SEARCH_CHARS} are allowed",
-                        text.chars().count()
-                    )));
-                }
-                let words = text.split_whitespace().count();
-                if words > MAX_SEARCH_WORDS {
-                    return Err(bad(format!(
-                        "`searchText` has {words} words; at most {MAX_SEARCH_WORDS} are allowed"
-                    )));
-                }
-                let column = c.search_column();
-                for token in text.split_whitespace() {
-                    let escaped = token.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-                    out.push(bound(c, column, "LIKE", P::T(format!("%{escaped}%"))) + " ESCAPE '\\'");
-                }
-            }
+            "searchText" => search_text(c, &f.string(v)?, &mut out)?,
             "statuses" | "loanTypes" | "purposes" => {
                 let (col, accepted, what) = match key.as_str() {
                     "statuses" => ("l.status", &LOAN_STATUSES[..], "loan status"),
                     "loanTypes" => ("l.loan_type", &LOAN_TYPES[..], "loan type"),
                     _ => ("l.purpose", &PURPOSES[..], "loan purpose"),
                 };
-                let values = strings(v)?;
+                let values = f.strings(v)?;
                 if let Some(unknown) = values.iter().find(|s| !accepted.contains(&s.as_str())) {
                     return Err(bad(format!(
                         "`{key}`: `{unknown}` is not a {what}; closest: {} (get_loan_reporting_metadata lists them all)",
@@ -151,26 +54,26 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
                     out.push(any_of(c, &col, values));
                 }
             }
-            "statusDateFrom" => out.push(bound(c, "l.status_date", ">=", P::I(instant(v, false)?))),
-            "statusDateTo" => out.push(bound(c, "l.status_date", "<=", P::I(instant(v, true)?))),
-            "closingDateFrom" => out.push(bound(c, "l.estimated_closing_date", ">=", P::I(instant(v, false)?))),
-            "closingDateTo" => out.push(bound(c, "l.estimated_closing_date", "<=", P::I(instant(v, true)?))),
-            "updatedFrom" => out.push(bound(c, "l.updated", ">=", P::I(instant(v, false)?))),
-            "updatedTo" => out.push(bound(c, "l.updated", "<=", P::I(instant(v, true)?))),
+            "statusDateFrom" => out.push(bound(c, "l.status_date", ">=", P::I(f.instant(v, false)?))),
+            "statusDateTo" => out.push(bound(c, "l.status_date", "<=", P::I(f.instant(v, true)?))),
+            "closingDateFrom" => out.push(bound(c, "l.estimated_closing_date", ">=", P::I(f.instant(v, false)?))),
+            "closingDateTo" => out.push(bound(c, "l.estimated_closing_date", "<=", P::I(f.instant(v, true)?))),
+            "updatedFrom" => out.push(bound(c, "l.updated", ">=", P::I(f.instant(v, false)?))),
+            "updatedTo" => out.push(bound(c, "l.updated", "<=", P::I(f.instant(v, true)?))),
             "loanOfficerIds" => {
-                let ids = strings(v)?.iter().map(|s| uuid(s)).collect::<Result<Vec<_>, _>>()?;
+                let ids = f.strings(v)?.iter().map(|s| f.uuid(s)).collect::<Result<Vec<_>, _>>()?;
                 if !ids.is_empty() {
                     out.push(any_of(c, "l.loan_officer_id", ids));
                 }
             }
-            "referringAgentId" => out.push(bound(c, "l.referring_agent_id", "=", P::T(uuid(&string(v)?)?))),
-            "processorId" => out.push(bound(c, "l.processor_id", "=", P::T(uuid(&string(v)?)?))),
-            "loanAmountMin" => out.push(bound(c, "l.loan_amount", ">=", P::I(decimal(v)?))),
-            "loanAmountMax" => out.push(bound(c, "l.loan_amount", "<=", P::I(decimal(v)?))),
-            "commissionMin" => out.push(bound(c, "l.locked_compensation", ">=", P::I(decimal(v)?))),
-            "commissionMax" => out.push(bound(c, "l.locked_compensation", "<=", P::I(decimal(v)?))),
+            "referringAgentId" => out.push(bound(c, "l.referring_agent_id", "=", P::T(f.uuid(&f.string(v)?)?))),
+            "processorId" => out.push(bound(c, "l.processor_id", "=", P::T(f.uuid(&f.string(v)?)?))),
+            "loanAmountMin" => out.push(bound(c, "l.loan_amount", ">=", P::I(f.decimal(v)?))),
+            "loanAmountMax" => out.push(bound(c, "l.loan_amount", "<=", P::I(f.decimal(v)?))),
+            "commissionMin" => out.push(bound(c, "l.locked_compensation", ">=", P::I(f.decimal(v)?))),
+            "commissionMax" => out.push(bound(c, "l.locked_compensation", "<=", P::I(f.decimal(v)?))),
             "propertyState" => {
-                let state = string(v)?;
+                let state = f.string(v)?;
                 let code = state_code(&state).map_err(|e| bad(format!("`propertyState`: {e}")))?;
                 out.push(bound(c, "l.property_state", "=", P::T(code)));
             }
@@ -184,6 +87,148 @@ pub(super) fn compile_filter(c: &mut Compiler, text: &str) -> Result<Vec<String>
         }
     }
     Ok(out)
+}
+
+/// A refusal of the filter.
+fn bad(m: String) -> QueryError {
+    QueryError::Invalid(format!("filter: {m}"))
+}
+
+/// One field of the filter, read as the type its name asks for.
+struct FilterField<'a> {
+    key: &'a str,
+}
+
+impl FilterField<'_> {
+    fn long(&self, s: &str) -> QueryError {
+        bad(format!(
+            "`{}`: a value of {} bytes is longer than the {MAX_VALUE_BYTES} allowed",
+            self.key,
+            s.len()
+        ))
+    }
+
+    /// A string (of at most [`MAX_VALUE_BYTES`], but `searchText`, which has its own caps).
+    fn string(&self, v: &Json) -> Result<String, QueryError> {
+        let key = self.key;
+        let s = v
+            .as_str()
+            .ok_or_else(|| bad(format!("`{key}` must be a string")))?;
+        if s.len() > MAX_VALUE_BYTES && key != "searchText" {
+            return Err(self.long(s));
+        }
+        Ok(s.to_string())
+    }
+
+    /// At most [`MAX_LIST_VALUES`] strings of at most [`MAX_VALUE_BYTES`] each.
+    fn strings(&self, v: &Json) -> Result<Vec<String>, QueryError> {
+        let key = self.key;
+        let items = v
+            .as_array()
+            .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
+        if items.len() > MAX_LIST_VALUES {
+            return Err(bad(format!(
+                "`{key}` has {} values; at most {MAX_LIST_VALUES} are allowed",
+                items.len()
+            )));
+        }
+        items
+            .iter()
+            .map(|x| {
+                let s = x
+                    .as_str()
+                    .ok_or_else(|| bad(format!("`{key}` must be an array of strings")))?;
+                if s.len() > MAX_VALUE_BYTES {
+                    return Err(self.long(s));
+                }
+                Ok(s.to_string())
+            })
+            .collect()
+    }
+
+    /// An ISO 8601 instant in milliseconds; a bare date as an upper bound (`end_of_day`)
+    /// includes that whole day.
+    fn instant(&self, v: &Json, end_of_day: bool) -> Result<i64, QueryError> {
+        let s = self.string(v)?;
+        let ms = parse_instant(&s).ok_or_else(|| {
+            bad(format!(
+                "`{}`: `{s}` is not an ISO 8601 date-time",
+                self.key
+            ))
+        })?;
+        Ok(if end_of_day && s.trim().len() == 10 {
+            ms + 86_400_000 - 1
+        } else {
+            ms
+        })
+    }
+
+    /// A decimal (a number or its text) in cents.
+    fn decimal(&self, v: &Json) -> Result<i64, QueryError> {
+        let key = self.key;
+        let s = match v {
+            Json::Number(n) => n.to_string(),
+            Json::String(s) => s.clone(),
+            _ => return Err(bad(format!("`{key}` must be a number"))),
+        };
+        parse_decimal(&s).map_err(|e| bad(format!("`{key}`: {e}")))
+    }
+
+    /// A GUID, in its canonical form.
+    fn uuid(&self, s: &str) -> Result<String, QueryError> {
+        parse_uuid(s).ok_or_else(|| bad(format!("`{}`: `{s}` is not a GUID", self.key)))
+    }
+}
+
+/// `searchText`: at most [`MAX_SEARCH_CHARS`] characters and [`MAX_SEARCH_WORDS`] words,
+/// each word a case-insensitive substring of the search column (its `LIKE` wildcards
+/// escaped).
+fn search_text(c: &mut Compiler, text: &str, out: &mut Vec<String>) -> Result<(), QueryError> {
+    if text.chars().count() > MAX_SEARCH_CHARS {
+        return Err(bad(format!(
+            "`searchText` has {} characters; at most {MAX_SEARCH_CHARS} are allowed",
+            text.chars().count()
+        )));
+    }
+    let words = text.split_whitespace().count();
+    if words > MAX_SEARCH_WORDS {
+        return Err(bad(format!(
+            "`searchText` has {words} words; at most {MAX_SEARCH_WORDS} are allowed"
+        )));
+    }
+    let column = c.search_column();
+    for token in text.split_whitespace() {
+        let escaped = token
+            .to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        out.push(bound(c, column, "LIKE", P::T(format!("%{escaped}%"))) + " ESCAPE '\\'");
+    }
+    Ok(())
+}
+
+/// `col` is one of `values` (none: nothing is).
+fn any_of(c: &mut Compiler, col: &str, values: Vec<String>) -> String {
+    if values.is_empty() {
+        return "1 = 0".to_string();
+    }
+    let n = values.len();
+    c.params.extend(values.into_iter().map(P::T));
+    format!("{col} IN ({})", vec!["?"; n].join(", "))
+}
+
+/// `col op ?` with `p`. Equalities on an id stay on their index; lists and ranges yield to
+/// the scope's.
+fn bound(c: &mut Compiler, col: &str, op: &str, p: P) -> String {
+    let numeric = matches!(p, P::I(_));
+    c.params.push(p);
+    let col = if op == "=" {
+        col.to_string()
+    } else {
+        c.filter_column(col, numeric)
+    };
+    format!("{col} {op} ?")
 }
 
 /// The states, districts and territories of the United States with their two-letter codes.
