@@ -124,171 +124,155 @@ pub struct Metrics {
 
 impl Default for Metrics {
     fn default() -> Self {
+        let mut metrics = Metrics {
+            registry: Registry::default(),
+            calls: Family::default(),
+            call_seconds: Family::new_with_constructor(latency),
+            token_failures: Family::default(),
+            jwks_refreshes: Family::default(),
+            plugin_events: Family::default(),
+            plugin_compilations: Family::default(),
+            plugin_compiled_functions: Family::default(),
+            registry_events: Family::default(),
+            plugin_served: Family::default(),
+            registry_resolved: Family::default(),
+            registry_listening: Gauge::default(),
+            registry_resolutions: Family::default(),
+            registry_taken_at: Family::default(),
+            served_now: Default::default(),
+            plugins_loaded: Gauge::default(),
+            instance_slots_in_use: Gauge::default(),
+            instance_slots: Gauge::default(),
+            plugin_memory_bytes: Gauge::default(),
+            db_connections: Family::default(),
+            audit_failures: Family::default(),
+            http_refusals: Family::default(),
+            data_queries: Family::default(),
+            mcp_operation_seconds: Family::new_with_constructor(latency),
+        };
+        metrics.registry = metrics.registered();
+        metrics
+    }
+}
+
+impl Metrics {
+    /// A registry of every metric, in the order they are exposed: the MCP operation's
+    /// duration under its conventional name, then the host's own under `loanhost_`.
+    fn registered(&self) -> Registry {
         let mut root = Registry::default();
-        let mcp_operation_seconds =
-            Family::<McpLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency);
         root.register_with_unit(
             "mcp_server_operation_duration",
             "MCP request duration as observed on the server, from its arrival to its answer",
             prometheus_client::registry::Unit::Seconds,
-            mcp_operation_seconds.clone(),
+            self.mcp_operation_seconds.clone(),
         );
         let registry = root.sub_registry_with_prefix("loanhost");
-        let calls = Family::<CallLabels, Counter>::default();
-        let call_seconds =
-            Family::<Label, Histogram, fn() -> Histogram>::new_with_constructor(latency);
-        let token_failures = Family::<Label, Counter>::default();
-        let jwks_refreshes = Family::<Label, Counter>::default();
-        let plugin_events = Family::<Label, Counter>::default();
-        let plugin_compilations = Family::<Label, Counter>::default();
-        let plugin_compiled_functions = Family::<Label, Counter>::default();
-        let registry_events = Family::<Label, Counter>::default();
-        let plugin_served = Family::<ServedLabels, Gauge>::default();
-        let registry_resolved = Family::<Label, Gauge>::default();
-        let registry_listening = Gauge::default();
-        let registry_resolutions = Family::<Label, Counter>::default();
-        let registry_taken_at = Family::<Label, Gauge>::default();
-        let db_connections = Family::<Label, Gauge>::default();
-        let audit_failures = Family::<Label, Counter>::default();
-        let http_refusals = Family::<Label, Counter>::default();
-        let data_queries = Family::<Label, Counter>::default();
-        let (plugins_loaded, instance_slots_in_use, instance_slots, plugin_memory_bytes) = (
-            Gauge::default(),
-            Gauge::default(),
-            Gauge::default(),
-            Gauge::default(),
-        );
         registry.register(
             "tool_calls",
             "Tool calls by tool and outcome",
-            calls.clone(),
+            self.calls.clone(),
         );
         registry.register(
             "tool_call_seconds",
             "Seconds per tool call, by stage (total, instantiate, guest, database)",
-            call_seconds.clone(),
+            self.call_seconds.clone(),
         );
         registry.register(
             "token_failures",
             "Requests refused for their credentials, by reason",
-            token_failures.clone(),
+            self.token_failures.clone(),
         );
         registry.register(
             "jwks_refreshes",
             "JWKS fetches by result",
-            jwks_refreshes.clone(),
+            self.jwks_refreshes.clone(),
         );
         registry.register(
             "plugin_events",
             "Plugin directory events (loaded, replaced, removed, refused)",
-            plugin_events.clone(),
+            self.plugin_events.clone(),
         );
         registry.register(
             "plugin_compilations",
             "Components made ready to run, by where their compiled code came from (cache, compiled)",
-            plugin_compilations.clone(),
+            self.plugin_compilations.clone(),
         );
         registry.register(
             "plugin_compiled_functions",
             "Functions of compiled components, by where their machine code came from (reused, compiled; refused: compiled because the cached entry did not verify)",
-            plugin_compiled_functions.clone(),
+            self.plugin_compiled_functions.clone(),
         );
         registry.register(
             "registry_events",
             "Registry references followed, by outcome (loaded, unchanged, pulled) or by why a round changed nothing",
-            registry_events.clone(),
+            self.registry_events.clone(),
         );
         registry.register(
             "plugin_served",
             "1 for each tool served, with its source (folder or registry reference) and digest",
-            plugin_served.clone(),
+            self.plugin_served.clone(),
         );
         registry.register(
             "registry_resolved_timestamp_seconds",
             "When each followed registry reference was last resolved",
-            registry_resolved.clone(),
+            self.registry_resolved.clone(),
         );
         registry.register(
             "registry_resolutions",
             "Successful resolutions of each followed registry reference",
-            registry_resolutions.clone(),
+            self.registry_resolutions.clone(),
         );
         registry.register(
             "registry_taken_at_resolution",
             "The resolution (as counted by loanhost_registry_resolutions_total) in which each reference's served digest was taken",
-            registry_taken_at.clone(),
+            self.registry_taken_at.clone(),
         );
         registry.register(
             "registry_notices_listening",
             "1 while this host listens for other hosts' registry notices (PostgreSQL LISTEN)",
-            registry_listening.clone(),
+            self.registry_listening.clone(),
         );
         registry.register(
             "plugins_loaded",
             "Tools being served",
-            plugins_loaded.clone(),
+            self.plugins_loaded.clone(),
         );
         registry.register(
             "instance_slots_in_use",
             "Plugin instance slots in use",
-            instance_slots_in_use.clone(),
+            self.instance_slots_in_use.clone(),
         );
         registry.register(
             "instance_slots",
             "Plugin instance slots",
-            instance_slots.clone(),
+            self.instance_slots.clone(),
         );
         registry.register(
             "plugin_memory_bytes",
             "Linear memory held by live plugin calls",
-            plugin_memory_bytes.clone(),
+            self.plugin_memory_bytes.clone(),
         );
         registry.register(
             "db_connections",
             "Database connections by pool and state",
-            db_connections.clone(),
+            self.db_connections.clone(),
         );
         registry.register(
             "audit_failures",
             "Audit lines not written, by reason (the call was answered)",
-            audit_failures.clone(),
+            self.audit_failures.clone(),
         );
         registry.register(
             "http_refusals",
             "Requests refused by the HTTP layer's limits, by reason",
-            http_refusals.clone(),
+            self.http_refusals.clone(),
         );
         registry.register(
             "data_queries",
             "Plugins' data queries by what answered them (statement, call_totals)",
-            data_queries.clone(),
+            self.data_queries.clone(),
         );
-        Metrics {
-            registry: root,
-            calls,
-            call_seconds,
-            token_failures,
-            jwks_refreshes,
-            plugin_events,
-            plugin_compilations,
-            plugin_compiled_functions,
-            registry_events,
-            plugin_served,
-            registry_resolved,
-            registry_listening,
-            registry_resolutions,
-            registry_taken_at,
-            served_now: Default::default(),
-            plugins_loaded,
-            instance_slots_in_use,
-            instance_slots,
-            plugin_memory_bytes,
-            db_connections,
-            audit_failures,
-            http_refusals,
-            data_queries,
-            mcp_operation_seconds,
-        }
+        root
     }
 }
 
