@@ -15,21 +15,7 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
         | PluginCommand::Pull { .. }
         | PluginCommand::Refresh { .. } => Ok(None),
         PluginCommand::Fields { json, markdown } => {
-            use loanhost::data::field_reference;
-            if *json {
-                let fields = field_reference::reference();
-                println!("{}", serde_json::to_string_pretty(&fields)?);
-            } else if *markdown {
-                print!("{}", field_reference::markdown());
-            } else {
-                for f in field_reference::reference() {
-                    let right = if f.needs_name_right { "name right" } else { "" };
-                    println!(
-                        "{:<20} {:<34} {:<10} {:<11}{}",
-                        f.dataset, f.field, f.ty, right, f.meaning
-                    );
-                }
-            }
+            print_fields(*json, *markdown)?;
             Ok(Some(ExitCode::SUCCESS))
         }
         PluginCommand::New {
@@ -61,34 +47,9 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             .write()
             .map_err(|e| anyhow::anyhow!(e))?;
             if in_workspace {
-                // The guest workspace builds with --locked: record the new member now.
-                let workspace = dir.parent().unwrap_or(&dir);
-                let status = std::process::Command::new("cargo")
-                    .args(["update", "--workspace", "--offline", "--quiet"])
-                    .current_dir(workspace)
-                    .status();
-                if !status.is_ok_and(|s| s.success()) {
-                    eprintln!(
-                        "note: could not update {}/Cargo.lock; `make plugins` does it",
-                        workspace.display()
-                    );
-                }
+                record_member(&dir);
             }
-            let (tool, test) = match lang {
-                Lang::Rust => ("src/lib.rs", "src/lib.rs (its tests module)"),
-                Lang::Python => ("plugin.py", "tests/test_plugin.py"),
-                Lang::TypeScript => ("src/plugin.ts", "test/plugin.test.ts"),
-            };
-            println!("created {}", krate.display());
-            println!("  {}/{tool}   the tool", krate.display());
-            println!("  {}/{test}   its unit tests", krate.display());
-            println!("  {}/{name}.toml   its manifest", krate.display());
-            if *view {
-                println!(
-                    "  {}/view/main.ts   its MCP Apps view (built into {name}.html beside the component)",
-                    krate.display()
-                );
-            }
+            print_created(&krate, lang, name, *view);
             Ok(Some(ExitCode::SUCCESS))
         }
         PluginCommand::Run {
@@ -114,25 +75,7 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             let run =
                 super::local::run_once(wasm, manifest, email, data, &arguments, today).await?;
             if let Some(out) = view {
-                let shipped = run.view.as_ref().ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "--view: the plugin ships no view (its manifest declares no [view]; see docs/plugins.md, \"Views\")"
-                    )
-                })?;
-                let name = manifest
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("plugin");
-                let page = loanhost::plugins::catalog::view::preview(
-                    shipped,
-                    name,
-                    &arguments,
-                    &run.outcome,
-                    theme,
-                );
-                std::fs::write(out, page)
-                    .map_err(|e| anyhow::anyhow!("--view: {}: {e}", out.display()))?;
-                eprintln!("wrote {} (open it in a browser)", out.display());
+                write_preview(out, manifest, &run, &arguments, theme)?;
             }
             match run.outcome {
                 Ok(v) => {
@@ -172,4 +115,85 @@ pub async fn plugin_tool(command: &PluginCommand) -> anyhow::Result<Option<ExitC
             Ok(Some(ExitCode::SUCCESS))
         }
     }
+}
+
+/// The field reference: as JSON, as Markdown, or as a table.
+fn print_fields(json: bool, markdown: bool) -> anyhow::Result<()> {
+    use loanhost::data::field_reference;
+    if json {
+        let fields = field_reference::reference();
+        println!("{}", serde_json::to_string_pretty(&fields)?);
+    } else if markdown {
+        print!("{}", field_reference::markdown());
+    } else {
+        for f in field_reference::reference() {
+            let right = if f.needs_name_right { "name right" } else { "" };
+            println!(
+                "{:<20} {:<34} {:<10} {:<11}{}",
+                f.dataset, f.field, f.ty, right, f.meaning
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Records a plugin scaffolded into the guest workspace in its `Cargo.lock` (it builds with
+/// `--locked`); a note when that cannot be done now.
+fn record_member(dir: &std::path::Path) {
+    // The guest workspace builds with --locked: record the new member now.
+    let workspace = dir.parent().unwrap_or(dir);
+    let status = std::process::Command::new("cargo")
+        .args(["update", "--workspace", "--offline", "--quiet"])
+        .current_dir(workspace)
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "note: could not update {}/Cargo.lock; `make plugins` does it",
+            workspace.display()
+        );
+    }
+}
+
+/// What `plugin new` wrote, file by file.
+fn print_created(krate: &std::path::Path, lang: super::scaffold::Lang, name: &str, view: bool) {
+    use super::scaffold::Lang;
+    let (tool, test) = match lang {
+        Lang::Rust => ("src/lib.rs", "src/lib.rs (its tests module)"),
+        Lang::Python => ("plugin.py", "tests/test_plugin.py"),
+        Lang::TypeScript => ("src/plugin.ts", "test/plugin.test.ts"),
+    };
+    println!("created {}", krate.display());
+    println!("  {}/{tool}   the tool", krate.display());
+    println!("  {}/{test}   its unit tests", krate.display());
+    println!("  {}/{name}.toml   its manifest", krate.display());
+    if view {
+        println!(
+            "  {}/view/main.ts   its MCP Apps view (built into {name}.html beside the component)",
+            krate.display()
+        );
+    }
+}
+
+/// Writes the plugin's view with the result of `run` into the page `out`, to open locally.
+fn write_preview(
+    out: &std::path::Path,
+    manifest: &std::path::Path,
+    run: &super::local::LocalRun,
+    arguments: &serde_json::Value,
+    theme: &str,
+) -> anyhow::Result<()> {
+    let shipped = run.view.as_ref().ok_or_else(|| {
+        anyhow::anyhow!(
+            "--view: the plugin ships no view (its manifest declares no [view]; see docs/plugins.md, \"Views\")"
+        )
+    })?;
+    let name = manifest
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("plugin");
+    let page =
+        loanhost::plugins::catalog::view::preview(shipped, name, arguments, &run.outcome, theme);
+    std::fs::write(out, page).map_err(|e| anyhow::anyhow!("--view: {}: {e}", out.display()))?;
+    eprintln!("wrote {} (open it in a browser)", out.display());
+    Ok(())
 }
