@@ -86,43 +86,8 @@ impl Application {
         dev_idp: Option<Arc<DevIdp>>,
         authenticator: Arc<dyn Authenticator>,
     ) -> anyhow::Result<Application> {
-        let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
-            .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
-        let clock = config.today.map(Clock::fixed).unwrap_or_else(Clock::system);
-        let cache_key = crate::plugins::load_or_create_cache_key(&config.cache_key_file)
-            .map_err(|e| anyhow::anyhow!("LOANHOST_CACHE_KEY_FILE: {e}"))?;
-        // Reports get a pool of their own: identity lookups never wait behind them.
-        let reports = Db::open_reports(&config.database_url).await?;
         let limits = config.limits;
-        let mut options = HostOptions::new(policy, clock);
-        options.cache_dir = Some(config.cache_dir.clone());
-        options.cache_key = Some(cache_key);
-        options.cache_max_mib = limits.cache_max_mib;
-        options.db = Some(reports);
-        options.memory_mib = limits.plugin_memory_mib;
-        options.heavy_queries = limits.heavy_queries as usize;
-        options.log_lines_per_second = limits.plugin_log_lines_per_second;
-        let compile_limits = crate::plugins::CompileLimits {
-            timeout: limits.compile_timeout,
-            memory_mib: limits.compile_memory_mib,
-        };
-        options.compiler = match &config.compiler {
-            CompilerSetting::ThisExecutable => Compiler::for_this_process(compile_limits),
-            CompilerSetting::Program(program) => Compiler::Isolated {
-                program: program.clone(),
-                limits: compile_limits,
-            },
-            CompilerSetting::InProcess => Compiler::InProcess,
-        };
-        if options.compiler == Compiler::InProcess {
-            tracing::warn!("plugins are compiled in this process, without the compile worker's time and memory bounds (LOANHOST_COMPILER)");
-        }
-        options.callers = CallerLimits {
-            max_concurrent: limits.caller_max_concurrent,
-            calls_per_minute: limits.caller_calls_per_minute,
-            plugin_seconds_per_minute: limits.caller_plugin_seconds_per_minute,
-            result_mib_per_minute: limits.caller_result_mib_per_minute,
-        };
+        let options = host_options(&config).await?;
         let metrics = match config.metrics_listen {
             None => None,
             Some(addr) => Some(
@@ -152,30 +117,7 @@ impl Application {
         };
         first_round(scan, "plugins loaded", "plugins are still compiling").await;
         let reloader = reloader.spawn();
-        let follower = if config.follow.references.is_empty() {
-            None
-        } else {
-            let follower = Follower::new(
-                plugins.clone(),
-                config.follow.clone(),
-                config.registry.clone(),
-                &config.cache_dir,
-                Some(db.clone()),
-            );
-            // As the folder's: the references' tools are served before the listener binds.
-            let round = {
-                let follower = follower.clone();
-                async move {
-                    let r = follower.resolve().await;
-                    let loaded: Vec<String> =
-                        r.loaded.into_iter().map(|(_, tool, _)| tool).collect();
-                    (loaded, r.failed.len())
-                }
-            };
-            let still = "registry artifacts are still being pulled or compiled";
-            first_round(round, "registry references resolved", still).await;
-            Some(follower.spawn())
-        };
+        let follower = follow(&config, &plugins, &db).await;
 
         let listener = TcpListener::bind(config.listen)
             .await
@@ -313,4 +255,80 @@ async fn shutdown_signal() {
 /// Where the dev IdP keeps its signing key (inside the cache directory).
 pub fn dev_idp_key_path(config: &Config) -> std::path::PathBuf {
     config.cache_dir.join("dev-idp-rsa.pem")
+}
+
+/// The plugin host's options from the configuration: the signature policy, the clock, the
+/// compile cache and its key, the reports' own pool (identity lookups never wait behind
+/// them), the compiler, and the per-call and per-caller limits.
+async fn host_options(config: &Config) -> anyhow::Result<HostOptions> {
+    let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
+        .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
+    let clock = config.today.map(Clock::fixed).unwrap_or_else(Clock::system);
+    let cache_key = crate::plugins::load_or_create_cache_key(&config.cache_key_file)
+        .map_err(|e| anyhow::anyhow!("LOANHOST_CACHE_KEY_FILE: {e}"))?;
+    // Reports get a pool of their own: identity lookups never wait behind them.
+    let reports = Db::open_reports(&config.database_url).await?;
+    let limits = config.limits;
+    let mut options = HostOptions::new(policy, clock);
+    options.cache_dir = Some(config.cache_dir.clone());
+    options.cache_key = Some(cache_key);
+    options.cache_max_mib = limits.cache_max_mib;
+    options.db = Some(reports);
+    options.memory_mib = limits.plugin_memory_mib;
+    options.heavy_queries = limits.heavy_queries as usize;
+    options.log_lines_per_second = limits.plugin_log_lines_per_second;
+    let compile_limits = crate::plugins::CompileLimits {
+        timeout: limits.compile_timeout,
+        memory_mib: limits.compile_memory_mib,
+    };
+    options.compiler = match &config.compiler {
+        CompilerSetting::ThisExecutable => Compiler::for_this_process(compile_limits),
+        CompilerSetting::Program(program) => Compiler::Isolated {
+            program: program.clone(),
+            limits: compile_limits,
+        },
+        CompilerSetting::InProcess => Compiler::InProcess,
+    };
+    if options.compiler == Compiler::InProcess {
+        tracing::warn!("plugins are compiled in this process, without the compile worker's time and memory bounds (LOANHOST_COMPILER)");
+    }
+    options.callers = CallerLimits {
+        max_concurrent: limits.caller_max_concurrent,
+        calls_per_minute: limits.caller_calls_per_minute,
+        plugin_seconds_per_minute: limits.caller_plugin_seconds_per_minute,
+        result_mib_per_minute: limits.caller_result_mib_per_minute,
+    };
+    Ok(options)
+}
+
+/// The follower of the configured registry references, when there are any, after its first
+/// round: as the folder's, the references' tools are served before the listener binds.
+async fn follow(
+    config: &Config,
+    plugins: &Arc<Plugins>,
+    db: &Db,
+) -> Option<tokio::task::JoinHandle<()>> {
+    if config.follow.references.is_empty() {
+        None
+    } else {
+        let follower = Follower::new(
+            plugins.clone(),
+            config.follow.clone(),
+            config.registry.clone(),
+            &config.cache_dir,
+            Some(db.clone()),
+        );
+        // As the folder's: the references' tools are served before the listener binds.
+        let round = {
+            let follower = follower.clone();
+            async move {
+                let r = follower.resolve().await;
+                let loaded: Vec<String> = r.loaded.into_iter().map(|(_, tool, _)| tool).collect();
+                (loaded, r.failed.len())
+            }
+        };
+        let still = "registry artifacts are still being pulled or compiled";
+        first_round(round, "registry references resolved", still).await;
+        Some(follower.spawn())
+    }
 }
