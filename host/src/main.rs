@@ -268,105 +268,19 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             app.run_until_stopped().await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Import { dir } => {
-            let db = loanhost::data::Db::open(&config.database_url).await?;
-            let started = std::time::Instant::now();
-            let report = loanhost::data::import::import_dir(&db, &dir, |file, rows| {
-                eprintln!("  {file}: {rows} rows");
-            })
-            .await?;
-            for (file, rows) in &report.files {
-                println!("{file}: {rows} rows imported");
-            }
-            eprintln!(
-                "import committed in {:.1} s",
-                started.elapsed().as_secs_f64()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Import { dir } => cli::data::import(&config, &dir).await,
         Command::Seed {
             loans,
             seed,
             out,
             import,
-        } => {
-            let today = config
-                .today
-                .unwrap_or_else(|| loanhost::clock::Clock::system().today());
-            let spec = loanhost::data::seed::SeedSpec { loans, seed, today };
-            let dir = match &out {
-                Some(d) => d.clone(),
-                None => config
-                    .cache_dir
-                    .join(format!("seed-{}", std::process::id())),
-            };
-            let counts = tokio::task::spawn_blocking({
-                let dir = dir.clone();
-                move || loanhost::data::seed::write_dir(spec, &dir)
-            })
-            .await??;
-            eprintln!(
-                "seeded {} agents, {} loans, {} LOS history rows, {} warehouse milestones, {} deals (seed {seed}, today {today})",
-                counts.agents, counts.loans, counts.history, counts.milestones, counts.deals
-            );
-            if import {
-                let db = loanhost::data::Db::open(&config.database_url).await?;
-                let result = loanhost::data::import::import_dir(&db, &dir, |file, rows| {
-                    eprintln!("  {file}: {rows} rows")
-                })
-                .await;
-                let _ = std::fs::remove_dir_all(&dir);
-                for (file, rows) in &result?.files {
-                    println!("{file}: {rows} rows imported");
-                }
-            } else {
-                println!("wrote {}", dir.display());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => cli::data::seed(&config, loans, seed, out, import).await,
         Command::Openapi => {
             let doc = loanhost::http::openapi::document(&config.base_url, &config.api_prefix);
             println!("{}", serde_json::to_string_pretty(&doc)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Token { email } => {
-            // Never a new key: a token signed with any key but the running server's is one the
-            // server refuses (with an empty 401), wherever this command runs from.
-            let path = loanhost::app::dev_idp_key_path(&config);
-            if !path.exists() {
-                let shown = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-                anyhow::bail!(
-                    "no dev IdP key at {}: `loanhost token` signs with the key the dev server \
-                     created in its LOANHOST_CACHE_DIR on its first start. Run this command in the \
-                     folder the server was started from (the clone, for `make run`), or set \
-                     LOANHOST_CACHE_DIR to that server's cache folder (`make run` prints the \
-                     command to copy)",
-                    shown.display()
-                );
-            }
-            let key = loanhost::devidp::SigningKey::load_or_create(&path)?;
-            let issuer = format!("{}/dev-idp", config.base_url);
-            if config.idp.issuer != issuer {
-                anyhow::bail!(
-                    "LOANHOST_IDP_ISSUER is {}, not the dev IdP: mint tokens with that IdP instead",
-                    config.idp.issuer
-                );
-            }
-            let token = key
-                .mint(
-                    &issuer,
-                    &email,
-                    &config.mcp_audience,
-                    "offline_access",
-                    config.dev_idp_token_ttl,
-                )
-                .map_err(|e| anyhow::anyhow!(e))?;
-            if let Some(warning) = unknown_agent_warning(&config.database_url, &email).await {
-                eprintln!("warning: {warning}");
-            }
-            println!("{token}");
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Token { email } => cli::token::token(&config, &email).await,
         Command::Plugin {
             command: PluginCommand::Check { wasm, manifest },
         } => cli::registry::check(&config, &wasm, manifest.as_deref()).await,
@@ -387,31 +301,5 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => cli::registry::refresh(&config, &references).await,
         Command::Plugin { .. } => unreachable!("answered by plugin_tool before the configuration"),
         Command::CompileWorker => unreachable!("answered in main before the runtime starts"),
-    }
-}
-
-/// Why a token for `email` will be refused by a server on `database_url`, if the database
-/// says so: no active agent has that email. Nothing when the database cannot be asked (a
-/// SQLite file that does not exist is not created).
-async fn unknown_agent_warning(database_url: &str, email: &str) -> Option<String> {
-    if let Some(file) = database_url.strip_prefix("sqlite://") {
-        let file = file.split('?').next().unwrap_or(file);
-        if !std::path::Path::new(file).exists() {
-            return Some(format!(
-                "the database {database_url} does not exist here, so {email} could not be \
-                 checked; run this command in the folder the server was started from"
-            ));
-        }
-    }
-    let lookup = async {
-        let db = loanhost::data::Db::open(database_url).await.ok()?;
-        db.agent_by_email(email).await.ok()
-    };
-    match tokio::time::timeout(std::time::Duration::from_secs(5), lookup).await {
-        Ok(Some(None)) => Some(format!(
-            "{email} is not an active agent of {database_url}: the server will answer 401 to \
-             this token (the demo users are listed by `make run`)"
-        )),
-        _ => None,
     }
 }
