@@ -12,6 +12,7 @@ mod scope;
 use crate::plugins::catalog::manifest::raw::in_range;
 use crate::plugins::catalog::manifest::raw::parse_toml;
 use crate::plugins::catalog::manifest::raw::validate_name;
+use crate::plugins::catalog::manifest::raw::RawLimits;
 use crate::plugins::catalog::manifest::raw::RawManifest;
 use crate::plugins::catalog::manifest::raw::RawView;
 pub use crate::plugins::limits::{
@@ -170,91 +171,15 @@ impl Manifest {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        for d in &datasets {
-            match (raw.scope, d.is_org_wide()) {
-                (Scope::Caller, true) => {
-                    return Err(format!(
-                        "datasets: `{}` is an org-wide warehouse dataset; it needs scope = \"org-wide\"",
-                        d.as_str()
-                    ))
-                }
-                (Scope::OrgWide, false) => {
-                    return Err(format!(
-                        "scope: \"org-wide\" is allowed only for warehouse datasets, but `{}` is caller-scoped",
-                        d.as_str()
-                    ))
-                }
-                _ => {}
-            }
-        }
-        if raw.scope == Scope::OrgWide {
-            if let Some(r) = roles.iter().find(|r| !ORG_WIDE_ROLES.contains(r)) {
-                return Err(format!(
-                    "roles: `{r}` may not call an org-wide plugin; org-wide data is only for {}",
-                    ORG_WIDE_ROLES.map(|r| r.as_str()).join(", ")
-                ));
-            }
-        }
-        let l = raw.limits;
-        if !(1..=MAX_MEMORY_MIB).contains(&l.memory_mib) {
-            return Err(format!(
-                "limits.memory_mib: {} is outside 1..={MAX_MEMORY_MIB}",
-                l.memory_mib
-            ));
-        }
-        if !(1..=MAX_TIMEOUT_MS).contains(&l.timeout_ms) {
-            return Err(format!(
-                "limits.timeout_ms: {} is outside 1..={MAX_TIMEOUT_MS}",
-                l.timeout_ms
-            ));
-        }
-        if !(1..=MAX_OUTPUT_BYTES).contains(&l.max_output_bytes) {
-            return Err(format!(
-                "limits.max_output_bytes: {} is outside 1..={MAX_OUTPUT_BYTES}",
-                l.max_output_bytes
-            ));
-        }
-        let max_queries = in_range(
-            "limits.max_queries",
-            l.max_queries.unwrap_or(DEFAULT_MAX_QUERIES),
-            MAX_MAX_QUERIES,
-        )?;
-        let max_rows = in_range(
-            "limits.max_rows",
-            l.max_rows.unwrap_or(DEFAULT_MAX_ROWS),
-            MAX_MAX_ROWS,
-        )?;
-        let max_data_bytes = in_range(
-            "limits.max_data_bytes",
-            l.max_data_bytes.unwrap_or(DEFAULT_MAX_DATA_BYTES),
-            MAX_MAX_DATA_BYTES,
-        )?;
-        let db_time_ms = in_range(
-            "limits.db_time_ms",
-            l.db_time_ms.unwrap_or(DEFAULT_DB_TIME_MS),
-            MAX_DB_TIME_MS,
-        )?;
-        let core_instances = in_range(
-            "limits.core_instances",
-            l.core_instances.unwrap_or(DEFAULT_CORE_INSTANCES),
-            MAX_CORE_INSTANCES,
-        )?;
+        check_scope(raw.scope, &datasets, &roles)?;
+        let limits = limits(raw.limits)?;
         Ok(Manifest {
             name: raw.name,
             wit_version: raw.wit_version,
             roles,
             datasets,
             scope: raw.scope,
-            limits: Limits {
-                memory_mib: l.memory_mib,
-                timeout_ms: l.timeout_ms,
-                max_output_bytes: l.max_output_bytes,
-                max_queries,
-                max_rows,
-                max_data_bytes,
-                db_time_ms,
-                core_instances,
-            },
+            limits,
             view: raw.view.map(view_decl).transpose()?,
         })
     }
@@ -268,6 +193,95 @@ impl Manifest {
     pub fn grants(&self, dataset: Dataset) -> bool {
         self.datasets.contains(&dataset)
     }
+}
+
+/// Org-wide datasets only in an org-wide plugin (and it only with them), callable only by
+/// the roles org-wide data is for.
+fn check_scope(scope: Scope, datasets: &[Dataset], roles: &[RoleCode]) -> Result<(), String> {
+    for d in datasets {
+        match (scope, d.is_org_wide()) {
+            (Scope::Caller, true) => {
+                return Err(format!(
+                    "datasets: `{}` is an org-wide warehouse dataset; it needs scope = \"org-wide\"",
+                    d.as_str()
+                ))
+            }
+            (Scope::OrgWide, false) => {
+                return Err(format!(
+                    "scope: \"org-wide\" is allowed only for warehouse datasets, but `{}` is caller-scoped",
+                    d.as_str()
+                ))
+            }
+            _ => {}
+        }
+    }
+    if scope == Scope::OrgWide {
+        if let Some(r) = roles.iter().find(|r| !ORG_WIDE_ROLES.contains(r)) {
+            return Err(format!(
+                "roles: `{r}` may not call an org-wide plugin; org-wide data is only for {}",
+                ORG_WIDE_ROLES.map(|r| r.as_str()).join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The limits a manifest asks for, each within the host's bounds, the unset ones at their
+/// defaults.
+fn limits(l: RawLimits) -> Result<Limits, String> {
+    if !(1..=MAX_MEMORY_MIB).contains(&l.memory_mib) {
+        return Err(format!(
+            "limits.memory_mib: {} is outside 1..={MAX_MEMORY_MIB}",
+            l.memory_mib
+        ));
+    }
+    if !(1..=MAX_TIMEOUT_MS).contains(&l.timeout_ms) {
+        return Err(format!(
+            "limits.timeout_ms: {} is outside 1..={MAX_TIMEOUT_MS}",
+            l.timeout_ms
+        ));
+    }
+    if !(1..=MAX_OUTPUT_BYTES).contains(&l.max_output_bytes) {
+        return Err(format!(
+            "limits.max_output_bytes: {} is outside 1..={MAX_OUTPUT_BYTES}",
+            l.max_output_bytes
+        ));
+    }
+    let max_queries = in_range(
+        "limits.max_queries",
+        l.max_queries.unwrap_or(DEFAULT_MAX_QUERIES),
+        MAX_MAX_QUERIES,
+    )?;
+    let max_rows = in_range(
+        "limits.max_rows",
+        l.max_rows.unwrap_or(DEFAULT_MAX_ROWS),
+        MAX_MAX_ROWS,
+    )?;
+    let max_data_bytes = in_range(
+        "limits.max_data_bytes",
+        l.max_data_bytes.unwrap_or(DEFAULT_MAX_DATA_BYTES),
+        MAX_MAX_DATA_BYTES,
+    )?;
+    let db_time_ms = in_range(
+        "limits.db_time_ms",
+        l.db_time_ms.unwrap_or(DEFAULT_DB_TIME_MS),
+        MAX_DB_TIME_MS,
+    )?;
+    let core_instances = in_range(
+        "limits.core_instances",
+        l.core_instances.unwrap_or(DEFAULT_CORE_INSTANCES),
+        MAX_CORE_INSTANCES,
+    )?;
+    Ok(Limits {
+        memory_mib: l.memory_mib,
+        timeout_ms: l.timeout_ms,
+        max_output_bytes: l.max_output_bytes,
+        max_queries,
+        max_rows,
+        max_data_bytes,
+        db_time_ms,
+        core_instances,
+    })
 }
 
 /// Checks the `[view]` texts: single-line, non-empty, bounded.
