@@ -4,6 +4,8 @@
 //! (JSON-RPC dispatch) → `plugins` (registry, sandbox, capabilities) → `data` (scope, query
 //! compiler, stores). Each module's `//!` line says what it owns.
 
+#![warn(missing_docs)]
+
 /// The allocator of every program built on the host (the binary, its tests and benchmarks):
 /// mimalloc, whose thread-local free lists suit a server that allocates and frees small JSON
 /// values on every request on every worker thread (`docs/decisions/0014-the-hot-path.md`).

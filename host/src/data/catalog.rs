@@ -359,9 +359,11 @@ pub struct WarehouseCounts {
     pub count: &'static str,
     /// The rows themselves, for the partial periods at a window's ends and the import's counts.
     pub rows: &'static str,
-    /// A row's instant, key and counted value.
+    /// A row's instant.
     pub row_instant: &'static str,
+    /// A row's key (the field counted per period).
     pub row_key: &'static str,
+    /// A row's counted value.
     pub row_counted: &'static str,
 }
 

@@ -66,7 +66,7 @@ pub struct Shared {
 impl Shared {
     /// A request slot, taken for the work of a request once its body is read (a client that
     /// trickles its body holds a connection, never a slot); `None` past the cap (answer with
-    /// [`busy`]).
+    /// `reply::busy`).
     pub fn work_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         let slot = self.in_flight.clone().try_acquire_owned().ok();
         if slot.is_none() {

@@ -17,7 +17,7 @@ pub const MAX_MEMORIES_PER_COMPONENT: u32 = 2;
 /// the component's bytes, before it is compiled.
 pub const MAX_TABLES_PER_COMPONENT: u32 = 64;
 
-/// Elements one table may have: the pool's slot size ([`super::sandbox::engine`] sizes each table slot
+/// Elements one table may have: the pool's slot size (`sandbox/engine.rs` sizes each table slot
 /// for this many).
 pub const MAX_TABLE_ELEMENTS: usize = 20_000;
 

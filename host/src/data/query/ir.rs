@@ -134,7 +134,7 @@ pub struct Rows {
     pub bytes: u64,
     /// When the groups were cut by the limit and the query's aggregates add up across them:
     /// the row that answers the query without its keys (NULL keys, then its aggregates over
-    /// every group), which [`answer_from_totals`] turns into that query's answer.
+    /// every group), which [`super::statement::answer_from_totals`] turns into that query's answer.
     pub totals: Option<Vec<Value>>,
 }
 

@@ -4,7 +4,7 @@
 //! start or a reload for longer than the deadline. One compilation runs at a time per host. The
 //! worker writes the compiled component back on a pipe; the host reads it (bounded) and
 //! deserializes it. With a compile cache, the worker reuses and adds compiled functions in its
-//! function cache ([`super::function_cache`]). A host embedded in another program (this
+//! function cache (`function_cache.rs`). A host embedded in another program (this
 //! library's tests) compiles in its own process instead.
 
 use std::io::{Read as _, Write as _};
