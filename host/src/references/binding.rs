@@ -18,8 +18,9 @@ pub struct Followed {
     pub tool: String,
 }
 
-/// Whether `name` is a tool name (`snake_case`, as a plugin's files are named).
-fn is_tool_name(name: &str) -> bool {
+/// Whether `name` is a tool name: `[a-z][a-z0-9_]*` (`snake_case`, as a plugin's files, its
+/// manifest and its artifact's layers are named).
+pub fn is_tool_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()

@@ -63,10 +63,7 @@ pub struct Scaffold<'a> {
 
 /// Whether `name` is a valid tool name: `[a-z][a-z0-9_]*`, at most 64 characters.
 pub fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && name.len() <= 64
+    loanhost::references::is_tool_name(name) && name.len() <= 64
 }
 
 impl Scaffold<'_> {

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use super::scope::Scope;
+use crate::references::is_tool_name;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -88,13 +89,7 @@ pub(super) fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T
 
 /// A tool name: lower-case letters, digits and `_`, starting with a letter, at most 64.
 pub(super) fn validate_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if ok {
+    if is_tool_name(name) && name.len() <= 64 {
         Ok(())
     } else {
         Err(format!(

@@ -15,7 +15,6 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::Reference;
 
 use super::layers::check_layer;
-use super::layers::is_tool_name;
 use super::layers::layer_kind;
 use super::layers::plugin_layers;
 use super::layers::MANIFEST;
@@ -25,6 +24,7 @@ use super::layers::WASM_CONFIG;
 use super::options::{auth_for, client, parse_reference, OciError, RegistryOptions};
 use super::wire::{Operation, Wire};
 use crate::plugins::catalog::loader::PluginFiles;
+use crate::references::is_tool_name;
 use crate::references::{clean, Digest};
 
 /// A pushed artifact.

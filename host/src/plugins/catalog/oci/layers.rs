@@ -7,6 +7,7 @@ use sha2::{Digest as _, Sha256};
 use crate::plugins::catalog::checks::{MAX_MANIFEST_BYTES, MAX_SIGNATURE_BYTES};
 use crate::plugins::limits::MAX_VIEW_BYTES;
 use crate::plugins::sandbox::compiler::MAX_COMPONENT_BYTES;
+use crate::references::is_tool_name;
 
 /// The artifact's manifest media type.
 pub(super) const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -44,14 +45,6 @@ pub(super) fn layer_kind(name: &str, file: &str) -> Option<(&'static str, u64)> 
         }
         _ => return None,
     })
-}
-
-/// Whether `name` is a tool name (`snake_case`), so that it can name files.
-pub(super) fn is_tool_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Whether `bytes` are the layer `descriptor` names for `file`: its size and its digest.
