@@ -40,6 +40,7 @@ mod intake;
 mod ir;
 mod limits;
 mod order;
+mod period_set_sql;
 mod periods;
 mod plan;
 mod plan_period_sets;
