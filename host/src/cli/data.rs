@@ -6,18 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use loanhost::config::Config;
+use loanhost::data::import::ImportReport;
 
 /// Imports the JSON Lines files of `dir`, each file's rows counted as it goes.
 pub async fn import(config: &Config, dir: &Path) -> anyhow::Result<ExitCode> {
     let db = loanhost::data::Db::open(&config.database_url).await?;
     let started = std::time::Instant::now();
-    let report = loanhost::data::import::import_dir(&db, dir, |file, rows| {
-        eprintln!("  {file}: {rows} rows");
-    })
-    .await?;
-    for (file, rows) in &report.files {
-        println!("{file}: {rows} rows imported");
-    }
+    print_imported(&import_showing_progress(&db, dir).await?);
     eprintln!(
         "import committed in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -54,16 +49,29 @@ pub async fn seed(
     );
     if import {
         let db = loanhost::data::Db::open(&config.database_url).await?;
-        let result = loanhost::data::import::import_dir(&db, &dir, |file, rows| {
-            eprintln!("  {file}: {rows} rows")
-        })
-        .await;
+        let result = import_showing_progress(&db, &dir).await;
         let _ = std::fs::remove_dir_all(&dir);
-        for (file, rows) in &result?.files {
-            println!("{file}: {rows} rows imported");
-        }
+        print_imported(&result?);
     } else {
         println!("wrote {}", dir.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Imports `dir` into `db` in one transaction, each file's rows counted on stderr as it goes.
+async fn import_showing_progress(
+    db: &loanhost::data::Db,
+    dir: &Path,
+) -> anyhow::Result<ImportReport> {
+    Ok(loanhost::data::import::import_dir(db, dir, |file, rows| {
+        eprintln!("  {file}: {rows} rows");
+    })
+    .await?)
+}
+
+/// The rows imported, file by file.
+fn print_imported(report: &ImportReport) {
+    for (file, rows) in &report.files {
+        println!("{file}: {rows} rows imported");
+    }
 }
