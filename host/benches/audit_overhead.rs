@@ -13,7 +13,7 @@ mod common;
 use criterion::{criterion_group, criterion_main, Criterion};
 use loanhost::app::Application;
 use loanhost::config::Config;
-use loanhost::devidp::SigningKey;
+use loanhost::oauth::devidp::SigningKey;
 use serde_json::json;
 
 struct Server {

@@ -21,7 +21,7 @@ use axum::Router;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use loanhost::app::Application;
 use loanhost::config::Config;
-use loanhost::devidp::SigningKey;
+use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 
 /// What the bare handler needs: the key, the expected issuer and audience, the answer.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 mod common;
 
-use loanhost::devidp::SigningKey;
+use loanhost::oauth::devidp::SigningKey;
 
 const TODAY: &str = "2026-03-15";
 const PUBLIC: &str = "http://loanhost.example";

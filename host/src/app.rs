@@ -11,9 +11,9 @@ use crate::clock::Clock;
 use crate::config::CompilerSetting;
 use crate::config::Config;
 use crate::data::Db;
-use crate::devidp::{DevIdp, SigningKey};
 use crate::http::{router, serve, AppState};
 use crate::mcp::Dispatcher;
+use crate::oauth::devidp::{DevIdp, SigningKey};
 use crate::plugins::catalog::follow::Follower;
 use crate::plugins::{CallerLimits, Compiler, HostOptions, Plugins, Reloader, SignaturePolicy};
 
@@ -53,7 +53,7 @@ impl Application {
                 )
                 .with_password(config.dev_idp_password.clone())
                 .with_redirects(
-                    std::iter::once(crate::http::callback::url(&config.base_url))
+                    std::iter::once(crate::oauth::callback_url(&config.base_url))
                         .chain(
                             config
                                 .registered_redirects
@@ -61,7 +61,7 @@ impl Application {
                                 .filter(|r| {
                                     r.client_id
                                         .as_deref()
-                                        .is_none_or(|c| c == crate::devidp::CLIENT_ID)
+                                        .is_none_or(|c| c == crate::oauth::devidp::CLIENT_ID)
                                 })
                                 .map(|r| r.uri.clone()),
                         )
@@ -72,8 +72,12 @@ impl Application {
             None
         };
         let directory = Arc::new(crate::data::directory::Directory::open(db.clone()).await?);
-        let authenticator =
-            crate::auth::from_config(&config, directory.clone(), dev_idp.as_deref());
+        // The dev IdP's keys are taken directly when it is the upstream.
+        let dev_keys = dev_idp
+            .as_deref()
+            .filter(|idp| config.idp.jwks_url == format!("{}/jwks", idp.issuer))
+            .map(DevIdp::jwks);
+        let authenticator = crate::auth::from_config(&config, directory.clone(), dev_keys);
         let mut app = Self::build_with(config, db, dev_idp, authenticator).await?;
         app.directory = Some(directory);
         Ok(app)
@@ -122,15 +126,27 @@ impl Application {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("LOANHOST_LISTEN: cannot bind {}", config.listen))?;
-        let authorize_key = match &config.authorize_callback {
+        let callback_key = match &config.authorize_callback {
             None => None,
             Some(c) => Some(Arc::new(
-                crate::http::callback::CallbackKey::load_or_create(&c.key_file)
+                crate::oauth::CallbackKey::load_or_create(&c.key_file)
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUTHORIZE_KEY_FILE: {e}"))?,
             )),
         };
+        let config = Arc::new(config);
+        let oauth = Arc::new(crate::oauth::OAuth {
+            config: config.clone(),
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .context("building the HTTP client")?,
+            token_forwards: tokio::sync::Semaphore::new(limits.max_token_forwards as usize),
+            callback_key,
+            dev_idp,
+            metrics: plugins.metrics().clone(),
+        });
         let state = AppState::new(crate::http::Shared {
-            authorize_key,
+            oauth,
             penalty: Default::default(),
             in_flight: Arc::new(tokio::sync::Semaphore::new(
                 limits.max_concurrent_requests as usize,
@@ -139,22 +155,14 @@ impl Application {
             uploads: crate::http::gate::KeyedGate::new(
                 limits.caller_max_concurrent.saturating_mul(2).max(2),
             ),
-            token_forwards: Arc::new(tokio::sync::Semaphore::new(
-                limits.max_token_forwards as usize,
-            )),
             dispatcher: Dispatcher::new(plugins.clone()).with_audit(Arc::new(
                 crate::audit::AuditLog::open(&config.audit_log)
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,
             )),
-            config: Arc::new(config),
+            config,
             authenticator,
             plugins,
             db,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .context("building the HTTP client")?,
-            dev_idp,
         });
         Ok(Application {
             listener,

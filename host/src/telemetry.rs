@@ -295,6 +295,12 @@ impl Metrics {
         }
     }
 
+    /// Counts a request refused by the HTTP layer's or the OAuth routes' limits
+    /// (`loanhost_http_refusals_total`, by reason).
+    pub fn refused(&self, reason: &str) {
+        Metrics::count(&self.http_refusals, reason);
+    }
+
     /// Counts `kind` in a labelled counter family.
     pub fn count(family: &Family<Label, Counter>, kind: &str) {
         Metrics::count_by(family, kind, 1);

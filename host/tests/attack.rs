@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loanhost::devidp::SigningKey;
+use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt as _;
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use loanhost::devidp::SigningKey;
+use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 
 mod common;

@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::routing::get;
-use loanhost::devidp::SigningKey;
+use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 
 use crate::helpers::{signing_pem, spawn_app, spawn_app_with, AppOptions, TestApp};

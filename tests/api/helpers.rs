@@ -8,7 +8,7 @@ use std::time::Duration;
 use loanhost::app::Application;
 use loanhost::config::Config;
 use loanhost::data::NewAgent;
-use loanhost::devidp::SigningKey;
+use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 
 /// Where the built plugins are: shipped tools (`<tool>.wasm` + `<tool>.toml`) and fixtures.

@@ -69,7 +69,7 @@ impl Host {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
         let config = loanhost::config::Config::from_map(&env).unwrap();
-        let key = loanhost::devidp::SigningKey::from_pem(signing_pem()).unwrap();
+        let key = loanhost::oauth::devidp::SigningKey::from_pem(signing_pem()).unwrap();
         let email = &users()[0].agent.email;
         let token = key
             .mint(

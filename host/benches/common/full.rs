@@ -100,7 +100,7 @@ pub struct Served {
     pub server: tokio::task::JoinHandle<std::io::Result<()>>,
     /// The `/mcp` URL.
     pub url: String,
-    key: loanhost::devidp::SigningKey,
+    key: loanhost::oauth::devidp::SigningKey,
     issuer: String,
     audience: String,
 }
@@ -115,9 +115,10 @@ impl Served {
         env.insert("LOANHOST_TODAY".into(), TODAY.into());
         let config = loanhost::config::Config::from_map(&env).unwrap();
         let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());
-        let key =
-            loanhost::devidp::SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config))
-                .unwrap();
+        let key = loanhost::oauth::devidp::SigningKey::load_or_create(
+            &loanhost::app::dev_idp_key_path(&config),
+        )
+        .unwrap();
         let (db, server) = rt.block_on(async {
             let app = loanhost::app::Application::build(config)
                 .await

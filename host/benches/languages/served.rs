@@ -73,9 +73,10 @@ pub async fn loanhost(
         format!("127.0.0.1:{metrics_port}"),
     );
     let config = loanhost::config::Config::from_map(&env).unwrap();
-    let key =
-        loanhost::devidp::SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config))
-            .unwrap();
+    let key = loanhost::oauth::devidp::SigningKey::load_or_create(
+        &loanhost::app::dev_idp_key_path(&config),
+    )
+    .unwrap();
     let token = key
         .mint(
             &config.idp.issuer,

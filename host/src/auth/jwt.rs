@@ -183,26 +183,28 @@ fn unverified_issuer(token: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
     use std::time::{Duration, Instant};
 
     use jsonwebtoken::{EncodingKey, Header};
     use serde_json::json;
 
     use super::*;
-    use crate::devidp::SigningKey;
 
     const ISSUER: &str = "https://idp.test";
+    /// A 2048-bit RSA key kept for these tests alone (PKCS#1 PEM), and its public JWKS.
+    const KEY_PEM: &str = include_str!("testdata/test-key.pem");
+    const JWKS: &str = include_str!("testdata/test-jwks.json");
 
-    /// One RSA key for these tests (generating one takes a while), and its PEM.
-    fn key() -> &'static (SigningKey, String) {
-        static KEY: OnceLock<(SigningKey, String)> = OnceLock::new();
-        KEY.get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("k.pem");
-            let key = SigningKey::load_or_create(&path).unwrap();
-            (key, std::fs::read_to_string(path).unwrap())
-        })
+    fn jwks() -> jsonwebtoken::jwk::JwkSet {
+        serde_json::from_str(JWKS).unwrap()
+    }
+
+    /// `claims` signed RS256 with the test key and its `kid`.
+    fn sign(claims: &serde_json::Value) -> String {
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = jwks().keys[0].common.key_id.clone();
+        let key = EncodingKey::from_rsa_pem(KEY_PEM.as_bytes()).unwrap();
+        jsonwebtoken::encode(&header, claims, &key).unwrap()
     }
 
     fn validator() -> TokenValidator {
@@ -211,7 +213,7 @@ mod tests {
             vec![Scheme {
                 name: "upstream",
                 issuer: ISSUER.into(),
-                jwks: Arc::new(Jwks::fixed(key().0.jwks())),
+                jwks: Arc::new(Jwks::fixed(jwks())),
             }],
         )
     }
@@ -225,10 +227,7 @@ mod tests {
 
     /// A token expiring `exp_in` seconds from now (negative: in the past).
     fn token(exp_in: i64) -> String {
-        key()
-            .0
-            .sign(&json!({"iss": ISSUER, "aud": "aud", "email": "a@b.c", "exp": now() + exp_in}))
-            .unwrap()
+        sign(&json!({"iss": ISSUER, "aud": "aud", "email": "a@b.c", "exp": now() + exp_in}))
     }
 
     fn left(until: Instant) -> Duration {
@@ -304,15 +303,14 @@ mod tests {
     #[tokio::test]
     async fn a_token_signed_for_another_algorithm_than_its_key_is_refused() {
         // The key is published for RS256; the same RSA key signs a PS256 token.
-        let (signing, pem) = key();
-        let kid = signing.jwks().keys[0].common.key_id.clone();
+        let kid = jwks().keys[0].common.key_id.clone();
         let mut header = Header::new(Algorithm::PS256);
         header.kid = kid;
         let claims = json!({"iss": ISSUER, "aud": "aud", "email": "a@b.c", "exp": now() + 300});
         let pss = jsonwebtoken::encode(
             &header,
             &claims,
-            &EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap(),
+            &EncodingKey::from_rsa_pem(KEY_PEM.as_bytes()).unwrap(),
         )
         .unwrap();
         let reason = validator().validate(&pss).await.unwrap_err();

@@ -190,18 +190,17 @@ impl Authenticator for JwtAuthenticator {
     }
 }
 
-/// Builds the production authenticator from configuration: the upstream scheme (with the
-/// embedded dev IdP's keys taken directly when it is the upstream) and the internal scheme.
+/// Builds the production authenticator from configuration: the upstream scheme (with
+/// `upstream_keys` when the upstream's keys are known without fetching them: the embedded dev
+/// IdP's) and the internal scheme.
 pub fn from_config(
     config: &crate::config::Config,
     directory: std::sync::Arc<crate::data::directory::Directory>,
-    dev_idp: Option<&crate::devidp::DevIdp>,
+    upstream_keys: Option<jsonwebtoken::jwk::JwkSet>,
 ) -> std::sync::Arc<dyn Authenticator> {
-    let upstream_keys = match dev_idp {
-        Some(idp) if config.idp.jwks_url == format!("{}/jwks", idp.issuer) => {
-            jwks::Jwks::fixed(idp.jwks())
-        }
-        _ => jwks::Jwks::from_url(config.idp.jwks_url.clone()),
+    let upstream_keys = match upstream_keys {
+        Some(keys) => jwks::Jwks::fixed(keys),
+        None => jwks::Jwks::from_url(config.idp.jwks_url.clone()),
     };
     let mut schemes = vec![jwt::Scheme {
         name: "upstream",

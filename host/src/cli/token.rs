@@ -21,7 +21,7 @@ pub async fn token(config: &Config, email: &str) -> anyhow::Result<ExitCode> {
             shown.display()
         );
     }
-    let key = loanhost::devidp::SigningKey::load_or_create(&path)?;
+    let key = loanhost::oauth::devidp::SigningKey::load_or_create(&path)?;
     let issuer = format!("{}/dev-idp", config.base_url);
     if config.idp.issuer != issuer {
         anyhow::bail!(

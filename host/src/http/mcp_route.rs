@@ -13,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tracing::Instrument as _;
 
-use super::body::BodyError;
 use super::mcp_batch::{batch, handle_one, operation};
 use super::mcp_reply::{answer, json, rpc_error, throttled};
 use super::reply::{too_many_requests, unauthorized, unavailable};
@@ -25,6 +24,7 @@ use crate::mcp::protocol::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED,
     UNSUPPORTED_PROTOCOL_VERSION,
 };
+use crate::request_body::BodyError;
 
 /// The protocol-version header.
 pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -55,7 +55,7 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
         Err(refusal) => return refusal,
     };
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        if super::reply::media_type(ct) != "application/json" {
+        if crate::request_body::media_type(ct) != "application/json" {
             return rpc_error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 RpcError::new(INVALID_REQUEST, "Content-Type must be application/json"),

@@ -1,19 +1,8 @@
-//! The HTTP layer's exact replies: a content type's media type, `503` busy or unavailable,
+//! The HTTP layer's exact replies: `503` busy or unavailable,
 //! `429` with `Retry-After`, and the spec's `401` challenge.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-
-/// A `Content-Type`'s media type, lower case, without its parameters.
-pub fn media_type(ct: &HeaderValue) -> String {
-    ct.to_str()
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
 
 /// `503`: the server is at its concurrency limit.
 pub fn busy() -> Response {

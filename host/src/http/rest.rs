@@ -10,9 +10,9 @@ use axum::response::{IntoResponse, Response};
 use loanhost_models::rest::OAuthTokenRequest;
 use loanhost_models::{ProblemDetails, ValidationProblemDetails};
 
-use super::reply::media_type;
 use super::state::AppState;
 use crate::auth::AuthError;
+use crate::request_body::media_type;
 
 /// Largest body of `POST {api_prefix}/oauth/token` (two optional strings).
 pub const MAX_REST_BODY: usize = 64 * 1024;
@@ -70,7 +70,7 @@ pub async fn token(
     }
     let body = match state.read_body(&headers, body, MAX_REST_BODY).await {
         Ok(b) => b,
-        Err(e @ super::body::BodyError::TooLarge(_)) => {
+        Err(e @ crate::request_body::BodyError::TooLarge(_)) => {
             return problem(
                 e.status(),
                 &format!("The request body is larger than {MAX_REST_BODY} bytes."),

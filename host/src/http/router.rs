@@ -19,12 +19,12 @@ use serde_json::{json, Value};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-use super::body::DeadlineBody;
 use super::mcp_route as transport;
+use super::rest;
 use super::state::{AppState, MAX_BODY_BYTES};
-use super::{facade, rest};
 use crate::auth::TokenKey;
 use crate::mcp::{failure, RpcError, RATE_LIMITED};
+use crate::request_body::DeadlineBody;
 
 /// The application's router.
 pub fn router(state: AppState) -> Router {
@@ -34,26 +34,8 @@ pub fn router(state: AppState) -> Router {
         state.config.api_prefix,
         super::openapi::DESCRIPTION_PATH
     );
-    let mut app = Router::new()
+    let app = Router::new()
         .route("/health", get(health))
-        .route(
-            "/.well-known/oauth-protected-resource",
-            get(facade::protected_resource),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource/mcp",
-            get(facade::protected_resource),
-        )
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get(facade::authorization_server),
-        )
-        .route("/authorize", get(facade::authorize))
-        .route(
-            super::callback::CALLBACK_PATH,
-            get(super::callback::authorize_callback),
-        )
-        .route("/token", post(facade::token))
         .route(&rest_token, post(rest::token))
         .route(&description, get(rest::description))
         .route(
@@ -64,10 +46,8 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/ready", get(ready))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state.clone());
-    if let Some(idp) = &state.dev_idp {
-        app = app.nest("/dev-idp", crate::devidp::router(idp.clone()));
-    }
+        .with_state(state.clone())
+        .merge(crate::oauth::router(state.oauth.clone()));
     app.layer(middleware::from_fn_with_state(state.clone(), admit))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

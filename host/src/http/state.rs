@@ -1,14 +1,15 @@
 //! What every handler shares (`AppState`): configuration, the authenticator, the plugin host,
-//! the dispatcher, the database, and the HTTP layer's gates, slots and penalty box.
+//! the dispatcher, the database, the OAuth room's state, and the HTTP layer's gates, slots and
+//! penalty box.
 
 use std::sync::Arc;
 
-use super::callback::key::CallbackKey;
-use super::{body, gate, penalty};
+use super::{gate, penalty};
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::mcp::Dispatcher;
 use crate::plugins::Plugins;
+use crate::request_body as body;
 
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -45,22 +46,16 @@ pub struct Shared {
     pub dispatcher: Dispatcher,
     /// The database.
     pub db: crate::data::Db,
-    /// Outbound HTTP (the `/token` pass-through).
-    pub http: reqwest::Client,
-    /// The embedded dev IdP, when enabled.
-    pub dev_idp: Option<Arc<crate::devidp::DevIdp>>,
+    /// The OAuth routes' own state (the facade, its callback, the dev IdP).
+    pub oauth: Arc<crate::oauth::OAuth>,
     /// Requests being handled (the cap answers `503`); taken once a request's body is read.
     pub in_flight: Arc<tokio::sync::Semaphore>,
     /// Requests in flight per client address on the unauthenticated endpoints.
     pub per_address: Arc<gate::KeyedGate<std::net::IpAddr>>,
     /// Bodies being read per bearer token on `/mcp`.
     pub uploads: Arc<gate::KeyedGate<[u8; 32]>>,
-    /// `/token` requests being forwarded to the IdP.
-    pub token_forwards: Arc<tokio::sync::Semaphore>,
     /// Tokens refused for their caller's budget, until their `Retry-After`.
     pub penalty: Arc<penalty::PenaltyBox>,
-    /// The key of the facade's authorization-response callback, when it is on.
-    pub authorize_key: Option<Arc<CallbackKey>>,
 }
 
 impl Shared {
@@ -93,6 +88,6 @@ impl Shared {
 
     /// Counts a request refused by the HTTP layer's limits (`loanhost_http_refusals_total`).
     pub fn refused(&self, reason: &str) {
-        crate::telemetry::Metrics::count(&self.plugins.metrics().http_refusals, reason);
+        self.plugins.metrics().refused(reason);
     }
 }

@@ -1,5 +1,6 @@
 //! Tests of the facade's callback.
 use super::*;
+use crate::oauth::keys::PENDING_TTL_SECS;
 
 fn key() -> CallbackKey {
     CallbackKey::from_bytes(&[7u8; 32])

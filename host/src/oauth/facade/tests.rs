@@ -105,7 +105,7 @@ fn refuses_plain_pkce_missing_pkce_and_other_response_types() {
 
 #[test]
 fn through_the_callback_the_idp_sees_the_callback_and_a_sealed_state() {
-    use super::super::callback::{CallbackKey, Pending};
+    use super::super::keys::{CallbackKey, Pending};
     let key = CallbackKey::from_bytes(&[3u8; 32]);
     let listed = vec![crate::config::AllowedRedirect::parse(
         "c=https://app.example/cb",

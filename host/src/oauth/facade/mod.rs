@@ -2,6 +2,7 @@
 //! itself, `/authorize` rewritten and redirected to the upstream IdP, `/token` forwarded
 //! verbatim. Tokens are issued upstream; the facade only shapes the handshake.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{RawQuery, Request, State};
@@ -10,9 +11,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
+use super::wire::{oauth_error, unique_pairs};
+use super::OAuth;
 use crate::config::IdpProfile;
-use crate::http::oauth_wire::{oauth_error, unique_pairs};
-use crate::http::state::AppState;
 
 /// Largest `/token` body forwarded.
 pub const MAX_TOKEN_BODY: usize = 64 * 1024;
@@ -20,7 +21,7 @@ pub const MAX_TOKEN_BODY: usize = 64 * 1024;
 pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `GET /.well-known/oauth-protected-resource` (also under `/mcp`).
-pub async fn protected_resource(State(state): State<AppState>) -> Response {
+pub async fn protected_resource(State(state): State<Arc<OAuth>>) -> Response {
     let base = &state.config.base_url;
     no_store(Json(json!({
         "resource": base,
@@ -31,7 +32,7 @@ pub async fn protected_resource(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /.well-known/oauth-authorization-server`: the issuer is `{base_url}` itself.
-pub async fn authorization_server(State(state): State<AppState>) -> Response {
+pub async fn authorization_server(State(state): State<Arc<OAuth>>) -> Response {
     let base = &state.config.base_url;
     no_store(Json(json!({
         "issuer": base,
@@ -55,11 +56,11 @@ fn no_store(body: impl IntoResponse) -> Response {
 /// through unchanged ([`PASSED_THROUGH`]), rewrites `scope` and `audience`, drops everything
 /// else (`resource`, `request`, `request_uri`, `response_mode`, `prompt` …: the IdP acts on
 /// none of them), and answers `302` to the IdP.
-pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
+pub async fn authorize(State(state): State<Arc<OAuth>>, RawQuery(query): RawQuery) -> Response {
     let query = query.as_deref().unwrap_or("");
     // Through the callback, the browser gets a secret whose hash is sealed into the state.
     let mut secret = None;
-    let through = match (&state.authorize_key, &state.config.authorize_callback) {
+    let through = match (&state.callback_key, &state.config.authorize_callback) {
         (Some(key), Some(settings)) => {
             let (value, binding) = super::callback::browser_secret();
             secret = Some(value);
@@ -67,7 +68,7 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
                 key,
                 url: super::callback::url(&state.config.base_url),
                 listed: &settings.redirect_uris,
-                expires: super::callback::now_secs() + super::callback::PENDING_TTL_SECS,
+                expires: super::callback::now_secs() + super::keys::PENDING_TTL_SECS,
                 browser: Some(binding),
             })
         }
@@ -86,7 +87,7 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
                 let set = super::callback::set_cookie(
                     &name,
                     value,
-                    super::callback::PENDING_TTL_SECS,
+                    super::keys::PENDING_TTL_SECS,
                     secure,
                 );
                 HeaderValue::from_str(&set).ok()
@@ -114,7 +115,7 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
 /// the redirect URI and the client's redirect URI and `state` sealed in its `state`.
 pub struct Callback<'a> {
     /// Seals the pending request.
-    pub key: &'a super::callback::CallbackKey,
+    pub key: &'a super::keys::CallbackKey,
     /// `{base_url}/authorize/callback`.
     pub url: String,
     /// `LOANHOST_AUTHORIZE_REDIRECT_URIS`.
@@ -249,7 +250,7 @@ pub fn rewrite_authorize_with(
         }
     }
     if let Some(through) = through {
-        let pending = super::callback::Pending {
+        let pending = super::keys::Pending {
             redirect_uri: one("redirect_uri").unwrap_or("").to_string(),
             state: one("state").map(str::to_string),
             expires: through.expires,
@@ -286,7 +287,7 @@ pub fn rewrite_token_resource(body: &[u8], audience: &str) -> Option<String> {
 /// headers unchanged. An unreachable IdP is `502`. The body must arrive whole within the body
 /// deadline and be at most [`MAX_TOKEN_BODY`]; at most `LOANHOST_MAX_TOKEN_FORWARDS` requests
 /// are forwarded at once (more: `503`).
-pub async fn token(State(state): State<AppState>, request: Request) -> Response {
+pub async fn token(State(state): State<Arc<OAuth>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
     let too_large = || {
@@ -298,10 +299,10 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
     };
     let body = match state.read_body(&headers, body, MAX_TOKEN_BODY).await {
         Ok(b) => b,
-        Err(super::body::BodyError::TooLarge(_)) => return too_large(),
+        Err(crate::request_body::BodyError::TooLarge(_)) => return too_large(),
         Err(e) => return oauth_error(e.status(), "invalid_request", &e.to_string()),
     };
-    let Ok(_forward) = state.token_forwards.clone().try_acquire_owned() else {
+    let Ok(_forward) = state.token_forwards.try_acquire() else {
         tracing::warn!("/token refused: LOANHOST_MAX_TOKEN_FORWARDS requests are being forwarded");
         state.refused("token_forwards");
         let mut resp = oauth_error(
@@ -320,8 +321,8 @@ pub async fn token(State(state): State<AppState>, request: Request) -> Response 
     // Through the facade's callback, a code it bound goes back to the IdP as the IdP issued
     // it, with the redirect URI the IdP saw (the callback); anything else goes verbatim.
     let is_form =
-        crate::http::reply::media_type(&content_type) == "application/x-www-form-urlencoded";
-    let body = match (&state.authorize_key, is_form) {
+        crate::request_body::media_type(&content_type) == "application/x-www-form-urlencoded";
+    let body = match (&state.callback_key, is_form) {
         // A body the facade cannot read could carry a code it did not issue past its check.
         (Some(_), false) => {
             state.refused("authorize_callback");

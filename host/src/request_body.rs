@@ -1,6 +1,6 @@
-//! Request bodies: one total deadline on reading a body (a trickling client cannot stretch it
-//! by sending a byte now and then, as it can a per-chunk timeout), the size cap, and the
-//! answers when either is hit.
+//! Request bodies, for every route (`http` and `oauth`): one total deadline on reading a body
+//! (a trickling client cannot stretch it by sending a byte now and then, as it can a per-chunk
+//! timeout), the size cap, the answers when either is hit, and a body's media type.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,9 +10,20 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode};
 use http_body::{Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
+
+/// A `Content-Type`'s media type, lower case, without its parameters.
+pub fn media_type(ct: &HeaderValue) -> String {
+    ct.to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
 
 /// The body's deadline passed before it arrived whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
