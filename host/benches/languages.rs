@@ -247,9 +247,9 @@ fn main() {
         for _ in 0..calls {
             let (out, report) = rt.block_on(plugins.call_reported("report_loans", &caller, &args));
             out.unwrap();
-            instantiate.push(report.instantiate);
+            instantiate.push(report.timing.instantiate);
             whole.push(report.duration);
-            on_own_thread += report.minor_faults.unwrap_or(0) as i64;
+            on_own_thread += report.timing.minor_faults.unwrap_or(0) as i64;
         }
         let faults = (minor_faults() - faults + on_own_thread) as f64 / calls as f64;
         instantiate.sort();
@@ -274,7 +274,7 @@ fn main() {
                 continue;
             }
             let mut last = Duration::ZERO;
-            for m in &report.marks {
+            for m in &report.timing.marks {
                 let k = STAGES
                     .iter()
                     .position(|(s, _)| *s == m.stage)

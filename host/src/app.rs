@@ -91,8 +91,10 @@ impl Application {
         authenticator: Arc<dyn Authenticator>,
     ) -> anyhow::Result<Application> {
         let limits = config.limits;
-        let options = host_options(&config).await?;
-        let metrics = match config.metrics_listen {
+        let metrics = Arc::new(crate::telemetry::Metrics::default());
+        let mut options = host_options(&config).await?;
+        options.metrics = metrics.clone();
+        let metrics_listener = match config.metrics_listen {
             None => None,
             Some(addr) => Some(
                 TcpListener::bind(addr)
@@ -143,7 +145,7 @@ impl Application {
             token_forwards: tokio::sync::Semaphore::new(limits.max_token_forwards as usize),
             callback_key,
             dev_idp,
-            metrics: plugins.metrics().clone(),
+            metrics: metrics.clone(),
         });
         let state = AppState::new(crate::http::Shared {
             oauth,
@@ -155,18 +157,19 @@ impl Application {
             uploads: crate::http::gate::KeyedGate::new(
                 limits.caller_max_concurrent.saturating_mul(2).max(2),
             ),
-            dispatcher: Dispatcher::new(plugins.clone()).with_audit(Arc::new(
+            dispatcher: Dispatcher::new(plugins.clone(), metrics.clone()).with_audit(Arc::new(
                 crate::audit::AuditLog::open(&config.audit_log)
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,
             )),
             config,
             authenticator,
             plugins,
+            metrics,
             db,
         });
         Ok(Application {
             listener,
-            metrics,
+            metrics: metrics_listener,
             state,
             reloader,
             follower,

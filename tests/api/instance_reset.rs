@@ -39,6 +39,7 @@ async fn faults_per_call(language: &str) -> u64 {
         let reply = reply.unwrap();
         assert!(reply.text().contains("\"buckets\":["), "{}", reply.text());
         report
+            .timing
             .minor_faults
             .expect("an interpreter's plugin runs on a thread of its own")
     };

@@ -135,7 +135,7 @@ pub(super) async fn handle_one(
                 .request(identity, &id, &method, params)
                 .instrument(operation.span().clone())
                 .await;
-            operation.finish(&outcome, state.plugins.metrics());
+            operation.finish(&outcome, &state.metrics);
             Some(match outcome {
                 Ok(result) => Outgoing::Result { id, result },
                 Err(e) => Outgoing::Error(failure(id, &e)),

@@ -160,10 +160,7 @@ async fn authenticate(
         }
         Err(e) => {
             tracing::info!(reason = ?e.to_string(), "unauthenticated /mcp request");
-            crate::telemetry::Metrics::count(
-                &state.plugins.metrics().token_failures,
-                failure_reason(&e),
-            );
+            crate::telemetry::Metrics::count(&state.metrics.token_failures, failure_reason(&e));
             // Presented again, this token waits in the admission layer before its 401.
             if let Some(k) = key {
                 state.penalty.mark_refused(k.0);
@@ -235,7 +232,7 @@ async fn modern_post(
             .await
             .map(|r| modern::decorate(&method, r)),
     };
-    operation.finish(&reply, state.plugins.metrics());
+    operation.finish(&reply, &state.metrics);
     match reply {
         Ok(result) => answer(&Outgoing::Result { id, result }),
         Err(e) if e.code == RATE_LIMITED => throttled(failure(id, &e), hold),

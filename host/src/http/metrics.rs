@@ -33,7 +33,7 @@ async fn ready(State(state): State<AppState>) -> Response {
 
 async fn metrics(State(state): State<AppState>) -> Response {
     let plugins = &state.plugins;
-    let m = plugins.metrics();
+    let m = &state.metrics;
     let slots = crate::plugins::MAX_INSTANCES as i64;
     m.plugins_loaded
         .set(plugins.registry().snapshot().len() as i64);

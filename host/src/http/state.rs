@@ -42,6 +42,9 @@ pub struct Shared {
     pub authenticator: Arc<dyn Authenticator>,
     /// The plugin host.
     pub plugins: Arc<Plugins>,
+    /// The host's metrics, made by the application and shared with the plugin host, the
+    /// dispatcher and the OAuth routes.
+    pub metrics: Arc<crate::telemetry::Metrics>,
     /// MCP method dispatch.
     pub dispatcher: Dispatcher,
     /// The database.
@@ -88,6 +91,6 @@ impl Shared {
 
     /// Counts a request refused by the HTTP layer's limits (`loanhost_http_refusals_total`).
     pub fn refused(&self, reason: &str) {
-        self.plugins.metrics().refused(reason);
+        self.metrics.refused(reason);
     }
 }

@@ -18,13 +18,16 @@ use super::resources;
 use crate::audit::{self, summarize, AuditEntry, AuditLog};
 use crate::identity::Identity;
 use crate::plugins::callers::Refusal;
-use crate::plugins::{CallError, CallReport, Plugins};
+use crate::plugins::callers::Ticket;
+use crate::plugins::{CallError, CallUsage, Plugins};
+use crate::telemetry::Metrics;
 
 /// Answers MCP requests for an authenticated caller.
 #[derive(Clone)]
 pub struct Dispatcher {
     plugins: Arc<Plugins>,
     audit: Arc<AuditLog>,
+    metrics: Arc<Metrics>,
 }
 
 const INSTRUCTIONS: &str = "Loan reporting tools for a mortgage platform. Every answer is an \
@@ -33,11 +36,12 @@ get_loan_reporting_metadata first for valid filter and grouping values. An empty
 means the caller's scope, not an error.";
 
 impl Dispatcher {
-    /// A dispatcher over the plugin host.
-    pub fn new(plugins: Arc<Plugins>) -> Self {
+    /// A dispatcher over the plugin host, counting its calls in `metrics`.
+    pub fn new(plugins: Arc<Plugins>, metrics: Arc<Metrics>) -> Self {
         Dispatcher {
             plugins,
             audit: Arc::new(AuditLog::off()),
+            metrics,
         }
     }
 
@@ -122,21 +126,34 @@ impl Dispatcher {
         })
     }
 
-    /// The one place where a request that runs no plugin is charged to its caller, as a tool
-    /// call is by the plugin host: one call of the calls-per-minute budget before it is
-    /// answered (refused `-32050` once a budget is spent), and its reply's bytes to the
-    /// results budget, shared bytes (a view) included. So a view read costs what a tool result
-    /// of its size costs, and a batch of them runs out of budget as calls do.
+    /// The one place where a request is admitted and charged to its caller, once: one call
+    /// of the calls-per-minute budget before it is answered (refused `-32050` once a budget
+    /// is spent, with its `Retry-After`), and, through the ticket, what it cost: a tool call's
+    /// plugin time, memory and result bytes (charged by the plugin host), or a reply's bytes
+    /// for a request that runs no plugin, shared bytes (a view) included. So a view read
+    /// costs what a tool result of its size costs, and a batch of them runs out of budget as
+    /// calls do. `what` names the method or tool in the log.
+    fn admit(
+        &self,
+        caller: &Identity,
+        what: &str,
+        tool_call: bool,
+    ) -> Result<Ticket, (Refusal, u64)> {
+        self.plugins.admit(caller, tool_call).inspect_err(|(refusal, _)| {
+            tracing::info!(request = ?audit::bounded(what), tool_call, user_id = %caller.user_id, %refusal, "request refused by the caller's budget");
+        })
+    }
+
+    /// Answers a request that runs no plugin, admitted and charged by [`Dispatcher::admit`].
     fn charged(
         &self,
         caller: &Identity,
         method: &str,
         answer: impl FnOnce() -> Result<Reply, RpcError>,
     ) -> Result<Reply, RpcError> {
-        let mut ticket = self.plugins.admit_request(caller).map_err(|(refusal, retry)| {
-            tracing::info!(method = ?audit::bounded(method), user_id = %caller.user_id, %refusal, "request refused by the caller's budget");
-            throttled_error(&refusal, retry)
-        })?;
+        let mut ticket = self
+            .admit(caller, method, false)
+            .map_err(|(refusal, retry)| throttled_error(&refusal, retry))?;
         let reply = answer()?;
         ticket.charge_result(reply.encoded_len() as u64);
         Ok(reply)
@@ -181,7 +198,7 @@ impl Dispatcher {
         let (name, arguments) = match call_params(params) {
             Ok(p) => p,
             Err((name, e)) => {
-                let (e, outcome) = match self.plugins.admit_request(caller) {
+                let (e, outcome) = match self.admit(caller, "tools/call", false) {
                     Ok(_ticket) => (e, "invalid_request"),
                     Err((refusal, retry)) => (throttled_error(&refusal, retry), "rate_limited"),
                 };
@@ -191,43 +208,32 @@ impl Dispatcher {
                     name.as_deref(),
                     &Value::Null,
                     outcome,
-                    &CallReport::default(),
+                    &CallUsage::default(),
                 )
                 .await;
                 return Err(e);
             }
         };
-        let (outcome, report) = self
-            .plugins
-            .call_reported(&name, caller, &arguments)
-            .instrument(tracing::info_span!("tool_call", tool = ?audit::bounded(&name)))
-            .await;
+        let (outcome, usage) = match self.admit(caller, &name, true) {
+            Ok(ticket) => {
+                self.plugins
+                    .call_admitted(ticket, &name, caller, &arguments)
+                    .instrument(tracing::info_span!("tool_call", tool = ?audit::bounded(&name)))
+                    .await
+            }
+            Err((refusal, retry)) => (
+                Err(CallError::Throttled(refusal, retry)),
+                CallUsage::default(),
+            ),
+        };
         let code = match &outcome {
             Ok(_) => "ok",
             Err(CallError::UnknownTool(_)) => "unknown_tool",
             Err(CallError::Throttled(..)) => "rate_limited",
             Err(CallError::Tool(e)) => e.code(),
         };
-        self.audit(caller, id, Some(&name), &arguments, code, &report)
+        self.record(caller, id, &name, &arguments, code, &usage)
             .await;
-        let secs = |d: std::time::Duration| d.as_secs_f64();
-        self.plugins.metrics().call(
-            if report.digest.is_some() {
-                &name
-            } else {
-                "(unknown)"
-            },
-            code,
-            [
-                ("total", secs(report.duration)),
-                ("instantiate", secs(report.instantiate)),
-                ("guest", secs(report.run.saturating_sub(report.db_time))),
-                ("database", secs(report.db_time)),
-            ],
-        );
-        self.plugins
-            .metrics()
-            .data_queries(report.queries, report.queries_from_totals);
         match outcome {
             Ok(output) => Ok(Reply {
                 value: object([
@@ -256,6 +262,39 @@ impl Dispatcher {
         }
     }
 
+    /// Records what a call used, once: its metrics (by tool and outcome: the call's total,
+    /// instantiation, guest and database time; its queries) and its audit line.
+    async fn record(
+        &self,
+        caller: &Identity,
+        id: &Value,
+        name: &str,
+        arguments: &Value,
+        code: &str,
+        usage: &CallUsage,
+    ) {
+        self.audit(caller, id, Some(name), arguments, code, usage)
+            .await;
+        let secs = |d: std::time::Duration| d.as_secs_f64();
+        let timing = &usage.timing;
+        self.metrics.call(
+            if usage.digest.is_some() {
+                name
+            } else {
+                "(unknown)"
+            },
+            code,
+            [
+                ("total", secs(usage.duration)),
+                ("instantiate", secs(timing.instantiate)),
+                ("guest", secs(timing.run.saturating_sub(usage.data.db_time))),
+                ("database", secs(usage.data.db_time)),
+            ],
+        );
+        self.metrics
+            .data_queries(usage.data.queries, usage.data.from_totals);
+    }
+
     /// Writes the audit line of a call; a line not written is logged and counted, and the
     /// answer is sent all the same (`docs/threat-model.md`, "The audit trail").
     async fn audit(
@@ -265,7 +304,7 @@ impl Dispatcher {
         tool: Option<&str>,
         arguments: &Value,
         outcome: &str,
-        report: &CallReport,
+        report: &CallUsage,
     ) {
         if !self.audit.is_on() {
             return;
@@ -289,16 +328,16 @@ impl Dispatcher {
                 signer_key_id: report.signer.as_deref(),
                 outcome,
                 duration_ms: report.duration.as_secs_f64() * 1000.0,
-                db_time_ms: report.db_time.as_secs_f64() * 1000.0,
-                queries: report.queries,
-                rows_read: report.rows,
+                db_time_ms: report.data.db_time.as_secs_f64() * 1000.0,
+                queries: report.data.queries,
+                rows_read: report.data.rows,
                 result_bytes: report.result_bytes,
                 arguments: summarize(arguments, schema),
             })
             .await;
         if let Err(e) = written {
             tracing::error!(error = %e, call_id = report.call_id, user_id = %caller.user_id, "audit line not written; the call is answered");
-            crate::telemetry::Metrics::count(&self.plugins.metrics().audit_failures, e.label());
+            Metrics::count(&self.metrics.audit_failures, e.label());
         }
     }
 }

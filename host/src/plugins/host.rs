@@ -26,9 +26,9 @@ use super::output::ToolOutput;
 use super::output::{from_guest, join};
 use super::sandbox::engine::PluginEngine;
 use super::sandbox::invoke::Failure;
-use super::sandbox::invoke::{Answer, Op, Runner};
-use super::sandbox::state::CallContext;
-use super::sandbox::{log_budget, profile, state};
+use super::sandbox::invoke::{Answer, Op, Runner, Timing};
+use super::sandbox::state::{CallContext, DataUsage};
+use super::sandbox::{log_budget, state};
 use crate::clock::Clock;
 use crate::identity::Identity;
 
@@ -46,9 +46,10 @@ pub enum CallError {
     Throttled(Refusal, u64),
 }
 
-/// What one tool call used, and which build answered it (the audit log's facts).
+/// What one tool call used, and which build answered it: made once per call, and recorded
+/// once, for the metrics and the audit line together (`mcp::dispatch`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CallReport {
+pub struct CallUsage {
     /// The host's id of the call (`0` when it never ran).
     pub call_id: u64,
     /// SHA-256 of the plugin build that served the tool, when there was one.
@@ -57,27 +58,18 @@ pub struct CallReport {
     pub signer: Option<String>,
     /// Where that build came from (the plugin folder or a registry reference, and its digest).
     pub origin: Option<Origin>,
-    /// `data` queries run.
-    pub queries: u32,
-    /// Of those, the ones answered from the totals of the call's cut groups.
-    pub queries_from_totals: u32,
-    /// Rows delivered to the plugin.
-    pub rows: u64,
-    /// Database time spent.
-    pub db_time: std::time::Duration,
+    /// What its `data` queries spent: queries (and those answered from the totals of the
+    /// call's cut groups), rows, bytes and database time.
+    pub data: DataUsage,
     /// Bytes of the result (0 when there was none).
     pub result_bytes: u64,
-    /// Creating the plugin's instance.
-    pub instantiate: std::time::Duration,
-    /// The plugin's run, host imports (database time) included.
-    pub run: std::time::Duration,
+    /// Creating the plugin's instance and its run (host imports included), with the stage
+    /// marks when the host profiles calls ([`HostOptions::profile_calls`]) and the minor page
+    /// faults of the thread it ran on when that was a thread of its own (an interpreter's
+    /// plugin, decision 0044).
+    pub timing: Timing,
     /// Wall time of the whole call.
     pub duration: std::time::Duration,
-    /// The call's stage marks, when the host profiles calls ([`HostOptions::profile_calls`]).
-    pub marks: Vec<profile::Mark>,
-    /// Minor page faults of the thread the plugin ran on, when it ran on a thread of its own
-    /// (an interpreter's plugin, decision 0044); otherwise they are the calling thread's.
-    pub minor_faults: Option<u64>,
 }
 
 /// The plugin host: engine, registry, signature policy.
@@ -215,40 +207,59 @@ impl Plugins {
         })
     }
 
-    /// Admits a request of `caller` that runs no plugin (a malformed `tools/call`, a list, a
-    /// view read) against the caller's budgets: one call now, and what its ticket is charged
-    /// (the reply's bytes) when it is dropped. `Err` is the refusal, with its `Retry-After`
-    /// seconds, when a budget is spent.
-    pub fn admit_request(&self, caller: &Identity) -> Result<callers::Ticket, (Refusal, u64)> {
-        self.callers
-            .admit_request(&caller.user_id)
-            .map_err(|refusal| {
-                let retry = refusal.retry_after(self.callers.limits());
-                (refusal, retry)
-            })
+    /// Admits one request of `caller` against the caller's budgets: one call now, and what
+    /// its ticket is charged when it is dropped (the reply's or the result's bytes, a tool
+    /// call's plugin time and memory). A tool call (`tool_call`) also takes one of the caller's
+    /// in-flight slots; a request that runs no plugin (a malformed `tools/call`, a list, a
+    /// view read) does not. `Err` is the refusal, with its `Retry-After` seconds, when a
+    /// budget is spent. The MCP layer calls it once per request (`mcp::dispatch`).
+    pub fn admit(
+        &self,
+        caller: &Identity,
+        tool_call: bool,
+    ) -> Result<callers::Ticket, (Refusal, u64)> {
+        let admitted = if tool_call {
+            self.callers.admit(&caller.user_id)
+        } else {
+            self.callers.admit_request(&caller.user_id)
+        };
+        admitted.map_err(|refusal| {
+            let retry = refusal.retry_after(self.callers.limits());
+            (refusal, retry)
+        })
     }
 
     /// As [`Plugins::call`], with the result as the plugin wrote it (checked to be one JSON
-    /// object, not parsed into a tree: the MCP layer copies it into its answer), what the
-    /// call used and which build answered it.
+    /// object, not parsed into a tree), what the call used and which build answered it; the
+    /// call admitted here ([`Plugins::admit`]).
     pub async fn call_reported(
         &self,
         name: &str,
         caller: &Identity,
         arguments: &Value,
-    ) -> (Result<ToolOutput, CallError>, CallReport) {
+    ) -> (Result<ToolOutput, CallError>, CallUsage) {
+        match self.admit(caller, true) {
+            Ok(ticket) => self.call_admitted(ticket, name, caller, arguments).await,
+            Err((refusal, retry)) => (
+                Err(CallError::Throttled(refusal, retry)),
+                CallUsage::default(),
+            ),
+        }
+    }
+
+    /// Calls tool `name` for `caller`, admitted with `ticket` ([`Plugins::admit`]), which is
+    /// charged the result's bytes and the memory the call was given: the result as the plugin
+    /// wrote it (the MCP layer copies it into its answer), what the call used and which
+    /// build answered it. A call of an unknown tool has cost its caller a call.
+    pub async fn call_admitted(
+        &self,
+        mut ticket: callers::Ticket,
+        name: &str,
+        caller: &Identity,
+        arguments: &Value,
+    ) -> (Result<ToolOutput, CallError>, CallUsage) {
         let started = Instant::now();
-        let mut report = CallReport::default();
-        // The budget first: a call of an unknown tool costs the caller a call too.
-        let mut ticket = match self.callers.admit(&caller.user_id) {
-            Ok(t) => t,
-            Err(refusal) => {
-                let retry = refusal.retry_after(self.callers.limits());
-                tracing::info!(tool = ?crate::audit::bounded(name), user_id = %caller.user_id, %refusal, "tool call refused by the caller's budget");
-                report.duration = started.elapsed();
-                return (Err(CallError::Throttled(refusal, retry)), report);
-            }
-        };
+        let mut report = CallUsage::default();
         let Some(plugin) = self.registry.get(name) else {
             report.duration = started.elapsed();
             return (Err(CallError::UnknownTool(name.to_string())), report);
@@ -298,7 +309,7 @@ impl Plugins {
         arguments: &Value,
         call_id: u64,
         statements: Arc<Semaphore>,
-        report: &mut CallReport,
+        report: &mut CallUsage,
     ) -> Result<ToolOutput, ToolCallError> {
         let manifest = &plugin.manifest;
         if !caller.has_any(&manifest.roles) {
@@ -333,14 +344,8 @@ impl Plugins {
                 Op::Call(arguments),
             )
             .await;
-        report.queries = usage.queries;
-        report.queries_from_totals = usage.from_totals;
-        report.rows = usage.rows;
-        report.db_time = usage.db_time;
-        report.instantiate = timing.instantiate;
-        report.run = timing.run;
-        report.marks = timing.marks;
-        report.minor_faults = timing.minor_faults;
+        report.data = usage;
+        report.timing = timing;
         let text = match answer {
             Ok(Answer::Called(Ok(text))) => text,
             Ok(Answer::Called(Err(e))) => return Err(from_guest(e)),

@@ -41,7 +41,7 @@ pub struct HostOptions {
     /// Where components are compiled (a worker process of this binary, when it is
     /// `loanhost`).
     pub compiler: Compiler,
-    /// Record every call's stage marks in its [`super::CallReport`] (`languages`'s profile):
+    /// Record every call's stage marks in its [`super::CallUsage`] (`languages`'s profile):
     /// a guest's `loanhost-profile:` log lines become marks instead of log lines.
     pub profile_calls: bool,
 }
