@@ -18,6 +18,7 @@ use crate::mcp::protocol::{
     classify, failure, retry_after_of, Incoming, Outgoing, RpcError, BATCH_VERSION,
     INVALID_REQUEST, RATE_LIMITED,
 };
+use crate::mcp::Revision;
 
 /// The most bytes a batch's reply may hold: twice the largest tool result (4 MiB). Entries
 /// that do not fit are answered `-32050` without running; each entry is also charged to its
@@ -132,7 +133,7 @@ pub(super) async fn handle_one(
             let operation = operation(state, &id, &method, params.as_ref(), version);
             let outcome = state
                 .dispatcher
-                .request(identity, &id, &method, params)
+                .request(identity, &id, Revision::Handshake, &method, params)
                 .instrument(operation.span().clone())
                 .await;
             operation.finish(&outcome, &state.metrics);

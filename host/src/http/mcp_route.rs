@@ -24,6 +24,7 @@ use crate::mcp::protocol::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED,
     UNSUPPORTED_PROTOCOL_VERSION,
 };
+use crate::mcp::Revision;
 use crate::request_body::BodyError;
 
 /// The protocol-version header.
@@ -227,7 +228,7 @@ async fn modern_post(
         Err(e) => Err(e),
         Ok(()) => state
             .dispatcher
-            .request_modern(identity, &id, &method, params)
+            .request(identity, &id, Revision::Modern, &method, params)
             .instrument(operation.span().clone())
             .await
             .map(|r| modern::decorate(&method, r)),

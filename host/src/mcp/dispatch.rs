@@ -22,6 +22,17 @@ use crate::plugins::callers::Ticket;
 use crate::plugins::{CallError, CallUsage, Plugins};
 use crate::telemetry::Metrics;
 
+/// Which revision's methods a request is answered with: the handshake-era revisions
+/// (2025-03-26 to 2025-11-25, `initialize` first) or 2026-07-28 (no handshake; every request
+/// carries its version and capabilities in `_meta`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revision {
+    /// 2025-03-26, 2025-06-18 and 2025-11-25.
+    Handshake,
+    /// 2026-07-28.
+    Modern,
+}
+
 /// Answers MCP requests for an authenticated caller.
 #[derive(Clone)]
 pub struct Dispatcher {
@@ -51,71 +62,62 @@ impl Dispatcher {
         self
     }
 
-    /// Handles one request.
+    /// Handles one request of `revision`: one table of methods for every revision, and one
+    /// tool-call path. The handshake-era revisions have `initialize` and `ping`, and check
+    /// that a list's params are an object; 2026-07-28 (its envelope already validated) has
+    /// `server/discover` instead, and names views in `tools/list` only to a client whose
+    /// request declares the MCP Apps extension.
     pub async fn request(
         &self,
         caller: &Identity,
         id: &Value,
+        revision: Revision,
         method: &str,
         params: Option<Value>,
     ) -> Result<Reply, RpcError> {
         if method == "tools/call" {
             return self.call_tool(caller, id, params).await;
         }
+        let handshake = revision == Revision::Handshake;
         self.charged(caller, method, || match method {
-            "initialize" => initialize(params).map(Reply::from),
-            "ping" => Ok(json!({}).into()),
-            "tools/list" => {
-                object_params(params)?;
-                // No session: whether the client declared the MCP Apps extension at
-                // `initialize` is not known here, so every view is named (an unknown `_meta`
-                // key is ignored by clients without the extension).
-                Ok(self.list_tools(caller, true).into())
-            }
-            "resources/list" => {
-                object_params(params)?;
-                Ok(resources::list(self.plugins.registry(), caller).into())
-            }
-            "resources/templates/list" => {
-                object_params(params)?;
-                Ok(resources::templates().into())
-            }
-            "resources/read" => resources::read(self.plugins.registry(), caller, params),
-            other => Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!("Method not found: {other}"),
-            )),
-        })
-    }
-
-    /// Handles one 2026-07-28 request (its envelope already validated): no `initialize`,
-    /// `ping` or `logging/setLevel` in this revision.
-    pub async fn request_modern(
-        &self,
-        caller: &Identity,
-        id: &Value,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<Reply, RpcError> {
-        if method == "tools/call" {
-            return self.call_tool(caller, id, params).await;
-        }
-        self.charged(caller, method, || match method {
-            "server/discover" => Ok(json!({
+            "initialize" if handshake => initialize(params).map(Reply::from),
+            "ping" if handshake => Ok(json!({}).into()),
+            "server/discover" if !handshake => Ok(json!({
                 "supportedVersions": modern::all_versions(),
                 "capabilities": resources::capabilities(),
                 "instructions": INSTRUCTIONS,
             })
             .into()),
-            // Each request carries the client's capabilities: views are named only to a client
-            // that declares the MCP Apps extension.
             "tools/list" => {
-                let views = resources::client_renders_views(params.as_ref());
+                // A handshake-era request carries no capabilities and there is no session:
+                // whether the client declared the MCP Apps extension at `initialize` is not
+                // known here, so every view is named (an unknown `_meta` key is ignored by
+                // clients without the extension). A 2026-07-28 request carries the client's.
+                let views = if handshake {
+                    object_params(params)?;
+                    true
+                } else {
+                    resources::client_renders_views(params.as_ref())
+                };
                 Ok(self.list_tools(caller, views).into())
             }
-            "resources/list" => Ok(resources::list(self.plugins.registry(), caller).into()),
-            "resources/templates/list" => Ok(resources::templates().into()),
+            "resources/list" => {
+                if handshake {
+                    object_params(params)?;
+                }
+                Ok(resources::list(self.plugins.registry(), caller).into())
+            }
+            "resources/templates/list" => {
+                if handshake {
+                    object_params(params)?;
+                }
+                Ok(resources::templates().into())
+            }
             "resources/read" => resources::read(self.plugins.registry(), caller, params),
+            other if handshake => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("Method not found: {other}"),
+            )),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(

@@ -10,5 +10,5 @@ pub mod observe;
 pub mod protocol;
 pub mod resources;
 
-pub use dispatch::Dispatcher;
+pub use dispatch::{Dispatcher, Revision};
 pub use protocol::{failure, RpcError, RATE_LIMITED, SERVER_UNAVAILABLE};
