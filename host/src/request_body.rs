@@ -143,6 +143,21 @@ pub async fn read_request(
     read(body, limit).await
 }
 
+/// As [`read_request`], counting a body cut at its deadline in `metrics`
+/// (`loanhost_http_refusals_total{kind="body_timeout"}`): how every route reads its body.
+pub async fn read_counted(
+    headers: &axum::http::HeaderMap,
+    body: Body,
+    limit: usize,
+    metrics: &crate::telemetry::Metrics,
+) -> Result<Bytes, BodyError> {
+    let read = read_request(headers, body, limit).await;
+    if matches!(read, Err(BodyError::TimedOut)) {
+        metrics.refused("body_timeout");
+    }
+    read
+}
+
 /// Reads a whole body of at most `limit` bytes.
 pub async fn read(body: Body, limit: usize) -> Result<Bytes, BodyError> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {

@@ -74,19 +74,15 @@ impl Shared {
         slot
     }
 
-    /// Reads a request's body of at most `limit` bytes within its deadline
-    /// ([`body::read_request`]); a body cut at its deadline is counted.
+    /// Reads a request's body of at most `limit` bytes within its deadline, a body cut at
+    /// its deadline counted ([`body::read_counted`]).
     pub async fn read_body(
         &self,
         headers: &axum::http::HeaderMap,
         body: axum::body::Body,
         limit: usize,
     ) -> Result<axum::body::Bytes, body::BodyError> {
-        let read = body::read_request(headers, body, limit).await;
-        if matches!(read, Err(body::BodyError::TimedOut)) {
-            self.refused("body_timeout");
-        }
-        read
+        body::read_counted(headers, body, limit, &self.metrics).await
     }
 
     /// Counts a request refused by the HTTP layer's limits (`loanhost_http_refusals_total`).

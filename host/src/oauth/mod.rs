@@ -21,6 +21,8 @@ use crate::config::Config;
 use crate::request_body::{self, BodyError};
 use crate::telemetry::Metrics;
 
+/// The callback's URL on the server at `base_url`: the redirect URI the IdP is given.
+pub use callback::url as callback_url;
 pub use callback::CALLBACK_PATH;
 pub use keys::CallbackKey;
 
@@ -46,25 +48,16 @@ impl OAuth {
         self.metrics.refused(reason);
     }
 
-    /// Reads a request's body of at most `limit` bytes within its deadline
-    /// ([`request_body::read_request`]); a body cut at its deadline is counted.
+    /// Reads a request's body of at most `limit` bytes within its deadline, a body cut at
+    /// its deadline counted ([`request_body::read_counted`]).
     pub async fn read_body(
         &self,
         headers: &axum::http::HeaderMap,
         body: axum::body::Body,
         limit: usize,
     ) -> Result<Bytes, BodyError> {
-        let read = request_body::read_request(headers, body, limit).await;
-        if matches!(read, Err(BodyError::TimedOut)) {
-            self.refused("body_timeout");
-        }
-        read
+        request_body::read_counted(headers, body, limit, &self.metrics).await
     }
-}
-
-/// The callback's URL on the server at `base_url`: the redirect URI the IdP is given.
-pub fn callback_url(base_url: &str) -> String {
-    callback::url(base_url)
 }
 
 /// The OAuth routes: the discovery documents, `/authorize`, its callback, `/token`, and the
