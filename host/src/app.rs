@@ -157,7 +157,12 @@ impl Application {
             uploads: crate::http::gate::KeyedGate::new(
                 limits.caller_max_concurrent.saturating_mul(2).max(2),
             ),
-            dispatcher: Dispatcher::new(plugins.clone(), metrics.clone()).with_audit(Arc::new(
+            dispatcher: Dispatcher::new(
+                plugins.clone(),
+                metrics.clone(),
+                limits.max_batch as usize,
+            )
+            .with_audit(Arc::new(
                 crate::audit::AuditLog::open(&config.audit_log)
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,
             )),

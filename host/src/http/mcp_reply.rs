@@ -1,14 +1,14 @@
-//! The replies of `POST /mcp` as HTTP responses: a JSON-RPC error with its status, one
-//! answer, a body of shared pieces written without copying them, and `429` for a request
-//! refused for its caller's budget.
+//! The replies of `POST /mcp` as HTTP responses: a JSON-RPC error with its status, the
+//! protocol's typed answer (its status, and `Retry-After` on a `429`), a body of shared pieces
+//! written without copying them.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::reply::too_many_requests;
 use crate::mcp::body::Chunks;
-use crate::mcp::protocol::{failure, retry_after_of, Outgoing, RpcError};
+use crate::mcp::protocol::{failure, RpcError};
+use crate::mcp::{Answer, Status};
 
 /// An error with no request id, as `status`.
 pub(super) fn rpc_error(status: StatusCode, e: RpcError) -> Response {
@@ -30,11 +30,24 @@ pub(super) fn json(status: StatusCode, body: &impl serde::Serialize) -> Response
         .into_response()
 }
 
-/// `200` with one response as its body.
-pub(super) fn answer(out: &Outgoing) -> Response {
-    let mut body = Chunks::default();
-    out.write_to(&mut body);
-    json_chunks(StatusCode::OK, body)
+/// The answer `crate::mcp` gave, as a response: its status, its body, and `Retry-After`
+/// on a `429`.
+pub(super) fn sent(answer: Answer) -> Response {
+    let status = match answer.status {
+        Status::Ok => StatusCode::OK,
+        Status::Accepted => return StatusCode::ACCEPTED.into_response(),
+        Status::BadRequest => StatusCode::BAD_REQUEST,
+        Status::NotFound => StatusCode::NOT_FOUND,
+        Status::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+    };
+    let mut response = json_chunks(status, answer.body);
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        let retry = answer.retry_after.unwrap_or(1);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry));
+    }
+    response
 }
 
 /// A JSON response whose body is `body`'s pieces, shared ones referenced, not copied.
@@ -63,11 +76,4 @@ pub(super) fn json_chunks(status: StatusCode, body: Chunks) -> Response {
         body,
     )
         .into_response()
-}
-
-/// A `-32050` reply as `429` with `Retry-After`; the token waits in the penalty box meanwhile.
-pub(super) fn throttled(reply: Value, hold: &(dyn Fn(u64) + Sync)) -> Response {
-    let retry = retry_after_of(&reply).unwrap_or(1);
-    hold(retry);
-    too_many_requests(reply, retry)
 }

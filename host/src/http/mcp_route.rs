@@ -1,8 +1,7 @@
 //! The Streamable HTTP transport's route, `POST /mcp`: origin check, authentication, the
-//! request's body and slot, the revision of each request (2026-07-28 or a handshake-era one),
-//! JSON-RPC parsing, batches where the version allows them, and `202` for notifications. The
-//! protocol itself (framing, the 2026-07-28 envelope, dispatch) is `crate::mcp`'s, which knows
-//! nothing of HTTP handlers.
+//! request's body and slot, then the answer `crate::mcp` gives for the body sent with its
+//! status and `Retry-After` (the token held that long). The protocol itself (revisions,
+//! framing, batches, dispatch) is `crate::mcp`'s, which knows nothing of HTTP handlers.
 
 use std::future::Future as _;
 use std::task::Poll;
@@ -11,24 +10,13 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tracing::Instrument as _;
 
-use super::mcp_batch::{batch, handle_one, operation};
-use super::mcp_reply::{answer, json, rpc_error, throttled};
+use super::mcp_reply::{rpc_error, sent};
 use super::reply::{too_many_requests, unauthorized, unavailable};
 use super::state::{AppState, MAX_BODY_BYTES};
 use crate::auth::{AuthError, Identity, TokenKey};
-use crate::mcp::modern::{self, MODERN_VERSION};
-use crate::mcp::protocol::{
-    classify, failure, Incoming, Outgoing, RpcError, DEFAULT_VERSION, HEADER_MISMATCH,
-    INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED,
-    UNSUPPORTED_PROTOCOL_VERSION,
-};
-use crate::mcp::Revision;
+use crate::mcp::protocol::{failure, RpcError, INVALID_REQUEST, RATE_LIMITED};
 use crate::request_body::BodyError;
-
-/// The protocol-version header.
-pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 
 /// `POST /mcp`. Origin and token are checked from the headers before the body is read, so
 /// an unauthenticated client cannot make the server read (or wait for) a body; the request
@@ -63,10 +51,6 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
             );
         }
     }
-    // The revision is chosen per request (from this header, else the body's `_meta`).
-    let version_header = headers
-        .get(PROTOCOL_HEADER)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()));
     let too_large = || {
         rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -112,34 +96,18 @@ pub async fn post(State(state): State<AppState>, request: Request) -> Response {
     let Some(_slot) = state.work_slot() else {
         return super::reply::busy();
     };
-    let message: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                RpcError::new(PARSE_ERROR, format!("Parse error: {e}")),
-            )
-        }
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect()
     };
-    if modern::is_modern(version_header.as_deref(), &message) {
-        return modern_post(&state, &identity, headers, message, &hold).await;
+    let answer = state.dispatcher.post(&identity, &body, values).await;
+    if let Some(secs) = answer.retry_after {
+        hold(secs);
     }
-    // A handshake-era request: its version is one of SUPPORTED_VERSIONS (else it would be
-    // answered by the modern rules above), or the default when the header is absent.
-    let version = version_header
-        .as_deref()
-        .map(str::trim)
-        .unwrap_or(DEFAULT_VERSION);
-    match message {
-        Value::Array(messages) => batch(&state, &identity, messages, version, &hold).await,
-        single => match handle_one(&state, &identity, single, version).await {
-            Some(Outgoing::Error(reply)) if reply["error"]["code"] == RATE_LIMITED => {
-                throttled(reply, &hold)
-            }
-            Some(reply) => answer(&reply),
-            None => StatusCode::ACCEPTED.into_response(),
-        },
-    }
+    sent(answer)
 }
 
 /// The caller of a request, or the reply refusing it: `503` while the agent directory is
@@ -168,76 +136,6 @@ async fn authenticate(
             }
             Err(unauthorized(&state.config.base_url))
         }
-    }
-}
-
-/// One 2026-07-28 request: a single JSON-RPC request whose envelope and headers are checked
-/// before it runs; errors get the revision's HTTP statuses (`400`, `404` for an unknown
-/// method), results get `resultType` and the server's identity.
-async fn modern_post(
-    state: &AppState,
-    identity: &Identity,
-    headers: &HeaderMap,
-    message: Value,
-    hold: &(dyn Fn(u64) + Sync),
-) -> Response {
-    let status_of = |code: i64| match code {
-        PARSE_ERROR
-        | INVALID_REQUEST
-        | INVALID_PARAMS
-        | HEADER_MISMATCH
-        | UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
-        METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        _ => StatusCode::OK,
-    };
-    if !message.is_object() {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            RpcError::new(
-                INVALID_REQUEST,
-                format!("in protocol version {MODERN_VERSION} a POST carries one JSON-RPC request (no batches)"),
-            ),
-        );
-    }
-    let (id, method, params) = match classify(message) {
-        Err((id, e)) => return json(StatusCode::BAD_REQUEST, &failure(id, &e)),
-        Ok(Incoming::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
-        Ok(Incoming::Response) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                RpcError::new(
-                    INVALID_REQUEST,
-                    format!(
-                        "clients send no JSON-RPC responses in protocol version {MODERN_VERSION}"
-                    ),
-                ),
-            )
-        }
-        Ok(Incoming::Request { id, method, params }) => (id, method, params),
-    };
-    let values = |name: &str| -> Vec<String> {
-        headers
-            .get_all(name)
-            .iter()
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-            .collect()
-    };
-    let checked = modern::validate(&method, params.as_ref(), values);
-    let operation = operation(state, &id, &method, params.as_ref(), MODERN_VERSION);
-    let reply = match checked {
-        Err(e) => Err(e),
-        Ok(()) => state
-            .dispatcher
-            .request(identity, &id, Revision::Modern, &method, params)
-            .instrument(operation.span().clone())
-            .await
-            .map(|r| modern::decorate(&method, r)),
-    };
-    operation.finish(&reply, &state.metrics);
-    match reply {
-        Ok(result) => answer(&Outgoing::Result { id, result }),
-        Err(e) if e.code == RATE_LIMITED => throttled(failure(id, &e), hold),
-        Err(e) => json(status_of(e.code), &failure(id, &e)),
     }
 }
 

@@ -3,7 +3,6 @@
 //! challenge).
 
 pub mod gate;
-mod mcp_batch;
 mod mcp_reply;
 pub mod mcp_route;
 pub mod metrics;

@@ -14,6 +14,7 @@ use super::protocol::{
     object, object_params, Reply, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
     SUPPORTED_VERSIONS,
 };
+use super::request::{Method, Request};
 use super::resources;
 use crate::audit::{self, summarize, AuditEntry, AuditLog};
 use crate::identity::Identity;
@@ -39,6 +40,7 @@ pub struct Dispatcher {
     plugins: Arc<Plugins>,
     audit: Arc<AuditLog>,
     metrics: Arc<Metrics>,
+    max_batch: usize,
 }
 
 const INSTRUCTIONS: &str = "Loan reporting tools for a mortgage platform. Every answer is an \
@@ -47,12 +49,14 @@ get_loan_reporting_metadata first for valid filter and grouping values. An empty
 means the caller's scope, not an error.";
 
 impl Dispatcher {
-    /// A dispatcher over the plugin host, counting its calls in `metrics`.
-    pub fn new(plugins: Arc<Plugins>, metrics: Arc<Metrics>) -> Self {
+    /// A dispatcher over the plugin host, counting its calls in `metrics`, answering
+    /// batches of at most `max_batch` messages.
+    pub fn new(plugins: Arc<Plugins>, metrics: Arc<Metrics>, max_batch: usize) -> Self {
         Dispatcher {
             plugins,
             audit: Arc::new(AuditLog::off()),
             metrics,
+            max_batch,
         }
     }
 
@@ -70,25 +74,24 @@ impl Dispatcher {
     pub async fn request(
         &self,
         caller: &Identity,
-        id: &Value,
+        request: Request,
         revision: Revision,
-        method: &str,
-        params: Option<Value>,
     ) -> Result<Reply, RpcError> {
-        if method == "tools/call" {
-            return self.call_tool(caller, id, params).await;
+        let Request { id, method, params } = request;
+        if method == Method::ToolsCall {
+            return self.call_tool(caller, &id, params).await;
         }
         let handshake = revision == Revision::Handshake;
-        self.charged(caller, method, || match method {
-            "initialize" if handshake => initialize(params).map(Reply::from),
-            "ping" if handshake => Ok(json!({}).into()),
-            "server/discover" if !handshake => Ok(json!({
+        self.charged(caller, method.as_str(), || match &method {
+            Method::Initialize if handshake => initialize(params).map(Reply::from),
+            Method::Ping if handshake => Ok(json!({}).into()),
+            Method::ServerDiscover if !handshake => Ok(json!({
                 "supportedVersions": modern::all_versions(),
                 "capabilities": resources::capabilities(),
                 "instructions": INSTRUCTIONS,
             })
             .into()),
-            "tools/list" => {
+            Method::ToolsList => {
                 // A handshake-era request carries no capabilities and there is no session:
                 // whether the client declared the MCP Apps extension at `initialize` is not
                 // known here, so every view is named (an unknown `_meta` key is ignored by
@@ -101,31 +104,47 @@ impl Dispatcher {
                 };
                 Ok(self.list_tools(caller, views).into())
             }
-            "resources/list" => {
+            Method::ResourcesList => {
                 if handshake {
                     object_params(params)?;
                 }
                 Ok(resources::list(self.plugins.registry(), caller).into())
             }
-            "resources/templates/list" => {
+            Method::ResourcesTemplatesList => {
                 if handshake {
                     object_params(params)?;
                 }
                 Ok(resources::templates().into())
             }
-            "resources/read" => resources::read(self.plugins.registry(), caller, params),
+            Method::ResourcesRead => resources::read(self.plugins.registry(), caller, params),
             other if handshake => Err(RpcError::new(
                 METHOD_NOT_FOUND,
-                format!("Method not found: {other}"),
+                format!("Method not found: {}", other.as_str()),
             )),
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
-                    "Method not found: {other} (protocol version {})",
+                    "Method not found: {} (protocol version {})",
+                    other.as_str(),
                     modern::MODERN_VERSION
                 ),
             )),
         })
+    }
+
+    /// The metrics the dispatcher counts in.
+    pub(super) fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The most messages a batch may hold.
+    pub(super) fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+
+    /// Whether a tool of this name is served now.
+    pub(super) fn serves(&self, tool: &str) -> bool {
+        self.plugins.registry().get(tool).is_some()
     }
 
     /// The one place where a request is admitted and charged to its caller, once: one call

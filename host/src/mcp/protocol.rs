@@ -44,6 +44,10 @@ pub struct RpcError {
     pub message: String,
     /// Structured details, when there are any.
     pub data: Option<Value>,
+    /// For an error that asks the client to come back, after how many seconds (also in
+    /// `data.retryAfterSeconds`, where the client reads it): the transport sends it as
+    /// `Retry-After` and holds the token that long.
+    pub retry_after: Option<u64>,
 }
 
 impl RpcError {
@@ -53,6 +57,7 @@ impl RpcError {
             code,
             message: message.into(),
             data: None,
+            retry_after: None,
         }
     }
 
@@ -65,13 +70,12 @@ impl RpcError {
     /// An error that asks the client to come back (`RATE_LIMITED`, `SERVER_UNAVAILABLE`):
     /// `data.retryAfterSeconds` says when.
     pub fn retry_later(code: i64, message: impl Into<String>, retry_after_secs: u64) -> Self {
-        RpcError::new(code, message).with_data(json!({ "retryAfterSeconds": retry_after_secs }))
+        RpcError {
+            retry_after: Some(retry_after_secs),
+            ..RpcError::new(code, message)
+                .with_data(json!({ "retryAfterSeconds": retry_after_secs }))
+        }
     }
-}
-
-/// `data.retryAfterSeconds` of a reply's error, if it has one.
-pub fn retry_after_of(reply: &Value) -> Option<u64> {
-    reply["error"]["data"]["retryAfterSeconds"].as_u64()
 }
 
 /// One incoming JSON-RPC message.
@@ -225,21 +229,28 @@ pub enum Outgoing {
         result: Reply,
     },
     /// An error response.
-    Error(Value),
+    Error {
+        /// The request's id (`null` when it had none that is valid).
+        id: Value,
+        /// The error.
+        error: RpcError,
+    },
 }
 
 impl Outgoing {
-    /// The error response, if this is one.
-    pub fn error(&self) -> Option<&Value> {
+    /// The error, if this is an error response.
+    pub fn error(&self) -> Option<&RpcError> {
         match self {
-            Outgoing::Error(e) => Some(e),
+            Outgoing::Error { error, .. } => Some(error),
             Outgoing::Result { .. } => None,
         }
     }
 
-    /// Whether this is an error response with `code`.
-    pub fn is_error_code(&self, code: i64) -> bool {
-        self.error().is_some_and(|e| e["error"]["code"] == code)
+    /// The request's id.
+    pub fn id(&self) -> &Value {
+        match self {
+            Outgoing::Result { id, .. } | Outgoing::Error { id, .. } => id,
+        }
     }
 
     /// Writes the response into a body, shared members referenced, not copied.
@@ -252,8 +263,8 @@ impl Outgoing {
                 result.write_to(out);
                 let _ = out.write_all(b"}");
             }
-            Outgoing::Error(e) => {
-                let _ = serde_json::to_writer(out, e);
+            Outgoing::Error { id, error } => {
+                let _ = serde_json::to_writer(out, &failure(id.clone(), error));
             }
         }
     }
@@ -366,17 +377,18 @@ mod tests {
             serde_json::from_str::<Value>(&written(&plain)).unwrap(),
             json!({"jsonrpc": "2.0", "id": "a", "result": {"tools": []}})
         );
-        let e = Outgoing::Error(failure(
-            json!(1),
-            &RpcError::retry_later(RATE_LIMITED, "slow", 3),
-        ));
-        assert!(e.is_error_code(RATE_LIMITED));
-        assert_eq!(retry_after_of(e.error().unwrap()), Some(3));
+        let e = Outgoing::Error {
+            id: json!(1),
+            error: RpcError::retry_later(RATE_LIMITED, "slow", 3),
+        };
+        assert_eq!(e.error().and_then(|e| e.retry_after), Some(3));
         assert_eq!(
-            serde_json::from_str::<Value>(&written(&e)).unwrap()["error"]["code"],
-            RATE_LIMITED
+            serde_json::from_str::<Value>(&written(&e)).unwrap(),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {
+                "code": RATE_LIMITED, "message": "slow", "data": {"retryAfterSeconds": 3}
+            }})
         );
-        assert!(!plain.is_error_code(RATE_LIMITED));
+        assert!(plain.error().is_none());
     }
 
     mod fuzz {
