@@ -57,10 +57,6 @@ const STAGES: [(&str, &str); 11] = [
     ("host", "host around the plugin: admission, checks"),
 ];
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -83,7 +79,7 @@ fn minor_faults() -> i64 {
 
 /// Builds one plugin folder with `scripts/build-plugin.sh` into `out`.
 fn build_one(dir: &Path, out: &Path, profile: bool) {
-    let status = std::process::Command::new(root().join("scripts/build-plugin.sh"))
+    let status = std::process::Command::new(loanhost_tests::root().join("scripts/build-plugin.sh"))
         .arg(dir)
         .arg(out)
         .env("LOANHOST_SDK_PROFILE", if profile { "1" } else { "" })
@@ -151,18 +147,19 @@ fn main() {
     // Arrange: the three builds, and the Python and TypeScript ones again with stage marks.
     let scratch = tempfile::tempdir().unwrap();
     let build = scratch.path().join("build");
-    let status = std::process::Command::new(root().join("scripts/build-plugins.sh"))
-        .arg(scratch.path().join("dist"))
-        .arg(&build)
-        .env("LOANHOST_BUILD_EXAMPLES", "1")
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
+    let status =
+        std::process::Command::new(loanhost_tests::root().join("scripts/build-plugins.sh"))
+            .arg(scratch.path().join("dist"))
+            .arg(&build)
+            .env("LOANHOST_BUILD_EXAMPLES", "1")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
     assert!(status.success(), "building the plugins failed");
     let only = std::env::var("LANGUAGES_ONLY")
         .unwrap_or_default()
         .to_lowercase();
-    let examples = root().join("plugins/examples");
+    let examples = loanhost_tests::root().join("plugins/examples");
     for language in ["python", "typescript"] {
         if !only.is_empty() && only != language {
             continue;
@@ -342,7 +339,7 @@ fn main() {
             if *language == "Rust" {
                 // The same report as a native Python MCP server, trusting this server's tokens.
                 let log = logs.join("native.log");
-                let python = root().join(".venv/bin/python");
+                let python = loanhost_tests::root().join(".venv/bin/python");
                 let native =
                     served::native(&client, &python, &db_file, &server, scratch.path(), &log).await;
                 let name = "native Python MCP server".to_string();
@@ -409,7 +406,7 @@ async fn memory_of_hosts(
     let idle = six.rss_mib();
     drop(six);
     let renamed = build.join("renamed");
-    let examples = root().join("plugins/examples");
+    let examples = loanhost_tests::root().join("plugins/examples");
     build_renamed(
         &examples.join("python/report_loans"),
         "report_loans_python",

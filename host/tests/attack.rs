@@ -21,7 +21,7 @@ use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt as _;
 
-mod common;
+use loanhost_tests as kit;
 // The registry that answers as an attacker would, shared with the end-to-end tests.
 #[allow(dead_code)]
 #[path = "../../tests/api/hostile_registry.rs"]
@@ -53,17 +53,10 @@ fn phase() -> Duration {
     Duration::from_secs(secs.clamp(1, 120))
 }
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// Builds the plugins (the script `make plugins` uses) into `dist`; returns the fixtures'
 /// output directory.
 fn build_plugins(dist: &Path) -> PathBuf {
-    let output = Command::new(root().join("scripts/build-plugins.sh"))
+    let output = Command::new(kit::root().join("scripts/build-plugins.sh"))
         .arg(dist)
         .arg(dist.with_file_name("build"))
         // The hostile plugins written in Python and TypeScript too (into build/hostile/).
@@ -183,28 +176,35 @@ impl Server {
         }
         drop(db);
 
-        let port = common::free_port();
+        let port = kit::free_port();
         let base = format!("http://127.0.0.1:{port}");
         let registry = HostileRegistry::start(Mode::NotFound).await;
         let references: Vec<String> = (0..HOSTILE_REFERENCES)
             .map(|n| format!("oci://{}/team/probe_{n}:live", registry.host))
             .collect();
-        let child = common::serve(port, &base, &db_url, &plugin_dir, &cache)
-            .env("LOANHOST_TODAY", TODAY)
-            .env("LOANHOST_PLUGIN_REFS", references.join(","))
-            .env("LOANHOST_REGISTRY_PLAIN_HTTP", &registry.host)
-            .env("LOANHOST_REGISTRY_INTERVAL_SECS", "1")
-            .env("LOANHOST_REGISTRY_TIMEOUT_SECS", "1")
-            // Production defaults for every limit but these: 1 s instead of 10 s, so that
-            // a short phase sees slow-header and slow-body connections closed.
-            .env("LOANHOST_HEADER_TIMEOUT_SECS", "1")
-            .env("LOANHOST_BODY_TIMEOUT_SECS", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(
-                std::fs::File::create(dir.path().join("server.log")).unwrap(),
-            ))
-            .spawn()
-            .expect("starting the loanhost binary");
+        let child = kit::serve(
+            env!("CARGO_BIN_EXE_loanhost"),
+            port,
+            &base,
+            &db_url,
+            &plugin_dir,
+            &cache,
+        )
+        .env("LOANHOST_TODAY", TODAY)
+        .env("LOANHOST_PLUGIN_REFS", references.join(","))
+        .env("LOANHOST_REGISTRY_PLAIN_HTTP", &registry.host)
+        .env("LOANHOST_REGISTRY_INTERVAL_SECS", "1")
+        .env("LOANHOST_REGISTRY_TIMEOUT_SECS", "1")
+        // Production defaults for every limit but these: 1 s instead of 10 s, so that
+        // a short phase sees slow-header and slow-body connections closed.
+        .env("LOANHOST_HEADER_TIMEOUT_SECS", "1")
+        .env("LOANHOST_BODY_TIMEOUT_SECS", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(
+            std::fs::File::create(dir.path().join("server.log")).unwrap(),
+        ))
+        .spawn()
+        .expect("starting the loanhost binary");
         let server = Server {
             child,
             base,

@@ -7,24 +7,17 @@
 //! directory, and a call over MCP; then its `<!-- guide: publish -->` block against the
 //! reference registry. The blocks run verbatim, with `PATH` left as it is.
 
-mod common;
+use loanhost_tests as kit;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// The guide's shell blocks tagged `<!-- guide: {tag} -->`, in order.
 fn blocks(tag: &str) -> String {
-    let text = std::fs::read_to_string(root().join("docs/plugins.md")).unwrap();
+    let text = std::fs::read_to_string(kit::root().join("docs/plugins.md")).unwrap();
     let marker = format!("<!-- guide: {tag} -->");
     let mut out = String::new();
     let mut lines = text.lines();
@@ -54,7 +47,7 @@ fn bash(script: &str, env: &[(&str, &Path)]) -> String {
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(format!("set -euo pipefail\n{}\n{script}", blocks("setup")))
-        .env("SRC", root())
+        .env("SRC", kit::root())
         .env("LOANHOST", env!("CARGO_BIN_EXE_loanhost"))
         .env("RUST_LOG", "warn")
         // The guide's own `cargo test` builds natively, beside (not inside) this run's target.
@@ -96,7 +89,7 @@ async fn the_plugin_guide_runs_from_scaffold_to_a_signed_tool_served_over_mcp() 
     serve_deploy_and_call(work.path(), &public, "deploy", "my_report", false).await;
 
     // Act: published to the reference registry, checked from it, pulled back by digest.
-    let (_registry, host) = common::registry(work.path()).await;
+    let (_registry, host) = kit::registry(work.path()).await;
     let registry = Path::new(&host);
     bash(
         &blocks("publish"),
@@ -223,7 +216,7 @@ async fn serve_deploy_and_call(
     let server = tempfile::tempdir().unwrap();
     let plugin_dir = server.path().join("plugins");
     std::fs::create_dir(&plugin_dir).unwrap();
-    let port = common::free_port();
+    let port = kit::free_port();
     let base = format!("http://127.0.0.1:{port}");
     let db = format!("sqlite://{}", server.path().join("db.sqlite").display());
     let env = |cmd: &mut Command| {
@@ -261,7 +254,7 @@ async fn serve_deploy_and_call(
         .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
         .spawn()
         .unwrap();
-    common::wait_until_serving(&base, &mut child, &log).await;
+    kit::wait_until_serving(&base, &mut child, &log).await;
     let client = reqwest::Client::new();
 
     // Act: the guide's deploy step, then a call over MCP.
@@ -299,7 +292,7 @@ async fn serve_deploy_and_call(
     // The reloader picks the files up within a second; a Python or JavaScript component then
     // takes 20 s or more to compile on a small machine (far more with both cores busy). The
     // call waits for the reloader's own line, never spending the caller's budgets on polls.
-    common::wait_for_log_line(
+    kit::wait_for_log_line(
         &log,
         &["plugin loaded", &format!("plugin={tool}")],
         &mut child,
@@ -411,7 +404,7 @@ async fn the_token_command_signs_with_the_servers_key_or_says_where_it_looked() 
     let clone = tempfile::tempdir().unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     std::fs::create_dir(clone.path().join("plugins")).unwrap();
-    let port = common::free_port();
+    let port = kit::free_port();
     let base = format!("http://127.0.0.1:{port}");
     let loanhost = env!("CARGO_BIN_EXE_loanhost");
     let in_dir = |dir: &Path, args: &[&str]| {
@@ -440,7 +433,7 @@ async fn the_token_command_signs_with_the_servers_key_or_says_where_it_looked() 
         .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
         .spawn()
         .unwrap();
-    common::wait_until_serving(&base, &mut child, &log).await;
+    kit::wait_until_serving(&base, &mut child, &log).await;
 
     // Act: the banner's command from another folder; the bare command there; an unknown email.
     let banner = Command::new("bash")

@@ -14,18 +14,11 @@ use std::time::{Duration, Instant};
 use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 
-mod common;
+use loanhost_tests as kit;
 
 const TODAY: &str = "2026-03-15";
 /// The one public URL both hosts answer for (tokens name it as their issuer).
 const PUBLIC: &str = "http://loanhost.example";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 struct Host {
     child: Child,
@@ -41,16 +34,23 @@ impl Drop for Host {
 }
 
 fn start_host(db_url: &str, plugins: &Path, cache: &Path, log: &Path) -> Host {
-    let port = common::free_port();
-    let child = common::serve(port, PUBLIC, db_url, plugins, cache)
-        .env("LOANHOST_TODAY", TODAY)
-        // Behind a public base URL the dev IdP (whose tokens the test mints) needs a password.
-        .env("LOANHOST_DEV_IDP_PASSWORD", "scale-out-test-password")
-        .env("LOANHOST_AUDIT_LOG", "off")
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
-        .spawn()
-        .expect("starting the loanhost binary");
+    let port = kit::free_port();
+    let child = kit::serve(
+        env!("CARGO_BIN_EXE_loanhost"),
+        port,
+        PUBLIC,
+        db_url,
+        plugins,
+        cache,
+    )
+    .env("LOANHOST_TODAY", TODAY)
+    // Behind a public base URL the dev IdP (whose tokens the test mints) needs a password.
+    .env("LOANHOST_DEV_IDP_PASSWORD", "scale-out-test-password")
+    .env("LOANHOST_AUDIT_LOG", "off")
+    .stdout(Stdio::null())
+    .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
+    .spawn()
+    .expect("starting the loanhost binary");
     Host {
         child,
         base: format!("http://127.0.0.1:{port}"),
@@ -139,7 +139,7 @@ async fn two_hosts_serve_one_postgres_database() {
     // Arrange: one database with seeded data, one plugin directory, two processes.
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
-    let status = Command::new(root().join("scripts/build-plugins.sh"))
+    let status = Command::new(kit::root().join("scripts/build-plugins.sh"))
         .arg(&plugins)
         .stdout(Stdio::null())
         .status()
@@ -170,7 +170,7 @@ async fn two_hosts_serve_one_postgres_database() {
         start_host(&db_url, &plugins, &cache, &dir.path().join("host-1.log")),
     ];
     for h in &mut hosts {
-        common::wait_until_serving(&h.base, &mut h.child, &h.log).await;
+        kit::wait_until_serving(&h.base, &mut h.child, &h.log).await;
     }
     // The key both hosts sign and accept with (below, each accepts tokens it did not sign).
     let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();

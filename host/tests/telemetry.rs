@@ -2,7 +2,7 @@
 //! requests reach an OTLP/HTTP receiver (a small one started here on loopback); without it,
 //! nothing is sent.
 
-mod common;
+use loanhost_tests as kit;
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -38,11 +38,12 @@ async fn start(
     env: &[(&str, &str)],
 ) -> (std::process::Child, String, std::path::PathBuf) {
     std::fs::create_dir(dir.join("plugins")).unwrap();
-    let port = common::free_port();
+    let port = kit::free_port();
     let base = format!("http://127.0.0.1:{port}");
     let database = format!("sqlite://{}", dir.join("db.sqlite").display());
     let log = dir.join("serve.log");
-    let mut command = common::serve(
+    let mut command = kit::serve(
+        env!("CARGO_BIN_EXE_loanhost"),
         port,
         &base,
         &database,
@@ -58,7 +59,7 @@ async fn start(
         .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
         .spawn()
         .unwrap();
-    common::wait_until_serving(&base, &mut child, &log).await;
+    kit::wait_until_serving(&base, &mut child, &log).await;
     (child, base, log)
 }
 
@@ -230,7 +231,8 @@ async fn mcp_requests_are_spans_named_and_parented_as_the_opentelemetry_mcp_conv
     let (mut child, base, _log) = start(dir.path(), &env).await;
     let database = format!("sqlite://{}", dir.path().join("db.sqlite").display());
     let cli = |args: &[&str]| {
-        let template = common::serve(
+        let template = kit::serve(
+            env!("CARGO_BIN_EXE_loanhost"),
             0,
             &base,
             &database,

@@ -45,10 +45,6 @@ async fn app_with_reports() -> TestApp {
     .await
 }
 
-fn clients_dir() -> std::path::PathBuf {
-    root().join("tests/clients")
-}
-
 #[tokio::test]
 async fn the_vs_code_configuration_reaches_the_server_with_its_token() {
     // Arrange
@@ -136,12 +132,12 @@ async fn the_inspector_command_runs_as_written_with_its_pinned_version() {
 
     // Act
     let out =
-        tokio::process::Command::new(clients_dir().join("node_modules/.bin/node"))
-            .arg(clients_dir().join(
+        tokio::process::Command::new(loanhost_tests::clients().join("node_modules/.bin/node"))
+            .arg(loanhost_tests::clients().join(
                 "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
             ))
             .args(&args)
-            .current_dir(clients_dir())
+            .current_dir(loanhost_tests::clients())
             .kill_on_drop(true)
             .output()
             .await
@@ -220,17 +216,18 @@ async fn mcp_remote_bridges_a_stdio_client_with_the_pages_configuration() {
 /// stdin, one line each, and returns the three answers (two minutes at most).
 async fn stdio_session(args: &[String], home: &Path) -> Vec<Value> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut child = tokio::process::Command::new(clients_dir().join("node_modules/.bin/node"))
-        .arg(clients_dir().join("node_modules/mcp-remote/dist/proxy.js"))
-        .args(args)
-        .env("MCP_REMOTE_CONFIG_DIR", home.join("mcp-auth"))
-        .current_dir(clients_dir())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child =
+        tokio::process::Command::new(loanhost_tests::clients().join("node_modules/.bin/node"))
+            .arg(loanhost_tests::clients().join("node_modules/mcp-remote/dist/proxy.js"))
+            .args(args)
+            .env("MCP_REMOTE_CONFIG_DIR", home.join("mcp-auth"))
+            .current_dir(loanhost_tests::clients())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let requests = [

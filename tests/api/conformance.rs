@@ -10,11 +10,9 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, ALL_TOOLS};
+use loanhost_tests::clients;
 
-fn clients() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("clients")
-}
+use crate::helpers::{spawn_app_with, tool_manifest, tool_wasm, AppOptions, ALL_TOOLS};
 
 /// Node 22 from `tests/clients` (the suite needs it; `make test` installs it with npm).
 fn node() -> PathBuf {

@@ -9,6 +9,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+#[allow(unused_imports)] // each benchmark uses a part
+pub use loanhost_tests::{free_port, wait_until_up};
+
 /// Per-caller budgets lifted: one caller calls as fast as it can in a benchmark (the attack
 /// suite measures the budgets).
 pub fn unlimited_callers() -> loanhost::plugins::CallerLimits {
@@ -93,12 +96,6 @@ pub async fn tools_call(
         .unwrap()
 }
 
-/// A port free on loopback now.
-pub fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 /// A plugin directory under `dir` holding `tools` copied from `plugins/dist`.
 pub fn plugins_dir(dir: &Path, tools: &[&str]) -> std::path::PathBuf {
     let dist = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins/dist");
@@ -114,20 +111,6 @@ pub fn plugins_dir(dir: &Path, tools: &[&str]) -> std::path::PathBuf {
         }
     }
     plugins
-}
-
-/// Waits (at most 30 s) until `url` answers 200.
-pub async fn wait_until_up(client: &reqwest::Client, url: &str) {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::time::Instant::now() < until {
-        if let Ok(r) = client.get(url).send().await {
-            if r.status().is_success() {
-                return;
-            }
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("{url} did not come up within 30 s");
 }
 
 /// This process's CPU time so far (user + system), from `/proc/self/stat` (clock ticks of

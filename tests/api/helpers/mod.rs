@@ -1,169 +1,32 @@
 //! `spawn_app()` and friends: an application on an ephemeral port with a fresh plugin
-//! directory, a fixed "today", and callers with roles.
+//! directory, a fixed "today", and callers with roles. The plugins it deploys are in
+//! `fixtures`, its callers in `people`, its data in `seed`; what every suite shares (paths,
+//! ports, peers) is the test kit, `loanhost_tests`.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+mod fixtures;
+mod people;
+mod seed;
+
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use loanhost::app::Application;
 use loanhost::config::Config;
-use loanhost::data::NewAgent;
 use loanhost::oauth::devidp::SigningKey;
 use serde_json::{json, Value};
 
-/// Where the built plugins are: shipped tools (`<tool>.wasm` + `<tool>.toml`) and fixtures.
-pub struct Built {
-    /// The installed shipped tools.
-    pub dist: PathBuf,
-    /// The cargo output directory holding `fixture_*.wasm`.
-    pub out: PathBuf,
-    /// The build folder: `examples/<language>/<tool>.wasm` (plugins/examples) and
-    /// `hostile/<language>/hostile_<language>.wasm` (plugins/hostile).
-    pub build: PathBuf,
-}
+use fixtures::run_dir;
 
-/// The run's own folder `kind` in the temporary directory (`loanhost-test-<kind>-<pid>`: the
-/// built plugins, the compiled components' cache). The first call removes those of earlier
-/// runs whose process has ended, a few hundred MB each, which nothing else would.
-fn run_dir(kind: &str) -> PathBuf {
-    static SWEPT: OnceLock<()> = OnceLock::new();
-    let tmp = std::env::temp_dir();
-    SWEPT.get_or_init(|| sweep_ended_runs(&tmp));
-    tmp.join(format!("loanhost-test-{kind}-{}", std::process::id()))
-}
-
-/// Removes `loanhost-test-*-<pid>` folders whose process no longer runs. Only where `/proc`
-/// says which processes run (Linux); elsewhere nothing is removed.
-fn sweep_ended_runs(tmp: &Path) {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(tmp) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("loanhost-test-")) else {
-            continue;
-        };
-        let Some((_, pid)) = rest.rsplit_once('-') else {
-            continue;
-        };
-        if pid.parse::<u32>().is_ok() && !proc.join(pid).exists() {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-/// Builds every plugin and fixture once per test run (the same script `make plugins` uses).
-pub fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .to_path_buf();
-        let dist = run_dir("dist");
-        let build = run_dir("build");
-        let output = std::process::Command::new(root.join("scripts/build-plugins.sh"))
-            .arg(&dist)
-            .arg(&build)
-            .env("LOANHOST_BUILD_EXAMPLES", "1")
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .expect("running scripts/build-plugins.sh");
-        assert!(output.status.success(), "building the plugins failed");
-        let out = String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .trim()
-            .to_string();
-        Built {
-            dist,
-            build,
-            out: PathBuf::from(out),
-        }
-    })
-}
-
-/// The bytes of fixture `name` (e.g. `misbehave` for `fixture_misbehave.wasm`).
-pub fn fixture_wasm(name: &str) -> Vec<u8> {
-    let file = built()
-        .out
-        .join(format!("fixture_{}.wasm", name.replace('-', "_")));
-    std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
-}
-
-/// The bytes of shipped tool `name`.
-pub fn tool_wasm(name: &str) -> Vec<u8> {
-    std::fs::read(built().dist.join(format!("{name}.wasm"))).unwrap()
-}
-
-/// The bytes and manifest of the example plugin `name` written in `language` (`python`,
-/// `typescript`: plugins/examples/<language>/<name>).
-pub fn example_plugin(language: &str, name: &str) -> (Vec<u8>, String) {
-    let dir = built().build.join("examples").join(language);
-    let read = |ext: &str| {
-        let file = dir.join(format!("{name}.{ext}"));
-        std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
-    };
-    (read("wasm"), String::from_utf8(read("toml")).unwrap())
-}
-
-/// The bytes of the hostile plugin written in `language` (plugins/hostile/<language>/
-/// hostile_<language>, tool `hostile_<language>`).
-pub fn hostile_plugin(language: &str) -> Vec<u8> {
-    let file = built()
-        .build
-        .join("hostile")
-        .join(language)
-        .join(format!("hostile_{language}.wasm"));
-    std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
-}
-
-/// The shipped view (`<name>.html`) of tool `name`, if it has one.
-pub fn tool_view(name: &str) -> Option<Vec<u8>> {
-    std::fs::read(built().dist.join(format!("{name}.html"))).ok()
-}
-
-/// The shipped manifest of tool `name`.
-pub fn tool_manifest(name: &str) -> String {
-    std::fs::read_to_string(built().dist.join(format!("{name}.toml"))).unwrap()
-}
-
-/// A manifest for a fixture.
-pub fn manifest(
-    name: &str,
-    roles: &[&str],
-    datasets: &[&str],
-    memory_mib: u32,
-    timeout_ms: u64,
-    max_output: u64,
-) -> String {
-    let list = |xs: &[&str]| {
-        xs.iter()
-            .map(|x| format!("\"{x}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!(
-        "name = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [{}]\ndatasets = [{}]\nscope = \"caller\"\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = {timeout_ms}\nmax_output_bytes = {max_output}\n",
-        list(roles),
-        list(datasets)
-    )
-}
-
-/// `manifest` for a component built against `loan:reporting@{version}` (the Python and
-/// TypeScript SDKs build 1.1.0).
-pub fn on_wit(manifest: String, version: &str) -> String {
-    manifest.replace(
-        "wit_version = \"1.0.0\"",
-        &format!("wit_version = \"{version}\""),
-    )
-}
+pub use fixtures::{
+    built, example_plugin, fixture_wasm, hostile_plugin, manifest, on_wit, tool_manifest,
+    tool_view, tool_wasm, ALL_TOOLS,
+};
+pub use loanhost_tests::{free_port, loanhost_binary, node_peer, python, root, run};
+pub use people::{signing_pem, users, DEFAULT_ROLES};
+pub use seed::{
+    import_lines, milestone_buckets, milestones_app, seed_app, seed_app_on, SeededData, TODAY,
+};
 
 /// An app serving the hostile plugin written in `language` (`plugins/hostile/`), with a
 /// 64 MiB, `timeout_ms`, 65,536-byte manifest (and the core instances a Python runtime needs).
@@ -179,180 +42,6 @@ pub async fn hostile_app(language: &str, timeout_ms: u64) -> (TestApp, String) {
         manifest,
     );
     (spawn_app_with(options).await, tool)
-}
-
-/// The six shipped tools.
-pub const ALL_TOOLS: [&str; 6] = [
-    "get_loan_reporting_metadata",
-    "report_loans",
-    "loan_pipeline_report",
-    "report_loan_milestones",
-    "warehouse_loan_milestone_report",
-    "mlo_pipeline_report",
-];
-
-/// The roles every reporting tool accepts.
-pub const DEFAULT_ROLES: &[&str] = &[
-    "Admin",
-    "Processor",
-    "DualLicensedAgent",
-    "ConciergeKey",
-    "Agent",
-];
-
-/// The fixed "today" of test servers.
-pub const TODAY: &str = "2026-03-15";
-
-/// A test caller: the name tests use for its token, and the platform agent behind it.
-pub struct User {
-    pub token: &'static str,
-    pub agent: NewAgent,
-}
-
-fn agent(id: &str, email: &str, roles: &[&str]) -> NewAgent {
-    NewAgent {
-        id: id.into(),
-        email: email.into(),
-        first_name: Some("Test".into()),
-        last_name: Some(roles.join("")),
-        company_id: Some("00000000-0000-0000-0000-00000000c0c0".into()),
-        roles: roles.iter().map(|r| r.to_string()).collect(),
-        managed_agent_ids: vec![],
-        inactive: false,
-    }
-}
-
-/// The callers every test app knows (as platform agents in its database).
-pub fn users() -> Vec<User> {
-    vec![
-        User {
-            token: "admin-token",
-            agent: agent(
-                "00000000-0000-0000-0000-0000000000a1",
-                "admin@example.com",
-                &["Admin"],
-            ),
-        },
-        User {
-            token: "agent-token",
-            agent: agent(
-                "00000000-0000-0000-0000-0000000000b2",
-                "Agent@Example.com",
-                &["Agent"],
-            ),
-        },
-        User {
-            token: "prelicensed-token",
-            agent: agent(
-                "00000000-0000-0000-0000-0000000000c3",
-                "prelicensed@example.com",
-                &["PreLicensed"],
-            ),
-        },
-    ]
-}
-
-/// The dev IdP key of every test app (an RSA key generated once per run).
-pub fn signing_pem() -> &'static str {
-    static PEM: OnceLock<String> = OnceLock::new();
-    PEM.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("k.pem");
-        SigningKey::load_or_create(&path).unwrap();
-        std::fs::read_to_string(path).unwrap()
-    })
-}
-
-/// A seeded data set as the test sees it: the lines of the import files (agents by id, the last
-/// line of an id winning, as in import).
-pub struct SeededData {
-    pub agents: std::collections::HashMap<String, Value>,
-    pub loans: Vec<Value>,
-    pub history: Vec<Value>,
-    pub milestones: Vec<Value>,
-    pub deals: Vec<Value>,
-}
-
-/// Seeds `loans` synthetic loans (seed `seed`, today = [`TODAY`]) into the app's database
-/// through the importer, and returns the files' contents for the test's own oracle.
-pub async fn seed_app(app: &TestApp, seed: u64, loans: u64) -> SeededData {
-    seed_app_on(app, seed, loans, TODAY).await
-}
-
-/// As [`seed_app`], generating back from `today` (the app's `LOANHOST_TODAY` should match).
-pub async fn seed_app_on(app: &TestApp, seed: u64, loans: u64, today: &str) -> SeededData {
-    let dir = tempfile::tempdir().unwrap();
-    let today = loanhost::config::parse_date(today).unwrap();
-    loanhost::data::seed::write_dir(
-        loanhost::data::seed::SeedSpec { loans, seed, today },
-        dir.path(),
-    )
-    .unwrap();
-    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
-        .await
-        .unwrap();
-    let read = |f: &str| -> Vec<Value> {
-        std::fs::read_to_string(dir.path().join(f))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    };
-    SeededData {
-        agents: read("agents.jsonl")
-            .into_iter()
-            .map(|a| (a["id"].as_str().unwrap().to_string(), a))
-            .collect(),
-        loans: read("loans.jsonl"),
-        history: read("los_status_history.jsonl"),
-        milestones: read("dw_loan_milestones.jsonl"),
-        deals: read("dw_deals.jsonl"),
-    }
-}
-
-/// An app serving the shipped `report_loan_milestones` on SQLite or PostgreSQL.
-pub async fn milestones_app(postgres: bool) -> TestApp {
-    spawn_app_with(AppOptions {
-        postgres,
-        ..AppOptions::default().plugin(
-            "report_loan_milestones",
-            tool_wasm("report_loan_milestones"),
-            tool_manifest("report_loan_milestones"),
-        )
-    })
-    .await
-}
-
-/// The buckets of a caller's `report_loan_milestones` over `args`, with their loans counted.
-pub async fn milestone_buckets(app: &TestApp, token: &str, args: Value) -> (u64, Vec<Value>) {
-    let r = app.call_ok(token, "report_loan_milestones", args).await;
-    let buckets = r["buckets"].as_array().unwrap().clone();
-    let count = buckets
-        .iter()
-        .map(|b| b["loanCount"].as_u64().unwrap())
-        .sum();
-    (count, buckets)
-}
-
-/// Imports one JSON Lines file of `lines` (e.g. `loans.jsonl`) into the app's database.
-pub async fn import_lines(app: &TestApp, file: &str, lines: &[String]) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join(file), lines.join("\n")).unwrap();
-    loanhost::data::import::import_dir(&app.db, dir.path(), |_, _| {})
-        .await
-        .unwrap();
-}
-
-/// Runs `command`; its standard output, or a panic with what it printed.
-pub fn run(command: &mut std::process::Command) -> String {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{command:?}:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// A `tools/call` of `tool` on the server at `base` (a process of its own, not a [`TestApp`])
@@ -374,46 +63,6 @@ pub async fn call_at(
         .await
         .map_err(|e| e.to_string())?;
     reply.json().await.map_err(|e| e.to_string())
-}
-
-/// A loopback port free right now (another process may still take it before it is bound).
-pub fn free_port() -> u16 {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    probe.local_addr().unwrap().port()
-}
-
-/// A Node peer from `tests/clients` (`node` is the interpreter to use): started with `env`,
-/// it prints one JSON line about itself first and serves until stdin closes (the child is
-/// killed when dropped).
-pub async fn node_peer(
-    node: &Path,
-    script: &str,
-    env: &[(&str, String)],
-) -> (tokio::process::Child, Value) {
-    use tokio::io::AsyncBufReadExt;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients");
-    assert!(
-        dir.join("node_modules").is_dir(),
-        "run `make test` (npm ci in tests/clients)"
-    );
-    let mut cmd = tokio::process::Command::new(node);
-    cmd.arg(script).current_dir(&dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {script}: {e}"));
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines
-        .next_line()
-        .await
-        .unwrap()
-        .unwrap_or_else(|| panic!("{script} printed nothing"));
-    (child, serde_json::from_str(&first).unwrap())
 }
 
 /// A running test application.
@@ -793,52 +442,4 @@ impl TestApp {
         }
         panic!("timed out waiting until {what}");
     }
-}
-
-/// The `loanhost` binary of this build (`target/<profile>/loanhost`, beside the test binary's
-/// `deps/` folder), when cargo built it.
-pub fn loanhost_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let binary = exe.parent()?.parent()?.join("loanhost");
-    binary.is_file().then_some(binary)
-}
-
-/// The repository's root folder.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// The Python with `mcp==2.3.0` (`make test` creates `.venv`; `MCP_TEST_PYTHON` overrides).
-pub fn python() -> PathBuf {
-    std::env::var_os("MCP_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"))
-}
-
-#[test]
-fn a_run_sweeps_the_folders_of_ended_runs_and_keeps_the_running_ones() {
-    // Arrange: folders of this process, of a process that cannot run (pid beyond Linux's
-    // limit of 2^22), and a name that is not a run's.
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let me = std::process::id();
-    let mine = tmp.path().join(format!("loanhost-test-dist-{me}"));
-    let ended = tmp.path().join("loanhost-test-compiled-4294967295");
-    let other = tmp.path().join("loanhost-test-notes");
-    for dir in [&mine, &ended, &other] {
-        std::fs::create_dir_all(dir.join("cache")).unwrap();
-    }
-
-    // Act
-    sweep_ended_runs(tmp.path());
-
-    // Assert
-    assert!(mine.exists());
-    assert!(!ended.exists());
-    assert!(other.exists());
 }

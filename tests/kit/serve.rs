@@ -1,21 +1,21 @@
-//! Helpers shared by the host's binary-level tests (`plugin_guide`, `telemetry`, `attack`,
-//! `scale_out`); each uses a part of them.
-#![allow(dead_code)]
+//! Serving the `loanhost` binary in a test and waiting for it: on its health, on a line of its
+//! log (a signal, never a poll that spends a budget), or on a URL.
 
 use std::path::Path;
 use std::time::Duration;
 
-/// `loanhost serve` on `127.0.0.1:{port}`, answering for `base_url`, with the dev IdP, over
+/// `binary serve` (a `loanhost` binary) on `127.0.0.1:{port}`, answering for `base_url`, with the dev IdP, over
 /// `database_url`, `plugins` and `cache`, in a clean environment (`PATH` only, `RUST_LOG=warn`).
 /// The caller adds its own settings and output, then spawns it.
 pub fn serve(
+    binary: impl AsRef<Path>,
     port: u16,
     base_url: &str,
     database_url: &str,
     plugins: &Path,
     cache: &Path,
 ) -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_loanhost"));
+    let mut command = std::process::Command::new(binary.as_ref());
     command
         .arg("serve")
         .env_clear()
@@ -28,12 +28,6 @@ pub fn serve(
         .env("LOANHOST_CACHE_DIR", cache)
         .env("LOANHOST_DEV_IDP", "true");
     command
-}
-
-/// A free loopback port (the server is told to bind it).
-pub fn free_port() -> u16 {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    probe.local_addr().unwrap().port()
 }
 
 /// Waits until `GET {base}/health` answers `200` from `child`, started with its standard error
@@ -89,32 +83,16 @@ pub async fn wait_for_log_line(log: &Path, needles: &[&str], child: &mut std::pr
     }
 }
 
-/// The reference registry (Debian's `docker-registry`) on a free loopback port, anonymous and
-/// plain HTTP, storing under `dir`; its `host:port` once it says it listens. Killed when the
-/// child is dropped.
-pub async fn registry(dir: &Path) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt;
-    let host = format!("127.0.0.1:{}", free_port());
-    let config = dir.join("registry.yml");
-    let yaml = format!(
-        "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {host}\n",
-        dir.join("registry-data").display()
-    );
-    std::fs::write(&config, yaml).unwrap();
-    let mut child = tokio::process::Command::new("docker-registry")
-        .arg("serve")
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("docker-registry (Debian's package; make test installs it)");
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    while let Some(line) = lines.next_line().await.unwrap() {
-        if line.contains("listening on") {
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return (child, host);
+/// Waits (at most 30 s) until `url` answers 200.
+pub async fn wait_until_up(client: &reqwest::Client, url: &str) {
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < until {
+        if let Ok(r) = client.get(url).send().await {
+            if r.status().is_success() {
+                return;
+            }
         }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the registry ended before it listened");
+    panic!("{url} did not come up within 30 s");
 }

@@ -1,1 +1,0 @@
-//! End-to-end tests live in `api/` (one test binary); this library is empty.
