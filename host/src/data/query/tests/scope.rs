@@ -23,13 +23,42 @@ fn scope_is_always_anded_for_loans() {
 /// would give a caller without the right a yes/no oracle on officer names.
 #[test]
 fn name_fields_are_refused_in_every_form_without_the_right() {
+    let forms = name_forms();
+    let mine = Scope {
+        originated_by: Some("me".into()),
+        ..Default::default()
+    };
+    for (form, query) in &forms {
+        for postgres in [false, true] {
+            for scope in [&mine, &admin()] {
+                let refused = compile(query, Some(scope), false, postgres);
+                assert!(
+                    matches!(&refused, Err(QueryError::Denied(m)) if m.ends_with("is readable only by callers with Admin, Processor or ConciergeKey")),
+                    "{form} (postgres {postgres}, all {}): {:?}",
+                    scope.all,
+                    refused.map(|c| c.sql)
+                );
+                let allowed = compile(query, Some(scope), true, postgres);
+                assert!(
+                    allowed.is_ok(),
+                    "{form} with the right: {:?}",
+                    allowed.err()
+                );
+            }
+        }
+    }
+}
+
+/// Every form in which a query can read a person's name: a predicate, a key, an aggregate, a
+/// `distinctOn`, on the loans and through a history row's `loan.` path.
+fn name_forms() -> Vec<(&'static str, Query)> {
     let text = |s: &str| Value::Text(s.into());
     let on = |dataset: Dataset, edit: &dyn Fn(&mut Query)| {
         let mut query = q(dataset);
         edit(&mut query);
         query
     };
-    let forms: Vec<(&str, Query)> = vec![
+    vec![
         (
             "predicate eq",
             on(Dataset::Loans, &|q| {
@@ -120,30 +149,7 @@ fn name_fields_are_refused_in_every_form_without_the_right() {
                 q.distinct_on = Some("loanId".into());
             }),
         ),
-    ];
-    let mine = Scope {
-        originated_by: Some("me".into()),
-        ..Default::default()
-    };
-    for (form, query) in &forms {
-        for postgres in [false, true] {
-            for scope in [&mine, &admin()] {
-                let refused = compile(query, Some(scope), false, postgres);
-                assert!(
-                    matches!(&refused, Err(QueryError::Denied(m)) if m.ends_with("is readable only by callers with Admin, Processor or ConciergeKey")),
-                    "{form} (postgres {postgres}, all {}): {:?}",
-                    scope.all,
-                    refused.map(|c| c.sql)
-                );
-                let allowed = compile(query, Some(scope), true, postgres);
-                assert!(
-                    allowed.is_ok(),
-                    "{form} with the right: {:?}",
-                    allowed.err()
-                );
-            }
-        }
-    }
+    ]
 }
 
 #[test]
