@@ -41,7 +41,6 @@ impl Registry {
         tls: bool,
         auth: impl FnOnce(&Path) -> Option<String>,
     ) -> Registry {
-        use tokio::io::AsyncBufReadExt;
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let host = format!("127.0.0.1:{port}");
@@ -70,28 +69,7 @@ impl Registry {
             config.push_str(&section);
         }
         std::fs::write(dir.path().join("config.yml"), config).unwrap();
-        let mut child = tokio::process::Command::new("docker-registry")
-            .arg("serve")
-            .arg(dir.path().join("config.yml"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("docker-registry (Debian's package; make test installs it)");
-        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let listening = async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if line.contains("listening on") {
-                    return;
-                }
-            }
-            panic!("the registry ended before it listened");
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(60), listening)
-            .await
-            .expect("the registry listened within a minute");
-        // Keep reading its log so that it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let child = loanhost_tests::serve_registry(&dir.path().join("config.yml")).await;
         Registry {
             _child: child,
             host,

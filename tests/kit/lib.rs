@@ -11,6 +11,6 @@ mod serve;
 
 pub use net::free_port;
 pub use paths::{clients, loanhost_binary, python, root};
-pub use peers::{node_peer, registry};
+pub use peers::{node_peer, registry, serve_registry};
 pub use process::run;
 pub use serve::{serve, wait_for_log_line, wait_until_serving, wait_until_up};

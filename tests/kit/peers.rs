@@ -19,22 +19,35 @@ pub async fn registry(dir: &Path) -> (tokio::process::Child, String) {
         dir.join("registry-data").display()
     );
     std::fs::write(&config, yaml).unwrap();
+    (serve_registry(&config).await, host)
+}
+
+/// The reference registry (Debian's `docker-registry`) serving with the configuration at
+/// `config`, once it says it listens (bounded at a minute); its log is read on so that it never
+/// blocks on a full pipe.
+pub async fn serve_registry(config: &Path) -> tokio::process::Child {
     let mut child = tokio::process::Command::new("docker-registry")
         .arg("serve")
-        .arg(&config)
+        .arg(config)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .expect("docker-registry (Debian's package; make test installs it)");
     let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    while let Some(line) = lines.next_line().await.unwrap() {
-        if line.contains("listening on") {
-            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return (child, host);
+    let listening = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("listening on") {
+                return;
+            }
         }
-    }
-    panic!("the registry ended before it listened");
+        panic!("the registry ended before it listened");
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), listening)
+        .await
+        .expect("the registry listened within a minute");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    child
 }
 
 /// A Node peer from `tests/clients` (`node` is the interpreter to use): started with `env`,

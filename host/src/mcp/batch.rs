@@ -6,10 +6,10 @@ use std::io::Write as _;
 
 use serde_json::Value;
 
+use super::answer::{Answer, Status};
 use super::body::Chunks;
 use super::dispatch::Dispatcher;
-use super::exchange::{Answer, Status};
-use super::protocol::{Outgoing, RpcError, BATCH_VERSION, INVALID_REQUEST, RATE_LIMITED};
+use super::protocol::{Outgoing, RpcError, BATCH_VERSION, RATE_LIMITED};
 use crate::identity::Identity;
 
 /// The most bytes a batch's reply may hold: twice the largest tool result (4 MiB). Entries
@@ -40,13 +40,7 @@ impl Dispatcher {
         batch: Vec<Value>,
         version: &str,
     ) -> Answer {
-        let refused = |message: String| {
-            Answer::error(
-                Status::BadRequest,
-                Value::Null,
-                RpcError::new(INVALID_REQUEST, message),
-            )
-        };
+        let refused = Answer::invalid_request;
         if version != BATCH_VERSION {
             return refused(format!(
                 "JSON-RPC batches are not allowed in protocol version {version}"

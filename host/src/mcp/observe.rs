@@ -15,20 +15,8 @@ use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use super::protocol::{Reply, RpcError};
+use super::request::Method;
 use crate::telemetry::{McpLabels, Metrics};
-
-/// The methods a span or a metric names as they are; any other is `_OTHER` (a client chooses
-/// the method, and names from clients must not grow the metric's label set without bound).
-const METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-];
 
 /// One request being answered: its span and when it started.
 pub struct Operation {
@@ -48,7 +36,10 @@ impl Operation {
         version: &str,
         tool: Option<&str>,
     ) -> Operation {
-        let method = if METHODS.contains(&method) {
+        // The methods this server knows are named as they are; any other is `_OTHER` (a
+        // client chooses the method, and names from clients must not grow the metric's label
+        // set without bound).
+        let method = if Method::known(method).is_some() {
             method
         } else {
             "_OTHER"

@@ -29,7 +29,12 @@ pub enum Method {
 impl Method {
     /// The method a name names.
     pub fn parse(name: String) -> Method {
-        match name.as_str() {
+        Method::known(&name).unwrap_or(Method::Other(name))
+    }
+
+    /// The method of a name this server knows, if it is one.
+    pub fn known(name: &str) -> Option<Method> {
+        Some(match name {
             "initialize" => Method::Initialize,
             "ping" => Method::Ping,
             "server/discover" => Method::ServerDiscover,
@@ -38,8 +43,8 @@ impl Method {
             "resources/list" => Method::ResourcesList,
             "resources/templates/list" => Method::ResourcesTemplatesList,
             "resources/read" => Method::ResourcesRead,
-            _ => Method::Other(name),
-        }
+            _ => return None,
+        })
     }
 
     /// The method's name as the request spelled it.
