@@ -82,7 +82,12 @@ fn exists(reference: &str, tests: &[(PathBuf, String)]) -> bool {
 fn every_limit_names_a_test_that_exists() {
     // Arrange
     let doc = std::fs::read_to_string(root().join("docs/threat-model.md")).unwrap();
-    let attack = std::fs::read_to_string(root().join("host/tests/attack.rs")).unwrap();
+    let mut attack_files = Vec::new();
+    rust_files(&root().join("host/tests/attack"), &mut attack_files);
+    let attack: String = attack_files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
     let tests = tests();
     let mut problems = Vec::new();
     let mut rows = 0;
