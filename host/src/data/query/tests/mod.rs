@@ -16,6 +16,7 @@ mod fold;
 mod fuzz;
 mod host_order;
 mod months;
+mod period_sets;
 mod planners;
 mod plans;
 mod raw_status;
