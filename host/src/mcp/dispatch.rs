@@ -66,12 +66,29 @@ impl Dispatcher {
         self
     }
 
-    /// Handles one request of `revision`: one table of methods for every revision, and one
+    /// Handles one request of `revision` ([`Dispatcher::answer`]), its result shaped as the
+    /// revision has it (2026-07-28: `resultType`, the server's identity and caching hints,
+    /// after the reply's bytes are charged, as before).
+    pub async fn request(
+        &self,
+        caller: &Identity,
+        request: Request,
+        revision: Revision,
+    ) -> Result<Reply, RpcError> {
+        let modern = (revision == Revision::Modern).then(|| request.method.clone());
+        let reply = self.answer(caller, request, revision).await?;
+        Ok(match modern {
+            Some(method) => modern::decorate(method.as_str(), reply),
+            None => reply,
+        })
+    }
+
+    /// Answers one request of `revision`: one table of methods for every revision, and one
     /// tool-call path. The handshake-era revisions have `initialize` and `ping`, and check
     /// that a list's params are an object; 2026-07-28 (its envelope already validated) has
     /// `server/discover` instead, and names views in `tools/list` only to a client whose
     /// request declares the MCP Apps extension.
-    pub async fn request(
+    async fn answer(
         &self,
         caller: &Identity,
         request: Request,

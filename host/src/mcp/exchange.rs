@@ -5,7 +5,6 @@
 //! goes out as a [`Status`].
 
 use serde_json::Value;
-use tracing::Instrument as _;
 
 use super::answer::{Answer, Status};
 use super::dispatch::{Dispatcher, Revision};
@@ -87,18 +86,10 @@ impl Dispatcher {
             Ok(Incoming::Request { id, method, params }) => Request::new(id, method, params),
         };
         let checked = modern::validate(request.method.as_str(), request.params.as_ref(), header);
-        let operation = self.operation(&request, MODERN_VERSION);
-        let method = request.method.clone();
         let id = request.id.clone();
-        let reply = match checked {
-            Err(e) => Err(e),
-            Ok(()) => self
-                .request(caller, request, Revision::Modern)
-                .instrument(operation.span().clone())
-                .await
-                .map(|r| modern::decorate(method.as_str(), r)),
-        };
-        operation.finish(&reply, self.metrics());
+        let reply = self
+            .observed(caller, request, Revision::Modern, MODERN_VERSION, checked)
+            .await;
         match reply {
             Ok(result) => Answer::one(Status::Ok, &Outgoing::Result { id, result }),
             Err(e) if e.code == RATE_LIMITED => Answer::response(&Outgoing::Error { id, error: e }),

@@ -25,7 +25,8 @@ impl Dispatcher {
             Ok(Incoming::Request { id, method, params }) => {
                 let request = Request::new(id, method, params);
                 let id = request.id.clone();
-                Some(match self.observed(caller, request, version).await {
+                let answered = self.observed(caller, request, Revision::Handshake, version, Ok(()));
+                Some(match answered.await {
                     Ok(result) => Outgoing::Result { id, result },
                     Err(error) => Outgoing::Error { id, error },
                 })
@@ -33,25 +34,32 @@ impl Dispatcher {
         }
     }
 
-    /// A handshake-era request answered inside its OpenTelemetry operation.
-    async fn observed(
+    /// A request of `revision` (served as `version`) answered inside its OpenTelemetry
+    /// operation; one that `checked` refused is not run, its error recorded all the same.
+    pub(super) async fn observed(
         &self,
         caller: &Identity,
         request: Request,
+        revision: Revision,
         version: &str,
+        checked: Result<(), RpcError>,
     ) -> Result<Reply, RpcError> {
         let operation = self.operation(&request, version);
-        let outcome = self
-            .request(caller, request, Revision::Handshake)
-            .instrument(operation.span().clone())
-            .await;
+        let outcome = match checked {
+            Err(e) => Err(e),
+            Ok(()) => {
+                self.request(caller, request, revision)
+                    .instrument(operation.span().clone())
+                    .await
+            }
+        };
         operation.finish(&outcome, self.metrics());
         outcome
     }
 
     /// The OpenTelemetry MCP span and duration of one request ([`Operation`]); a `tools/call`
     /// names its tool when the server serves one of that name.
-    pub(super) fn operation(&self, request: &Request, version: &str) -> Operation {
+    fn operation(&self, request: &Request, version: &str) -> Operation {
         let tool = request.tool_name().filter(|name| self.serves(name));
         Operation::start(
             request.method.as_str(),
