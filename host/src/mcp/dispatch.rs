@@ -14,7 +14,7 @@ use super::protocol::{
     object, object_params, Reply, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
     SUPPORTED_VERSIONS,
 };
-use super::request::{Method, Request};
+use super::request::{call_params, Method, Request};
 use super::resources;
 use crate::audit::{self, summarize, AuditEntry, AuditLog};
 use crate::identity::Identity;
@@ -389,27 +389,6 @@ fn throttled_error(refusal: &Refusal, retry: u64) -> RpcError {
     )
 }
 
-/// How deep a tool's arguments may nest (the deepest shipped schema nests 3 levels); deeper
-/// ones are refused before a plugin parses them.
-pub const MAX_ARGUMENT_DEPTH: usize = 32;
-
-/// Whether `v` nests deeper than `max` levels of objects and arrays.
-fn deeper_than(v: &Value, max: usize) -> bool {
-    let mut stack = vec![(v, 0usize)];
-    while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Object(m) => Box::new(m.values()),
-            Value::Array(a) => Box::new(a.iter()),
-            _ => continue,
-        };
-        if depth + 1 > max {
-            return true;
-        }
-        stack.extend(children.map(|c| (c, depth + 1)));
-    }
-    false
-}
-
 /// A tool's annotations (MCP 2025-03-26 on; the same on every revision served): its title
 /// from the plugin's own description, and the hints that the sandbox makes facts for every
 /// plugin rather than claims of one: the WIT world's only data capability reads within the
@@ -423,39 +402,6 @@ pub fn annotations(title: &str) -> Value {
         "idempotentHint": true,
         "openWorldHint": false,
     })
-}
-
-/// The tool name and arguments of a `tools/call`; when they are malformed, the error and the
-/// name if there was one.
-fn call_params(params: Option<Value>) -> Result<(String, Value), (Option<String>, RpcError)> {
-    let mut params = object_params(params).map_err(|e| (None, e))?;
-    let name = match params.remove("name") {
-        Some(Value::String(n)) => n,
-        Some(_) => {
-            return Err((
-                None,
-                RpcError::new(INVALID_PARAMS, "`name` must be a string"),
-            ))
-        }
-        None => return Err((None, RpcError::new(INVALID_PARAMS, "`name` is required"))),
-    };
-    let arguments = params.remove("arguments").unwrap_or(Value::Null);
-    if !(arguments.is_object() || arguments.is_null()) {
-        return Err((
-            Some(name),
-            RpcError::new(INVALID_PARAMS, "`arguments` must be an object"),
-        ));
-    }
-    if deeper_than(&arguments, MAX_ARGUMENT_DEPTH) {
-        return Err((
-            Some(name),
-            RpcError::new(
-                INVALID_PARAMS,
-                format!("`arguments` nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
-            ),
-        ));
-    }
-    Ok((name, arguments))
 }
 
 fn initialize(params: Option<Value>) -> Result<Value, RpcError> {
@@ -486,23 +432,4 @@ fn initialize(params: Option<Value>) -> Result<Value, RpcError> {
         "serverInfo": modern::server_info(),
         "instructions": INSTRUCTIONS,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_deeper_than_the_cap_are_refused_before_any_plugin() {
-        let nest = |n: usize| (0..n).fold(json!(1), |v, _| json!({ "k": v }));
-        assert!(!deeper_than(&nest(MAX_ARGUMENT_DEPTH), MAX_ARGUMENT_DEPTH));
-        assert!(deeper_than(
-            &nest(MAX_ARGUMENT_DEPTH + 1),
-            MAX_ARGUMENT_DEPTH
-        ));
-        assert!(deeper_than(&json!([[[1]]]), 2));
-        assert!(!deeper_than(&json!({"a": [1, {"b": 2}], "c": 3}), 3));
-        let (_, e) = call_params(Some(json!({"name": "t", "arguments": nest(40)}))).unwrap_err();
-        assert_eq!(e.message, "`arguments` nest deeper than 32 levels");
-    }
 }

@@ -1,7 +1,10 @@
 //! A JSON-RPC request as the dispatcher takes it: its id, its method named once (one of the
-//! MCP methods this server knows, or another name) and its params.
+//! MCP methods this server knows, or another name) and its params; a `tools/call`'s name and
+//! arguments read from them, bounded in depth.
 
 use serde_json::Value;
+
+use super::protocol::{object_params, RpcError, INVALID_PARAMS};
 
 /// The method of a request, read once from its name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,9 +96,66 @@ impl Request {
     }
 }
 
+/// How deep a tool's arguments may nest (the deepest shipped schema nests 3 levels); deeper
+/// ones are refused before a plugin parses them.
+pub const MAX_ARGUMENT_DEPTH: usize = 32;
+
+/// Whether `v` nests deeper than `max` levels of objects and arrays.
+fn deeper_than(v: &Value, max: usize) -> bool {
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Object(m) => Box::new(m.values()),
+            Value::Array(a) => Box::new(a.iter()),
+            _ => continue,
+        };
+        if depth + 1 > max {
+            return true;
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    false
+}
+
+/// The tool name and arguments of a `tools/call`; when they are malformed, the error and the
+/// name if there was one.
+pub(super) fn call_params(
+    params: Option<Value>,
+) -> Result<(String, Value), (Option<String>, RpcError)> {
+    let mut params = object_params(params).map_err(|e| (None, e))?;
+    let name = match params.remove("name") {
+        Some(Value::String(n)) => n,
+        Some(_) => {
+            return Err((
+                None,
+                RpcError::new(INVALID_PARAMS, "`name` must be a string"),
+            ))
+        }
+        None => return Err((None, RpcError::new(INVALID_PARAMS, "`name` is required"))),
+    };
+    let arguments = params.remove("arguments").unwrap_or(Value::Null);
+    if !(arguments.is_object() || arguments.is_null()) {
+        return Err((
+            Some(name),
+            RpcError::new(INVALID_PARAMS, "`arguments` must be an object"),
+        ));
+    }
+    if deeper_than(&arguments, MAX_ARGUMENT_DEPTH) {
+        return Err((
+            Some(name),
+            RpcError::new(
+                INVALID_PARAMS,
+                format!("`arguments` nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
+            ),
+        ));
+    }
+    Ok((name, arguments))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn every_known_method_reads_back_as_its_name_and_others_keep_theirs() {
@@ -122,10 +182,24 @@ mod tests {
 
     #[test]
     fn only_a_tool_call_names_a_tool() {
-        let params = Some(serde_json::json!({"name": "report_loans"}));
+        let params = Some(json!({"name": "report_loans"}));
         let call = Request::new(1.into(), "tools/call".into(), params.clone());
         let read = Request::new(1.into(), "resources/read".into(), params);
         assert_eq!(call.tool_name(), Some("report_loans"));
         assert_eq!(read.tool_name(), None);
+    }
+
+    #[test]
+    fn arguments_deeper_than_the_cap_are_refused_before_any_plugin() {
+        let nest = |n: usize| (0..n).fold(json!(1), |v, _| json!({ "k": v }));
+        assert!(!deeper_than(&nest(MAX_ARGUMENT_DEPTH), MAX_ARGUMENT_DEPTH));
+        assert!(deeper_than(
+            &nest(MAX_ARGUMENT_DEPTH + 1),
+            MAX_ARGUMENT_DEPTH
+        ));
+        assert!(deeper_than(&json!([[[1]]]), 2));
+        assert!(!deeper_than(&json!({"a": [1, {"b": 2}], "c": 3}), 3));
+        let (_, e) = call_params(Some(json!({"name": "t", "arguments": nest(40)}))).unwrap_err();
+        assert_eq!(e.message, "`arguments` nest deeper than 32 levels");
     }
 }
