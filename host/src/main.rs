@@ -96,8 +96,9 @@ enum Command {
 
 #[derive(Subcommand)]
 enum PluginCommand {
-    /// Print the fields a plugin's `data` queries may read: dataset, field, type, whether it
-    /// needs the name-reading right (Admin, Processor, ConciergeKey), and what it holds.
+    /// Print the fields a plugin's `data` queries may read: dataset, field, type, who may
+    /// read it (aggregate; name: callers with Admin, Processor or ConciergeKey; identifying:
+    /// read only with a listing grant; withheld: never leaves the host), and what it holds.
     Fields {
         /// As JSON (one array of objects) instead of a table.
         #[arg(long, conflicts_with = "markdown")]

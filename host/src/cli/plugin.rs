@@ -127,10 +127,9 @@ fn print_fields(json: bool, markdown: bool) -> anyhow::Result<()> {
         print!("{}", field_reference::markdown());
     } else {
         for f in field_reference::reference() {
-            let right = if f.needs_name_right { "name right" } else { "" };
             println!(
-                "{:<20} {:<34} {:<10} {:<11}{}",
-                f.dataset, f.field, f.ty, right, f.meaning
+                "{:<20} {:<34} {:<10} {:<12}{}",
+                f.dataset, f.field, f.ty, f.exposure, f.meaning
             );
         }
     }

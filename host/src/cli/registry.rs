@@ -77,7 +77,7 @@ pub async fn check(
                 "sha256": p.digest,
                 "signed": p.signed,
                 "roles": m.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
-                "datasets": m.datasets.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+                "datasets": m.datasets().map(|d| d.as_str()).collect::<Vec<_>>(),
                 "limits": {"memoryMib": m.limits.memory_mib, "timeoutMs": m.limits.timeout_ms, "maxOutputBytes": m.limits.max_output_bytes, "coreInstances": m.limits.core_instances},
                 "component": {
                     "coreInstances": p.shape.core_instances,

@@ -34,8 +34,8 @@ pub struct Field {
     pub column: &'static str,
     /// The value type.
     pub ty: FieldType,
-    /// Readable only by callers who may read names (Admin, Processor, ConciergeKey).
-    pub restricted: bool,
+    /// Who may read it, and how ([`Exposure`]: the catalog's one table of personal data).
+    pub exposure: Exposure,
     /// A cheaper expression with exactly the same equality (an integer key for a UUID), used
     /// where only equality matters: `DISTINCT` and `COUNT(DISTINCT …)`. `None`: the column.
     pub identity: Option<&'static str>,
@@ -45,7 +45,65 @@ pub struct Field {
     pub month: Option<&'static str>,
 }
 
+/// Who may read a field, and how: the catalog's one table of what identifies a loan or a
+/// person (`loanhost plugin fields` prints it). Every field is also read only by a plugin whose
+/// manifest grants it ([`crate::data::grant::Grant`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// Aggregate data: read, grouped on and compared by any plugin granted it.
+    Open,
+    /// A person's name (an officer's, a processor's, a referrer's): read only for callers who
+    /// may read names (Admin, Processor, ConciergeKey), by any plugin granted it.
+    Name,
+    /// Identifies one loan or one deal (its id, its loan number): counted by any plugin granted
+    /// it (`count-of`, `count-distinct`, `distinct-on`); read, grouped on, compared, or
+    /// returned only by a plugin whose manifest declares a listing grant for the dataset.
+    Identifying,
+}
+
+impl Exposure {
+    /// The short name `loanhost plugin fields` prints.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Exposure::Open => "aggregate",
+            Exposure::Name => "name",
+            Exposure::Identifying => "identifying",
+        }
+    }
+
+    /// Who may read a field of this exposure, as the field reference says it.
+    pub const fn who_reads(self) -> &'static str {
+        match self {
+            Exposure::Open => "aggregate: any plugin granted it",
+            Exposure::Name => {
+                "name: any plugin granted it, for callers with Admin, Processor or ConciergeKey"
+            }
+            Exposure::Identifying => {
+                "identifying: counted by any plugin granted it; read only with a listing grant"
+            }
+        }
+    }
+}
+
+/// Columns of the snapshot the host holds and no dataset exposes: a borrower's name and email
+/// never leave the host through the `data` capability. (field name, what it holds).
+pub const WITHHELD: &[(&str, &str)] = &[
+    ("borrowerFirstName", "the borrower's first name"),
+    ("borrowerLastName", "the borrower's last name"),
+    ("borrowerEmail", "the borrower's email address"),
+];
+
 impl Field {
+    /// Readable only by callers who may read names (Admin, Processor, ConciergeKey).
+    pub fn restricted(&self) -> bool {
+        self.exposure == Exposure::Name
+    }
+
+    /// Identifies one loan or deal: read only under a listing grant.
+    pub fn identifying(&self) -> bool {
+        self.exposure == Exposure::Identifying
+    }
+
     /// The expression to de-duplicate on: the identity when there is one, else the column.
     pub fn identity(&self) -> &'static str {
         self.identity.unwrap_or(self.column)
@@ -57,9 +115,17 @@ const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
         name,
         column,
         ty,
-        restricted: false,
+        exposure: Exposure::Open,
         identity: None,
         month: None,
+    }
+}
+
+/// A field that identifies one loan or deal ([`Exposure::Identifying`]).
+const fn id_field(name: &'static str, column: &'static str) -> Field {
+    Field {
+        exposure: Exposure::Identifying,
+        ..f(name, column, FieldType::Text)
     }
 }
 
@@ -68,7 +134,7 @@ const fn name_field(name: &'static str, column: &'static str) -> Field {
         name,
         column,
         ty: FieldType::Text,
-        restricted: true,
+        exposure: Exposure::Name,
         identity: None,
         month: None,
     }
@@ -81,7 +147,7 @@ const fn loan_key_field(column: &'static str, key: &'static str) -> Field {
         name: "loanId",
         column,
         ty: FieldType::Text,
-        restricted: false,
+        exposure: Exposure::Identifying,
         identity: Some(key),
         month: None,
     }
@@ -96,9 +162,9 @@ const COVERED_AMOUNTS: [&str; 3] = ["loanAmount", "lockedCompensation", "estimat
 const LOAN_FIELDS: &[Field] = &[
     Field {
         identity: Some("l.key"),
-        ..f("id", "l.id", Text)
+        ..id_field("id", "l.id")
     },
-    f("loanNumber", "l.loan_number", Text),
+    id_field("loanNumber", "l.loan_number"),
     f("status", "l.status", Text),
     Field {
         month: Some("l.status_month"),
@@ -148,7 +214,7 @@ const DW_MILESTONE_FIELDS: &[Field] = &[
 ];
 
 const DW_DEAL_FIELDS: &[Field] = &[
-    f("id", "d.id", Text),
+    id_field("id", "d.id"),
     f("createdAt", "d.created_at", Instant),
     f("stage", "d.stage", Text),
 ];

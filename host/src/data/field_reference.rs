@@ -3,7 +3,7 @@
 //! (`loanhost plugin fields`, and the table in `docs/plugins.md`), so it cannot drift from
 //! what the `data` capability accepts: a catalog field without a meaning here fails a test.
 
-use super::catalog::{Dataset, FieldType};
+use super::catalog::{Dataset, FieldType, WITHHELD};
 
 /// One field as a plugin author needs to know it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -18,6 +18,13 @@ pub struct FieldDoc {
     pub ty: &'static str,
     /// Readable only by callers with Admin, Processor or ConciergeKey (`forbidden` otherwise).
     pub needs_name_right: bool,
+    /// Who may read it: `aggregate` (any plugin granted it), `name` (only for callers with the
+    /// name right), `identifying` (counted by any plugin granted it, read only with a listing
+    /// grant), `withheld` (held by the host, in no dataset: it never leaves the host).
+    pub exposure: &'static str,
+    /// The same, as the table of `docs/plugins.md` says it.
+    #[serde(skip)]
+    pub who_reads: &'static str,
     /// What it holds.
     pub meaning: String,
 }
@@ -125,9 +132,10 @@ fn meaning(dataset: Dataset, field: &str) -> Option<String> {
         .map(|(_, m)| format!("{prefix}{m}"))
 }
 
-/// Every field of every dataset, in the catalog's order.
+/// Every field of every dataset, in the catalog's order, then the snapshot's columns the host
+/// withholds.
 pub fn reference() -> Vec<FieldDoc> {
-    Dataset::ALL
+    let mut fields: Vec<FieldDoc> = Dataset::ALL
         .into_iter()
         .flat_map(|dataset| {
             dataset.field_names().into_iter().map(move |name| {
@@ -139,26 +147,34 @@ pub fn reference() -> Vec<FieldDoc> {
                     meaning: meaning(dataset, &name).unwrap_or_default(),
                     field: name,
                     ty: type_name(field.ty),
-                    needs_name_right: field.restricted,
+                    needs_name_right: field.restricted(),
+                    exposure: field.exposure.as_str(),
+                    who_reads: field.exposure.who_reads(),
                 }
             })
         })
-        .collect()
+        .collect();
+    fields.extend(WITHHELD.iter().map(|(field, meaning)| FieldDoc {
+        dataset: Dataset::Loans.as_str(),
+        field: field.to_string(),
+        ty: "text",
+        needs_name_right: false,
+        exposure: "withheld",
+        who_reads: "withheld: in no dataset, it never leaves the host",
+        meaning: meaning.to_string(),
+    }));
+    fields
 }
 
 /// The reference as the Markdown table of `docs/plugins.md`.
 pub fn markdown() -> String {
     let mut out = String::from(
-        "| dataset | field | type | needs the name right | what it holds |\n|---|---|---|---|---|\n",
+        "| dataset | field | type | who may read it | what it holds |\n|---|---|---|---|---|\n",
     );
     for f in reference() {
         out.push_str(&format!(
             "| `{}` | `{}` | {} | {} | {} |\n",
-            f.dataset,
-            f.field,
-            f.ty,
-            if f.needs_name_right { "yes" } else { "" },
-            f.meaning
+            f.dataset, f.field, f.ty, f.who_reads, f.meaning
         ));
     }
     out
@@ -180,6 +196,12 @@ mod tests {
         assert!(fields
             .iter()
             .any(|f| f.field == "loan.loanOfficerName" && f.needs_name_right));
+        assert!(fields
+            .iter()
+            .any(|f| f.field == "loanNumber" && f.exposure == "identifying"));
+        assert!(fields
+            .iter()
+            .any(|f| f.field == "borrowerEmail" && f.exposure == "withheld"));
         let guide = std::fs::read_to_string(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/plugins.md"),
         )

@@ -40,8 +40,16 @@ pub(super) fn build_plugins(dist: &Path) -> PathBuf {
 pub(super) const HOSTILE_MANIFEST: &str = r#"name = "misbehave"
 wit_version = "1.0.0"
 roles = ["Admin", "Processor", "DualLicensedAgent", "ConciergeKey", "Agent"]
-datasets = ["loans"]
 scope = "caller"
+
+[datasets.loans]
+fields = [
+    "id", "loanNumber", "status", "statusDate", "loanType", "purpose", "estimatedClosingDate",
+    "updated", "loanAmount", "lockedCompensation", "estimatedCompensation", "propertyState",
+    "companyId", "loanOfficerId", "loanOfficerName", "loanAssistantId", "processorId",
+    "processorName", "referringAgentId", "referringAgentName",
+]
+listing = true
 
 [limits]
 memory_mib = 512

@@ -127,7 +127,8 @@ pub fn tool_manifest(name: &str) -> String {
     std::fs::read_to_string(built().dist.join(format!("{name}.toml"))).unwrap()
 }
 
-/// A manifest for a fixture.
+/// A manifest for a fixture: each dataset with every field and a listing grant (fixtures read
+/// whatever a test asks of them; the tests of grants write their own).
 pub fn manifest(
     name: &str,
     roles: &[&str],
@@ -142,11 +143,34 @@ pub fn manifest(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let grants = if datasets.is_empty() {
+        "datasets = []\n".to_string()
+    } else {
+        String::new()
+    } + "scope = \"caller\"\n\n"
+        + &every_field_listed(datasets);
     format!(
-        "name = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [{}]\ndatasets = [{}]\nscope = \"caller\"\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = {timeout_ms}\nmax_output_bytes = {max_output}\n",
+        "name = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [{}]\n{grants}[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = {timeout_ms}\nmax_output_bytes = {max_output}\n",
         list(roles),
-        list(datasets)
     )
+}
+
+/// `[datasets.<d>]` tables granting every field of each dataset, with a listing grant.
+pub fn every_field_listed(datasets: &[&str]) -> String {
+    datasets
+        .iter()
+        .map(|d| {
+            let dataset = loanhost::data::catalog::Dataset::parse(d)
+                .unwrap_or_else(|| panic!("no dataset `{d}`"));
+            let fields = dataset
+                .field_names()
+                .iter()
+                .map(|f| format!("\"{f}\""))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("[datasets.{d}]\nfields = [{fields}]\nlisting = true\n\n")
+        })
+        .collect()
 }
 
 /// `manifest` for a component built against `loan:reporting@{version}` (the Python and

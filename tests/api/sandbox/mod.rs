@@ -1,6 +1,7 @@
 //! The sandbox boundary with real misbehaving components: deadlines, memory, output size,
 //! traps, typed errors, and what the host imports hand a plugin.
 
+mod grants;
 mod hostile;
 mod statements;
 

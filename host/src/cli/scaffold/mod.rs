@@ -214,7 +214,7 @@ fn write_view(dir: &Path, name: &str) -> Result<(), String> {
 /// TypeScript SDKs 1.1.0).
 fn manifest(name: &str, wit_version: &str, memory_mib: u32, limits: &str) -> String {
     format!(
-        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"{wit_version}\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\ndatasets = [\"loans\"]\nscope = \"caller\"\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"
+        "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"{wit_version}\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\nscope = \"caller\"\n\n# The fields it reads (the host refuses any other).\n[datasets.loans]\nfields = [\"status\"]\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"
     )
 }
 

@@ -68,7 +68,7 @@ impl Compiler {
                 self.dataset.field_names().join(", ")
             ))
         })?;
-        if f.restricted && !self.can_read_names {
+        if f.restricted() && !self.can_read_names {
             return Err(QueryError::Denied(format!(
                 "field `{name}` is readable only by callers with Admin, Processor or ConciergeKey"
             )));

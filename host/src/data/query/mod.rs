@@ -51,7 +51,7 @@ mod scoped;
 mod sink;
 mod statement;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use intake::{Allowance, DEFAULT_MAX_BYTES};
 pub use ir::{Aggregate, Condition, Key, PeriodUnit, Query, QueryError, Rows, Value};

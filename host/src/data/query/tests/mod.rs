@@ -26,7 +26,7 @@ mod totals;
 mod totals_row;
 mod warehouse;
 
-pub(super) fn q(dataset: Dataset) -> Query {
+pub(crate) fn q(dataset: Dataset) -> Query {
     Query {
         dataset,
         filter: None,

@@ -4,8 +4,10 @@
 use std::path::Path;
 
 use crate::data::catalog::Dataset;
+use crate::data::grant::Grant;
 use crate::identity::RoleCode;
 
+mod grants;
 mod raw;
 mod scope;
 
@@ -92,8 +94,9 @@ pub struct Manifest {
     pub wit_version: String,
     /// Roles allowed to call the tool (any one suffices).
     pub roles: Vec<RoleCode>,
-    /// Datasets the plugin may query.
-    pub datasets: Vec<Dataset>,
+    /// The datasets the plugin may query, each with the fields it may read and whether it
+    /// may list.
+    pub grants: Vec<Grant>,
     /// Caller-scoped or org-wide.
     pub scope: Scope,
     /// Limits of one call.
@@ -158,26 +161,14 @@ impl Manifest {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let datasets = raw
-            .datasets
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                Dataset::parse(d).ok_or_else(|| {
-                    format!(
-                        "datasets[{i}]: unknown dataset `{d}`; known: {}",
-                        Dataset::ALL.map(|d| d.as_str()).join(", ")
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        check_scope(raw.scope, &datasets, &roles)?;
+        let grants = grants::grants(&raw.datasets)?;
+        check_scope(raw.scope, &grants, &roles)?;
         let limits = limits(raw.limits)?;
         Ok(Manifest {
             name: raw.name,
             wit_version: raw.wit_version,
             roles,
-            datasets,
+            grants,
             scope: raw.scope,
             limits,
             view: raw.view.map(view_decl).transpose()?,
@@ -189,16 +180,21 @@ impl Manifest {
         format!("{}.html", self.name)
     }
 
-    /// Whether the manifest grants the dataset.
-    pub fn grants(&self, dataset: Dataset) -> bool {
-        self.datasets.contains(&dataset)
+    /// The manifest's grant of the dataset, if it grants it.
+    pub fn grant(&self, dataset: Dataset) -> Option<&Grant> {
+        self.grants.iter().find(|g| g.dataset == dataset)
+    }
+
+    /// The datasets the manifest grants.
+    pub fn datasets(&self) -> impl Iterator<Item = Dataset> + '_ {
+        self.grants.iter().map(|g| g.dataset)
     }
 }
 
 /// Org-wide datasets only in an org-wide plugin (and it only with them), callable only by
 /// the roles org-wide data is for.
-fn check_scope(scope: Scope, datasets: &[Dataset], roles: &[RoleCode]) -> Result<(), String> {
-    for d in datasets {
+fn check_scope(scope: Scope, grants: &[Grant], roles: &[RoleCode]) -> Result<(), String> {
+    for d in grants.iter().map(|g| g.dataset) {
         match (scope, d.is_org_wide()) {
             (Scope::Caller, true) => {
                 return Err(format!(

@@ -12,7 +12,7 @@ pub(super) struct RawManifest {
     pub(super) name: String,
     pub(super) wit_version: String,
     pub(super) roles: Vec<String>,
-    pub(super) datasets: Vec<String>,
+    pub(super) datasets: toml::Value,
     pub(super) scope: Scope,
     pub(super) limits: RawLimits,
     #[serde(default)]

@@ -24,7 +24,7 @@ fn good_manifest_parses() {
     let m = Manifest::parse(GOOD, Some("report_loans")).unwrap();
     assert_eq!(m.roles, vec![RoleCode::Admin, RoleCode::Agent]);
     assert_eq!(m.limits.timeout_ms, 2000);
-    assert!(m.grants(Dataset::Loans));
+    assert!(m.grant(Dataset::Loans).is_some());
 }
 
 #[test]
@@ -171,9 +171,9 @@ mod fuzz {
                     prop_assert!((1..=MAX_DB_TIME_MS).contains(&l.db_time_ms));
                     if m.scope == Scope::OrgWide {
                         prop_assert!(m.roles.iter().all(|r| ORG_WIDE_ROLES.contains(r)));
-                        prop_assert!(m.datasets.iter().all(|d| d.is_org_wide()));
+                        prop_assert!(m.datasets().all(|d| d.is_org_wide()));
                     } else {
-                        prop_assert!(m.datasets.iter().all(|d| !d.is_org_wide()));
+                        prop_assert!(m.datasets().all(|d| !d.is_org_wide()));
                     }
                 }
                 Err(e) => prop_assert!(!e.is_empty()),
@@ -205,5 +205,79 @@ fn a_view_is_declared_in_its_own_table() {
     assert_eq!(
         err(&format!("{GOOD}\n[view]\ntitle = \"\"\n")),
         "view.title: must be one line of 1 to 512 characters"
+    );
+}
+
+/// `GOOD` with `[datasets.loans]` in place of its list of datasets.
+fn with_grant(grant: &str) -> String {
+    GOOD.replace("datasets = [\"loans\"]\n", "") + "[datasets.loans]\n" + grant
+}
+
+#[test]
+fn a_dataset_grant_names_its_fields_and_whether_it_lists() {
+    // Arrange
+    let text = with_grant("fields = [\"status\", \"loanAmount\", \"id\"]\nlisting = true\n");
+
+    // Act
+    let m = Manifest::parse(&text, Some("report_loans")).unwrap();
+
+    // Assert
+    let g = m.grant(Dataset::Loans).unwrap();
+    assert!(g.listing);
+    assert_eq!(
+        g.fields.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["id", "loanAmount", "status"]
+    );
+    let plain = Manifest::parse(&with_grant("fields = []\n"), Some("report_loans")).unwrap();
+    assert!(!plain.grant(Dataset::Loans).unwrap().listing);
+}
+
+#[test]
+fn a_list_of_datasets_grants_every_field_for_aggregates_only() {
+    let m = Manifest::parse(GOOD, Some("report_loans")).unwrap();
+    let g = m.grant(Dataset::Loans).unwrap();
+    assert!(!g.listing);
+    assert!(g.names("loanAmount") && g.names("id") && g.names("loanOfficerName"));
+}
+
+#[test]
+fn a_grant_is_refused_naming_its_key() {
+    for (grant, expected) in [
+        (
+            "fields = [\"status\", \"borrowerEmail\"]\n",
+            "datasets.loans.fields[1]: unknown field `borrowerEmail` of dataset `loans`",
+        ),
+        (
+            "fields = [\"status\", \"status\"]\n",
+            "datasets.loans.fields[1]: `status` is named twice",
+        ),
+        ("listing = true\n", "datasets.loans: missing `fields`"),
+        (
+            "fields = [\"status\"]\nlisting = \"yes\"\n",
+            "datasets.loans.listing: expected true or false",
+        ),
+        (
+            "fields = [\"status\"]\nrows = 5\n",
+            "datasets.loans.rows: unknown key",
+        ),
+        (
+            "fields = \"status\"\n",
+            "datasets.loans.fields: expected a list",
+        ),
+    ] {
+        let e = err(&with_grant(grant));
+        assert!(e.starts_with(expected), "{grant}: {e}");
+    }
+    let e = err(&GOOD.replace("[\"loans\"]", "[\"loans\", 3]"));
+    assert!(e.starts_with("datasets[1]: expected a dataset name"), "{e}");
+    let e = err(&GOOD.replace("[\"loans\"]", "\"loans\""));
+    assert!(
+        e.starts_with("datasets: expected a table per dataset"),
+        "{e}"
+    );
+    let e = err(&(GOOD.replace("datasets = [\"loans\"]\n", "") + "[datasets.loan]\nfields = []\n"));
+    assert!(
+        e.starts_with("datasets.loan: unknown dataset `loan`"),
+        "{e}"
     );
 }

@@ -53,10 +53,18 @@ impl PluginState {
                 Dataset::ALL.map(|d| d.as_str()).join(", ")
             ))));
         };
-        if !self.manifest.grants(dataset) {
+        let Some(grant) = self.manifest.grant(dataset) else {
             return Ok(Err(Refusal::Denied(format!(
                 "dataset `{}` is not granted to plugin `{}`",
                 dataset.as_str(),
+                self.manifest.name
+            ))));
+        };
+        // The fields the manifest names, and listing: before anything answers the query.
+        let host_query = make(dataset);
+        if let Err(m) = grant.check(&host_query) {
+            return Ok(Err(Refusal::Denied(format!(
+                "{m} (plugin `{}`)",
                 self.manifest.name
             ))));
         }
@@ -84,7 +92,6 @@ impl PluginState {
         let started = Instant::now();
         let db = &reports.db;
         let remembered = self.totals.as_ref();
-        let host_query = make(dataset);
         let outcome = async {
             let scope = if dataset.is_org_wide() {
                 None
