@@ -20,7 +20,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 crate=$(cd "${1:?usage: scripts/build-plugin.sh PLUGIN_DIR [OUT_DIR]}" && pwd)
 out_dir=${2:-$crate/dist}
 tool=$(basename "$crate")
-# Rust plugins target loan:reporting@1.0.0 (plugins/sdk); the Python and TypeScript SDKs 1.1.0,
+# Rust plugins target loan:reporting@1.2.0 (plugins/sdk); the Python and TypeScript SDKs 1.1.0,
 # whose rows and results cross as one JSON text and one byte list (wit/loan-reporting@1.1.0).
 wit="$root/wit/loan-reporting@1.1.0"
 [ -f "$crate/$tool.toml" ] || { echo "build-plugin: the manifest $crate/$tool.toml is missing" >&2; exit 1; }

@@ -49,7 +49,7 @@ fn bench(c: &mut Criterion) {
         .expect("fixture built by `make plugins`");
     std::fs::write(
         tmp.path().join("misbehave.toml"),
-        "name = \"misbehave\"\nwit_version = \"1.0.0\"\nroles = [\"Agent\"]\ndatasets = []\nscope = \"caller\"\n[limits]\nmemory_mib = 16\ntimeout_ms = 1000\nmax_output_bytes = 65536\n",
+        "name = \"misbehave\"\nwit_version = \"1.2.0\"\nroles = [\"Agent\"]\ndatasets = []\nscope = \"caller\"\n[limits]\nmemory_mib = 16\ntimeout_ms = 1000\nmax_output_bytes = 65536\n",
     )
     .unwrap();
     let echo = rt

@@ -196,6 +196,13 @@ pub struct AuditEntry<'a> {
     pub queries: u32,
     /// Rows read from the database.
     pub rows_read: u64,
+    /// Of those, the rows of loans the plugin listed (loan:reporting@1.2.0 `listing`), each
+    /// the fields of one loan its manifest grants; absent when it listed none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rows_listed: u64,
+    /// The ids of the loans listed, in order (at most 1,000 a call); absent when none.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub loans_listed: &'a [String],
     /// Bytes of the result.
     pub result_bytes: u64,
     /// The arguments, redacted.
@@ -342,6 +349,8 @@ mod tests {
             db_time_ms: 0.0,
             queries: 0,
             rows_read: 0,
+            rows_listed: 0,
+            loans_listed: &[],
             result_bytes: 2,
             arguments: ArgumentSummary::default(),
         };
@@ -428,6 +437,8 @@ mod tests {
             db_time_ms: 0.0,
             queries: 0,
             rows_read: 0,
+            rows_listed: 0,
+            loans_listed: &[],
             result_bytes: 0,
             arguments: ArgumentSummary::default(),
         };

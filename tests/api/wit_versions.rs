@@ -1,7 +1,8 @@
-//! Plugins of both served WIT versions side by side: a 1.0.0 tool (the shipped Rust
-//! `report_loans`) and a 1.1.0 one (`plugins/fixtures/wit-1-1`) in one host, the 1.1.0 rows of
-//! `data.run-json` equal to what the 1.0.0 tool reads, and a 1.1.0 result that is not UTF-8
-//! refused while the host keeps serving.
+//! Plugins of every served WIT version side by side: a 1.0.0 one (`plugins/fixtures/wit-1-0`,
+//! built without the SDK), a 1.1.0 one (`plugins/fixtures/wit-1-1`) and a 1.2.0 tool (the
+//! shipped Rust `report_loans`, built with the SDK) in one host, the rows of 1.0.0's `data.run`
+//! and 1.1.0's `data.run-json` equal to what the 1.2.0 tool reads, and a 1.1.0 result that is
+//! not UTF-8 refused while the host keeps serving.
 
 use serde_json::{json, Value};
 
@@ -11,14 +12,17 @@ use crate::helpers::{
     TestApp, DEFAULT_ROLES,
 };
 
-async fn both_versions() -> TestApp {
-    let manifest = on_wit(
-        manifest("wit_1_1", DEFAULT_ROLES, &["loans"], 32, 5000, 65536),
-        "1.1.0",
-    );
+async fn every_version() -> TestApp {
+    let on = |name: &str, version: &str| {
+        on_wit(
+            manifest(name, DEFAULT_ROLES, &["loans"], 32, 5000, 65536),
+            version,
+        )
+    };
     spawn_app_with(
         AppOptions::default()
-            .plugin("wit_1_1", fixture_wasm("wit-1-1"), manifest)
+            .plugin("wit_1_0", fixture_wasm("wit-1-0"), on("wit_1_0", "1.0.0"))
+            .plugin("wit_1_1", fixture_wasm("wit-1-1"), on("wit_1_1", "1.1.0"))
             .plugin(
                 "report_loans",
                 tool_wasm("report_loans"),
@@ -29,16 +33,17 @@ async fn both_versions() -> TestApp {
 }
 
 #[tokio::test]
-async fn a_1_1_plugin_reads_through_run_json_the_rows_a_1_0_plugin_reads_beside_it() {
+async fn plugins_of_1_0_and_1_1_read_the_rows_a_1_2_plugin_reads_beside_them() {
     // Arrange
-    let app = both_versions().await;
+    let app = every_version().await;
     seed_app(&app, 61, 300).await;
 
     // Act
     let v11 = app
         .call_ok("admin-token", "wit_1_1", json!({"action": "rows"}))
         .await;
-    let v10 = app
+    let v10 = app.call_ok("admin-token", "wit_1_0", json!({})).await;
+    let v12 = app
         .call_ok(
             "admin-token",
             "report_loans",
@@ -46,13 +51,14 @@ async fn a_1_1_plugin_reads_through_run_json_the_rows_a_1_0_plugin_reads_beside_
         )
         .await;
 
-    // Assert: the kinds of (status, count, sum), and per status the same count and exact sum
-    // as the 1.0.0 tool's buckets.
+    // Assert: the kinds of (status, count, sum), the same rows through 1.0.0's `data.run`,
+    // and per status the same count and exact sum as the 1.2.0 tool's buckets.
     assert_eq!(v11["kinds"], json!(["text", "integer", "decimal"]), "{v11}");
     let rows = v11["rows"].as_array().unwrap();
     assert!(!rows.is_empty(), "the admin sees loans: {v11}");
     assert_eq!(v11["totalGroups"], rows.len());
-    let buckets = v10["buckets"].as_array().unwrap();
+    assert_eq!(v10["rows"], v11["rows"], "1.0.0 against 1.1.0");
+    let buckets = v12["buckets"].as_array().unwrap();
     assert_eq!(rows.len(), buckets.len());
     for row in rows {
         assert!(
@@ -75,7 +81,7 @@ async fn a_1_1_plugin_reads_through_run_json_the_rows_a_1_0_plugin_reads_beside_
 #[tokio::test]
 async fn a_1_1_result_that_is_not_utf8_is_refused_and_the_host_keeps_serving() {
     // Arrange
-    let app = both_versions().await;
+    let app = every_version().await;
     seed_app(&app, 62, 50).await;
 
     // Act

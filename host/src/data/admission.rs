@@ -10,8 +10,9 @@ use std::time::Instant;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::cursor::CursorKey;
 use super::report_store::ReportStore;
-use super::store::Db;
+use super::store::{Db, DbError};
 
 /// The report store with its admission control: what the `data` capability runs statements on.
 #[derive(Clone, Debug)]
@@ -22,6 +23,8 @@ pub struct Reports {
     pub store: ReportStore,
     heavy: Arc<Semaphore>,
     heavy_slots: usize,
+    /// The key that seals listing cursors, read from the database once it is first needed.
+    cursor_key: Arc<tokio::sync::OnceCell<Arc<CursorKey>>>,
 }
 
 /// How long a statement waited for a heavy slot it did not get.
@@ -54,7 +57,17 @@ impl Reports {
             db,
             heavy: Arc::new(Semaphore::new(heavy_slots)),
             heavy_slots,
+            cursor_key: Default::default(),
         }
+    }
+
+    /// The key that seals listing cursors: the database's (schema v17), which every host of
+    /// it shares; read (or first written) on the first call that needs it.
+    pub async fn cursor_key(&self) -> Result<Arc<CursorKey>, DbError> {
+        self.cursor_key
+            .get_or_try_init(|| async { CursorKey::load(&self.db).await.map(Arc::new) })
+            .await
+            .cloned()
     }
 
     /// Heavy slots free now.

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::catalog::Dataset;
-use super::query::{Aggregate, Key, Query};
+use super::query::{Aggregate, Key, ListQuery, Query};
 
 /// One dataset's grant, as a manifest declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +61,31 @@ impl Grant {
                 Aggregate::CountOf(f) | Aggregate::CountDistinct(f) => counted(f)?,
                 Aggregate::Sum(f) | Aggregate::Min(f) | Aggregate::Max(f) => read(f)?,
             }
+        }
+        Ok(())
+    }
+
+    /// Refuses a list unless the grant lists the dataset: every field it returns, compares
+    /// or orders by must be granted (identifying ones too, under the listing grant).
+    pub fn check_list(&self, q: &ListQuery) -> Result<(), String> {
+        if !self.listing {
+            return Err(format!(
+                "dataset `{}` is granted for aggregates only: listing its rows needs a listing \
+                 grant (`[datasets.{}] listing = true` in the manifest)",
+                self.dataset.as_str(),
+                self.dataset.as_str()
+            ));
+        }
+        let order = std::iter::once(q.order.field());
+        let predicates = q.predicates.iter().map(|(f, _)| f.as_str());
+        for field in q
+            .fields
+            .iter()
+            .map(String::as_str)
+            .chain(predicates)
+            .chain(order)
+        {
+            self.allow(field, false)?;
         }
         Ok(())
     }

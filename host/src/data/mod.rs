@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod agents;
 pub mod catalog;
+pub mod cursor;
 pub mod directory;
 pub mod field_reference;
 pub mod grant;

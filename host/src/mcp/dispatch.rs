@@ -369,6 +369,8 @@ impl Dispatcher {
                 db_time_ms: report.data.db_time.as_secs_f64() * 1000.0,
                 queries: report.data.queries,
                 rows_read: report.data.rows,
+                rows_listed: report.data.listed,
+                loans_listed: &report.data.listed_loans,
                 result_bytes: report.result_bytes,
                 arguments: summarize(arguments, schema),
             })

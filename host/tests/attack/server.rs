@@ -38,7 +38,7 @@ pub(super) fn build_plugins(dist: &Path) -> PathBuf {
 
 /// The most a manifest may grant: the hostile plugin takes all of it.
 pub(super) const HOSTILE_MANIFEST: &str = r#"name = "misbehave"
-wit_version = "1.0.0"
+wit_version = "1.2.0"
 roles = ["Admin", "Processor", "DualLicensedAgent", "ConciergeKey", "Agent"]
 scope = "caller"
 
@@ -108,7 +108,7 @@ impl Server {
             // Built with the Python and TypeScript SDKs: `loan:reporting@1.1.0`.
             let manifest = HOSTILE_MANIFEST
                 .replace("\"misbehave\"", &format!("\"{tool}\""))
-                .replace("wit_version = \"1.0.0\"", "wit_version = \"1.1.0\"")
+                .replace("wit_version = \"1.2.0\"", "wit_version = \"1.1.0\"")
                 + "core_instances = 48\n";
             std::fs::write(plugin_dir.join(format!("{tool}.toml")), manifest).unwrap();
         }

@@ -49,11 +49,11 @@ pub use serde_json;
 #[global_allocator]
 static ALLOCATOR: arena::ArenaAllocator = arena::ArenaAllocator::new();
 
-/// The generated bindings of the `loan:reporting@1.0.0` world.
+/// The generated bindings of the `loan:reporting@1.2.0` world.
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/loan-reporting@1.0.0",
+        path: "../../wit/loan-reporting@1.2.0",
         world: "reporting-tool",
         pub_export_macro: true,
         default_bindings_module: "loanhost_guest::bindings",
@@ -61,7 +61,7 @@ pub mod bindings {
 }
 
 /// The WIT version this SDK targets; manifests name it in `wit_version`.
-pub const WIT_VERSION: &str = "1.0.0";
+pub const WIT_VERSION: &str = "1.2.0";
 
 /// Who is calling (resolved by the host from the validated token).
 pub mod caller {
@@ -122,6 +122,8 @@ pub mod log {
 pub mod data {
     pub use crate::bindings::loan::reporting::data::*;
 }
+
+pub mod listing;
 
 pub use bindings::loan::reporting::types::ToolError;
 
@@ -273,8 +275,8 @@ macro_rules! export_tool {
             fn describe() -> $crate::bindings::exports::loan::reporting::tool::ToolDescription {
                 $crate::__describe::<$tool>()
             }
-            fn call(arguments: String) -> Result<String, $crate::ToolError> {
-                $crate::__call::<$tool>(arguments)
+            fn call(arguments: String) -> Result<Vec<u8>, $crate::ToolError> {
+                $crate::__call::<$tool>(arguments).map(String::into_bytes)
             }
         }
 

@@ -150,7 +150,7 @@ pub fn manifest(
     } + "scope = \"caller\"\n\n"
         + &every_field_listed(datasets);
     format!(
-        "name = \"{name}\"\nwit_version = \"1.0.0\"\nroles = [{}]\n{grants}[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = {timeout_ms}\nmax_output_bytes = {max_output}\n",
+        "name = \"{name}\"\nwit_version = \"1.2.0\"\nroles = [{}]\n{grants}[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = {timeout_ms}\nmax_output_bytes = {max_output}\n",
         list(roles),
     )
 }
@@ -173,11 +173,11 @@ pub fn every_field_listed(datasets: &[&str]) -> String {
         .collect()
 }
 
-/// `manifest` for a component built against `loan:reporting@{version}` (the Python and
-/// TypeScript SDKs build 1.1.0).
+/// `manifest` (of a component built with the Rust SDK, `loan:reporting@1.2.0`) for a component
+/// built against `loan:reporting@{version}` (the Python and TypeScript SDKs build 1.1.0).
 pub fn on_wit(manifest: String, version: &str) -> String {
     manifest.replace(
-        "wit_version = \"1.0.0\"",
+        "wit_version = \"1.2.0\"",
         &format!("wit_version = \"{version}\""),
     )
 }

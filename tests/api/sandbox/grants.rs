@@ -14,7 +14,7 @@ async fn echo_granted(datasets: &str) -> TestApp {
         .collect::<Vec<_>>()
         .join(", ");
     let manifest = format!(
-        "name = \"query_echo\"\nwit_version = \"1.0.0\"\nroles = [{roles}]\n{datasets}\n[limits]\nmemory_mib = 64\ntimeout_ms = 20000\nmax_output_bytes = 4194304\n"
+        "name = \"query_echo\"\nwit_version = \"1.2.0\"\nroles = [{roles}]\n{datasets}\n[limits]\nmemory_mib = 64\ntimeout_ms = 20000\nmax_output_bytes = 4194304\n"
     );
     let app = spawn_app_with(AppOptions::default().plugin(
         "query_echo",

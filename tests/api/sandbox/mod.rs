@@ -3,6 +3,7 @@
 
 mod grants;
 mod hostile;
+mod listing;
 mod statements;
 
 use std::time::{Duration, Instant};

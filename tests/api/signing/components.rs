@@ -162,7 +162,7 @@ async fn another_wit_major_version_is_refused_naming_both_versions() {
         .unwrap_err();
 
     // Assert
-    assert!(e.to_string().ends_with("future.wasm: built against loan:reporting@2.0.0; this host supports loan:reporting@1.0.0, loan:reporting@1.1.0"), "{e}");
+    assert!(e.to_string().ends_with("future.wasm: built against loan:reporting@2.0.0; this host supports loan:reporting@1.0.0, loan:reporting@1.1.0, loan:reporting@1.2.0"), "{e}");
 }
 
 #[tokio::test]
@@ -219,7 +219,7 @@ async fn a_component_importing_wasi_or_anything_foreign_is_refused() {
 
     // Assert
     assert!(
-        wasi.ends_with("sneaky.wasm: imports `wasi:filesystem/types@0.2.0`, which this host does not provide: plugins may import only the loan:reporting interfaces (types, caller, clock, log, data); WASI is not offered to plugins: build with `componentize-py … componentize --stub-wasi` (Python), `jco componentize … --disable all` (JavaScript/TypeScript), or for Rust the wasm32-unknown-unknown target (scripts/build-plugin.sh does each)"),
+        wasi.ends_with("sneaky.wasm: imports `wasi:filesystem/types@0.2.0`, which this host does not provide: plugins may import only the loan:reporting interfaces (types, caller, clock, log, data, listing); WASI is not offered to plugins: build with `componentize-py … componentize --stub-wasi` (Python), `jco componentize … --disable all` (JavaScript/TypeScript), or for Rust the wasm32-unknown-unknown target (scripts/build-plugin.sh does each)"),
         "{wasi}"
     );
     assert!(

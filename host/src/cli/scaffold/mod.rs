@@ -115,7 +115,7 @@ impl Scaffold<'_> {
         write_file(krate.join("src/lib.rs"), rust::lib_rs(name))?;
         write_file(
             krate.join(format!("{name}.toml")),
-            manifest(name, "1.0.0", 32, ""),
+            manifest(name, RUST_WIT_VERSION, 32, ""),
         )?;
         write_fixtures(&krate)?;
         Ok((krate, in_workspace))
@@ -209,8 +209,11 @@ fn write_view(dir: &Path, name: &str) -> Result<(), String> {
     )
 }
 
+/// The version of `loan:reporting` the Rust SDK (`plugins/sdk`) builds against.
+const RUST_WIT_VERSION: &str = "1.2.0";
+
 /// The manifest of a new plugin with `memory_mib` of memory; `limits` adds lines to its
-/// `[limits]`, built against `loan:reporting@{wit_version}` (Rust plugins 1.0.0; the Python and
+/// `[limits]`, built against `loan:reporting@{wit_version}` (Rust plugins 1.2.0; the Python and
 /// TypeScript SDKs 1.1.0).
 fn manifest(name: &str, wit_version: &str, memory_mib: u32, limits: &str) -> String {
     format!(

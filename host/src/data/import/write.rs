@@ -116,6 +116,10 @@ pub(super) async fn write(
     if records.is_empty() {
         return Ok(());
     }
+    if matches!(file, "loans.jsonl" | "agents.jsonl") {
+        // The loans, or who sees which: a list's cursors from before name another snapshot.
+        tx.exec(NEXT_GENERATION, &[]).await?;
+    }
     if file == "agents.jsonl" {
         return write_agents(tx, records).await;
     }
@@ -134,6 +138,10 @@ pub(super) async fn write(
         _ => Ok(()),
     }
 }
+
+/// Moves the snapshot to its next generation (schema v17): the cursors of lists cut from the
+/// one before are refused from the commit on.
+const NEXT_GENERATION: &str = "UPDATE listing_state SET generation = generation + 1 WHERE id = 1";
 
 /// Agents: the last line of each wins whole (its roles and managed agents replace those of
 /// earlier lines and earlier imports).

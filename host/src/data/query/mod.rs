@@ -16,6 +16,8 @@
 //! - `intake`: the call's budgets for one statement and the counting of its rows;
 //! - `fold`: the host's half of the period-set plan (sets into labelled groups);
 //! - `host_order`: the host's order, count, limit and totals of a statement's groups;
+//! - `listing`: a page of rows for a plugin with a listing grant (keyset paging, the same
+//!   `WHERE` builder);
 //! - `exec_sqlite`, `exec_postgres`: one executor per engine, each stopping its statement
 //!   inside the engine at its deadline.
 
@@ -39,6 +41,7 @@ mod host_order;
 mod intake;
 mod ir;
 mod limits;
+mod listing;
 mod order;
 mod period_set_sql;
 mod periods;
@@ -59,6 +62,7 @@ pub use limits::{
     MAX_FILTER_BYTES, MAX_LABEL_BYTES, MAX_LIST_VALUES, MAX_MAP_ENTRIES, MAX_SEARCH_CHARS,
     MAX_SEARCH_WORDS, MAX_VALUE_BYTES, ROW_CAP, STATEMENT_TIMEOUT,
 };
+pub use listing::{list, ListError, ListOrder, ListQuery, Listed, MAX_LIST_FIELDS, MAX_PAGE_SIZE};
 pub use statement::answer_from_totals;
 
 /// Runs a query for a caller (`scope` is required for caller-scoped datasets), within

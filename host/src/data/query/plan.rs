@@ -203,7 +203,10 @@ fn compile_statement(
 
 /// The query's loan filter compiled on its own parameters (a dataset without loans takes
 /// none).
-fn filter_first(c: &mut Compiler, q: &Query) -> Result<(Vec<String>, Vec<P>), QueryError> {
+pub(super) fn filter_first(
+    c: &mut Compiler,
+    q: &Query,
+) -> Result<(Vec<String>, Vec<P>), QueryError> {
     Ok(match &q.filter {
         None => (vec![], vec![]),
         Some(_) if !q.dataset.has_loans() => {

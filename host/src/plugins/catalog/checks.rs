@@ -16,7 +16,7 @@ use crate::plugins::limits::{MAX_MEMORIES_PER_COMPONENT, MAX_TABLES_PER_COMPONEN
 use crate::plugins::wit::{WitVersion, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
 
 /// The interfaces a plugin may import (besides none at all).
-const IMPORTABLE: &[&str] = &["types", "caller", "clock", "log", "data"];
+const IMPORTABLE: &[&str] = &["types", "caller", "clock", "log", "data", "listing"];
 
 /// Checks what the component's shape says before it is compiled: only the host's imports
 /// (naming the build flag that removes WASI), and no more core instances, memories or initial
@@ -81,6 +81,8 @@ fn foreign_import(name: &str) -> String {
 }
 
 /// Whether an import names one of the host's interfaces (`loan:reporting/<interface>@<v>`).
+/// Importing `listing` grants nothing: the manifest's listing grant is checked on every list
+/// (an interpreted plugin's component imports every interface of its world, used or not).
 fn is_importable(name: &str) -> bool {
     name.strip_prefix(WIT_PACKAGE)
         .and_then(|rest| rest.strip_prefix('/'))
@@ -252,10 +254,10 @@ mod tests {
                 .contains("built against one version"),
             "{mixed:?}"
         );
-        let future = tool_version(&names("1.2.0", &["tool"]), &names("1.2.0", &imports));
+        let future = tool_version(&names("1.3.0", &["tool"]), &names("1.3.0", &imports));
         assert_eq!(
             future,
-            Err("built against loan:reporting@1.2.0; this host supports loan:reporting@1.0.0, loan:reporting@1.1.0".into())
+            Err("built against loan:reporting@1.3.0; this host supports loan:reporting@1.0.0, loan:reporting@1.1.0, loan:reporting@1.2.0".into())
         );
     }
 }

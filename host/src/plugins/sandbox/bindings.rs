@@ -1,7 +1,8 @@
-//! The generated host bindings of the `loan:reporting` worlds this host serves, 1.0.0 and
-//! 1.1.0 (private to `plugins`), and [`ToolPre`], a component ready to instantiate as either.
+//! The generated host bindings of the `loan:reporting` worlds this host serves, 1.0.0, 1.1.0
+//! and 1.2.0 (private to `plugins`), and [`ToolPre`], a component ready to instantiate as any.
 //! 1.1.0 shares 1.0.0's `types`, `caller`, `clock` and `log` (the same Rust types and host
-//! code); its `data` adds `run-json` and its `tool.call` returns bytes.
+//! code); its `data` adds `run-json` and its `tool.call` returns bytes. 1.2.0 shares those and
+//! 1.1.0's `data` and `tool`, and adds `listing`.
 
 mod v1_0 {
     wasmtime::component::bindgen!({
@@ -28,6 +29,23 @@ pub(crate) mod v1_1 {
     pub(crate) use self::loan::reporting::data;
 }
 
+pub(crate) mod v1_2 {
+    wasmtime::component::bindgen!({
+        path: "../wit/loan-reporting@1.2.0",
+        world: "reporting-tool",
+        imports: { default: async | trappable },
+        exports: { default: async },
+        with: {
+            "loan:reporting/types@1.2.0": super::v1_0::loan::reporting::types,
+            "loan:reporting/caller@1.2.0": super::v1_0::loan::reporting::caller,
+            "loan:reporting/clock@1.2.0": super::v1_0::loan::reporting::clock,
+            "loan:reporting/log@1.2.0": super::v1_0::loan::reporting::log,
+            "loan:reporting/data@1.2.0": super::v1_1::loan::reporting::data,
+        },
+    });
+    pub(crate) use self::loan::reporting::listing;
+}
+
 pub(crate) use v1_0::exports::loan::reporting::tool::ToolDescription;
 pub(crate) use v1_0::loan::reporting::{caller, clock, data, log, types};
 
@@ -41,6 +59,8 @@ pub(crate) enum ToolPre {
     V1_0(v1_0::ReportingToolPre<PluginState>),
     /// `loan:reporting@1.1.0`.
     V1_1(v1_1::ReportingToolPre<PluginState>),
+    /// `loan:reporting@1.2.0`.
+    V1_2(v1_2::ReportingToolPre<PluginState>),
 }
 
 impl ToolPre {
@@ -52,6 +72,7 @@ impl ToolPre {
         match version {
             WitVersion::V1_0 => v1_0::ReportingToolPre::new(pre).map(ToolPre::V1_0),
             WitVersion::V1_1 => v1_1::ReportingToolPre::new(pre).map(ToolPre::V1_1),
+            WitVersion::V1_2 => v1_2::ReportingToolPre::new(pre).map(ToolPre::V1_2),
         }
     }
 
@@ -61,6 +82,7 @@ impl ToolPre {
         match self {
             ToolPre::V1_0(pre) => pre.instance_pre().engine(),
             ToolPre::V1_1(pre) => pre.instance_pre().engine(),
+            ToolPre::V1_2(pre) => pre.instance_pre().engine(),
         }
     }
 
@@ -72,17 +94,20 @@ impl ToolPre {
         Ok(match self {
             ToolPre::V1_0(pre) => Tool::V1_0(pre.instantiate_async(store).await?),
             ToolPre::V1_1(pre) => Tool::V1_1(pre.instantiate_async(store).await?),
+            ToolPre::V1_2(pre) => Tool::V1_2(pre.instantiate_async(store).await?),
         })
     }
 }
 
-/// Adds every host capability of both versions to their linkers.
+/// Adds every host capability of each version to its linker.
 pub(crate) fn add_to_linkers(
     v1_0: &mut wasmtime::component::Linker<PluginState>,
     v1_1: &mut wasmtime::component::Linker<PluginState>,
+    v1_2: &mut wasmtime::component::Linker<PluginState>,
 ) -> wasmtime::Result<()> {
     v1_0::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_0, |s| s)?;
-    v1_1::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_1, |s| s)
+    v1_1::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_1, |s| s)?;
+    v1_2::ReportingTool::add_to_linker::<_, wasmtime::component::HasSelf<_>>(v1_2, |s| s)
 }
 
 /// An instance of a plugin, by the version of `loan:reporting` it targets.
@@ -91,6 +116,8 @@ pub(crate) enum Tool {
     V1_0(v1_0::ReportingTool),
     /// `loan:reporting@1.1.0`.
     V1_1(v1_1::ReportingTool),
+    /// `loan:reporting@1.2.0`.
+    V1_2(v1_2::ReportingTool),
 }
 
 impl Tool {
@@ -102,6 +129,16 @@ impl Tool {
         match self {
             Tool::V1_0(t) => t.loan_reporting_tool().call_describe(store).await,
             Tool::V1_1(t) => {
+                let d = t.loan_reporting_tool().call_describe(store).await?;
+                Ok(ToolDescription {
+                    name: d.name,
+                    title: d.title,
+                    description: d.description,
+                    input_schema: d.input_schema,
+                    output_schema: d.output_schema,
+                })
+            }
+            Tool::V1_2(t) => {
                 let d = t.loan_reporting_tool().call_describe(store).await?;
                 Ok(ToolDescription {
                     name: d.name,
@@ -123,14 +160,20 @@ impl Tool {
     ) -> wasmtime::Result<Result<String, types::ToolError>> {
         match self {
             Tool::V1_0(t) => t.loan_reporting_tool().call_call(store, arguments).await,
-            Tool::V1_1(t) => Ok(
-                match t.loan_reporting_tool().call_call(store, arguments).await? {
-                    Ok(bytes) => Ok(String::from_utf8(bytes).map_err(|e| {
-                        wasmtime::format_err!("the plugin's result is not UTF-8 text: {e}")
-                    })?),
-                    Err(e) => Err(e),
-                },
-            ),
+            Tool::V1_1(t) => utf8(t.loan_reporting_tool().call_call(store, arguments).await?),
+            Tool::V1_2(t) => utf8(t.loan_reporting_tool().call_call(store, arguments).await?),
         }
     }
+}
+
+/// A result given as bytes (1.1.0 on) as text: bytes that are not UTF-8 are the plugin's
+/// fault (a trap).
+fn utf8(
+    result: Result<Vec<u8>, types::ToolError>,
+) -> wasmtime::Result<Result<String, types::ToolError>> {
+    Ok(match result {
+        Ok(bytes) => Ok(String::from_utf8(bytes)
+            .map_err(|e| wasmtime::format_err!("the plugin's result is not UTF-8 text: {e}"))?),
+        Err(e) => Err(e),
+    })
 }

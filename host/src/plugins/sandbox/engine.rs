@@ -34,6 +34,7 @@ struct Flavour {
     engine: Engine,
     linker: Linker<PluginState>,
     linker_1_1: Linker<PluginState>,
+    linker_1_2: Linker<PluginState>,
     /// [`Engine::precompile_compatibility_hash`], hashed: in each cached component's name.
     compat_hash: String,
 }
@@ -46,7 +47,8 @@ impl Flavour {
             .map_err(|e| anyhow::anyhow!("creating the wasmtime engine: {e:#}"))?;
         let mut linker = Linker::new(&engine);
         let mut linker_1_1 = Linker::new(&engine);
-        super::bindings::add_to_linkers(&mut linker, &mut linker_1_1)
+        let mut linker_1_2 = Linker::new(&engine);
+        super::bindings::add_to_linkers(&mut linker, &mut linker_1_1, &mut linker_1_2)
             .map_err(|e| anyhow::anyhow!("linking host capabilities: {e:#}"))?;
         let mut h = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut h);
@@ -55,6 +57,7 @@ impl Flavour {
             engine,
             linker,
             linker_1_1,
+            linker_1_2,
             compat_hash,
         })
     }
@@ -137,6 +140,7 @@ impl PluginEngine {
         match wit_version {
             WitVersion::V1_0 => &flavour.linker,
             WitVersion::V1_1 => &flavour.linker_1_1,
+            WitVersion::V1_2 => &flavour.linker_1_2,
         }
     }
 

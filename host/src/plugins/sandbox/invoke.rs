@@ -252,7 +252,7 @@ async fn run_in_store(pre: ToolPre, state: PluginState, op: Op, timeout_ms: u64)
         .take()
         .map(super::profile::CallProfile::into_marks)
         .unwrap_or_default();
-    let usage = store.data().usage;
+    let usage = std::mem::take(&mut store.data_mut().usage);
     let result = match outcome {
         Err(_elapsed) => Err(Failure::Timeout(timeout_ms)),
         Ok(Ok(answer)) => Ok(answer),

@@ -94,7 +94,7 @@ impl CallTotals {
 }
 
 /// What one call's `data` queries have spent, against the manifest's `[limits]`.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct DataUsage {
     /// Queries run (refused ones included).
     pub queries: u32,
@@ -107,7 +107,14 @@ pub struct DataUsage {
     pub bytes: u64,
     /// Database time spent.
     pub db_time: Duration,
+    /// Of the rows, those the listing capability gave: each a loan's fields.
+    pub listed: u64,
+    /// The ids of the loans listed, in order, up to [`MAX_AUDITED_LOANS`] (for the audit line).
+    pub listed_loans: Vec<String>,
 }
+
+/// Loan ids one call's audit line names at most (a call lists at most its `max_rows`).
+pub const MAX_AUDITED_LOANS: usize = 1_000;
 
 /// Raised (as a trap) when a call spends one of its budgets: the guest cannot catch it and
 /// carry on. `timeout` says whether the caller is told `timeout:` rather than `internal:`.

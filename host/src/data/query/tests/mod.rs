@@ -15,6 +15,7 @@ mod filter;
 mod fold;
 mod fuzz;
 mod host_order;
+mod listing;
 mod months;
 mod period_sets;
 mod planners;

@@ -75,19 +75,7 @@ impl PluginState {
             ))));
         };
         let identity = call.identity.clone();
-        // One statement at a time per caller, over all their calls; the wait counts against
-        // this call's deadline.
-        let slot = call.statements.clone();
-        let wait = self.deadline.saturating_duration_since(Instant::now());
-        let _statement = match tokio::time::timeout(wait, slot.acquire_owned()).await {
-            Ok(Ok(permit)) => permit,
-            _ => {
-                return Err(wasmtime::Error::new(LimitHit {
-                    timeout: true,
-                    message: "waited past its deadline for the caller's other statements".into(),
-                }))
-            }
-        };
+        let _statement = self.statement_slot().await?;
         let allowance = self.next_allowance()?;
         let started = Instant::now();
         let db = &reports.db;
@@ -178,10 +166,28 @@ enum Answered {
 }
 
 impl PluginState {
+    /// The caller's statement slot: one statement at a time per caller, over all their calls;
+    /// the wait counts against this call's deadline (past it: a trap).
+    pub(super) async fn statement_slot(
+        &self,
+    ) -> wasmtime::Result<tokio::sync::OwnedSemaphorePermit> {
+        let Some(call) = self.call.as_ref() else {
+            return Err(super::no_call_in_describe("data.run"));
+        };
+        let wait = self.deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(wait, call.statements.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => Err(wasmtime::Error::new(LimitHit {
+                timeout: true,
+                message: "waited past its deadline for the caller's other statements".into(),
+            })),
+        }
+    }
+
     /// Counts one more query against the manifest's `[limits]` and returns what it may
     /// spend: the least of the database time left, the statement timeout and the call's
     /// own deadline; the rows and bytes left. A spent budget traps.
-    fn next_allowance(&mut self) -> wasmtime::Result<Allowance> {
+    pub(super) fn next_allowance(&mut self) -> wasmtime::Result<Allowance> {
         let limits = self.manifest.limits;
         let spent = |message: String| {
             Err(wasmtime::Error::new(LimitHit {

@@ -68,7 +68,7 @@ macro_rules! conversions {
                 }
             }
 
-            fn condition(c: wit::Condition) -> Condition {
+            pub(in super::super) fn condition(c: wit::Condition) -> Condition {
                 match c {
                     wit::Condition::Eq(v) => Condition::Eq(from_wit(v)),
                     wit::Condition::Ne(v) => Condition::Ne(from_wit(v)),
@@ -95,7 +95,7 @@ macro_rules! conversions {
                 }
             }
 
-            pub(super) fn to_wit(v: Value) -> wit::Value {
+            pub(in super::super) fn to_wit(v: Value) -> wit::Value {
                 match v {
                     Value::Null => wit::Value::Null,
                     Value::Boolean(b) => wit::Value::Boolean(b),
@@ -134,6 +134,9 @@ macro_rules! conversions {
 
 conversions!(from_1_0, super::v1_0);
 conversions!(from_1_1, super::v1_1);
+
+/// 1.1.0's conditions and values, which 1.2.0's `listing` shares.
+pub(super) use from_1_1::{condition as condition_1_1, to_wit as value_1_1};
 
 impl v1_0::Host for PluginState {
     async fn run(
@@ -176,12 +179,36 @@ const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 /// its aggregate's); a column of two kinds would be a fault of the query compiler, refused
 /// rather than sent with a kind that misdescribes it.
 fn json_rows(rows: query::Rows) -> Result<v1_1::JsonRows, String> {
-    let mut kinds: Vec<Option<v1_1::ColumnKind>> = vec![None; rows.columns.len()];
+    let (text, kinds) = json_text(rows.columns.len(), &rows.rows)?;
+    Ok(v1_1::JsonRows {
+        columns: rows.columns,
+        kinds,
+        rows: text,
+        truncated: rows.truncated,
+        total_groups: rows.total_groups,
+    })
+}
+
+/// Rows of `columns` values as one JSON text (an array of arrays) and each column's kind (a
+/// column of nulls only is `text`): what 1.1.0's `json-rows` and 1.2.0's `json-page` carry.
+pub(super) fn json_text(
+    columns: usize,
+    rows: &[Vec<Value>],
+) -> Result<(String, Vec<v1_1::ColumnKind>), String> {
+    let mut kinds: Vec<Option<v1_1::ColumnKind>> = vec![None; columns];
+    let bytes: usize = rows
+        .iter()
+        .flatten()
+        .map(|v| match v {
+            Value::Decimal(s) | Value::Text(s) | Value::Timestamp(s) => s.len() + 3,
+            _ => 8,
+        })
+        .sum();
     // Written as bytes, each string escaped by serde_json straight into them (no string of
     // its own per value); writing into a `Vec` cannot fail.
-    let mut text: Vec<u8> = Vec::with_capacity(rows.bytes as usize + 8 * rows.rows.len() + 2);
+    let mut text: Vec<u8> = Vec::with_capacity(bytes + 2 * rows.len() + 2);
     text.push(b'[');
-    for (r, row) in rows.rows.iter().enumerate() {
+    for (r, row) in rows.iter().enumerate() {
         text.extend_from_slice(if r == 0 { b"[" } else { b",[" });
         for (c, value) in row.iter().enumerate() {
             if c > 0 {
@@ -230,16 +257,14 @@ fn json_rows(rows: query::Rows) -> Result<v1_1::JsonRows, String> {
         text.push(b']');
     }
     text.push(b']');
-    Ok(v1_1::JsonRows {
-        columns: rows.columns,
-        kinds: kinds
-            .into_iter()
-            .map(|k| k.unwrap_or(v1_1::ColumnKind::Text))
-            .collect(),
-        rows: String::from_utf8(text).expect("JSON written from strings is UTF-8"),
-        truncated: rows.truncated,
-        total_groups: rows.total_groups,
-    })
+    let kinds = kinds
+        .into_iter()
+        .map(|k| k.unwrap_or(v1_1::ColumnKind::Text))
+        .collect();
+    Ok((
+        String::from_utf8(text).expect("JSON written from strings is UTF-8"),
+        kinds,
+    ))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod caller;
 mod clock;
 mod data;
 mod data_wit;
+mod listing;
 mod log;
 
 use super::bindings::types;
