@@ -70,6 +70,16 @@ impl fmt::Display for RoleCode {
 pub const NAME_READER_ROLES: [RoleCode; 3] =
     [RoleCode::Admin, RoleCode::Processor, RoleCode::ConciergeKey];
 
+/// The roles that may read the names of the borrowers on their loans (unless they also hold
+/// `PreLicensed`).
+pub const BORROWER_READER_ROLES: [RoleCode; 5] = [
+    RoleCode::Admin,
+    RoleCode::Processor,
+    RoleCode::ConciergeKey,
+    RoleCode::Agent,
+    RoleCode::DualLicensedAgent,
+];
+
 /// A resolved caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
@@ -125,6 +135,14 @@ impl Identity {
     pub fn can_read_names(&self) -> bool {
         self.has_any(&NAME_READER_ROLES)
     }
+
+    /// Whether the caller may read the names of the borrowers on the loans of their scope
+    /// (in a list only, docs/design.md §5): the roles that work a loan (Admin, Processor,
+    /// ConciergeKey, Agent, DualLicensedAgent), never a pre-licensed agent, who sees the loans
+    /// they referred and is not licensed to originate.
+    pub fn can_read_borrower_names(&self) -> bool {
+        !self.has(RoleCode::PreLicensed) && self.has_any(&BORROWER_READER_ROLES)
+    }
 }
 
 #[cfg(test)]
@@ -141,6 +159,11 @@ mod tests {
     fn name_readers() {
         assert!(Identity::new("u", [RoleCode::Processor]).can_read_names());
         assert!(!Identity::new("u", [RoleCode::Agent]).can_read_names());
+        assert!(Identity::new("u", [RoleCode::Agent]).can_read_borrower_names());
+        assert!(
+            !Identity::new("u", [RoleCode::Agent, RoleCode::PreLicensed]).can_read_borrower_names()
+        );
+        assert!(!Identity::new("u", [RoleCode::User]).can_read_borrower_names());
     }
 
     #[test]

@@ -59,6 +59,10 @@ pub enum Exposure {
     /// it (`count-of`, `count-distinct`, `distinct-on`); read, grouped on, compared, or
     /// returned only by a plugin whose manifest declares a listing grant for the dataset.
     Identifying,
+    /// A borrower's name: never aggregated, read only in a list (the listing capability, under a
+    /// listing grant), for callers who may read borrowers' names
+    /// ([`crate::identity::Identity::can_read_borrower_names`]).
+    Borrower,
 }
 
 impl Exposure {
@@ -68,6 +72,7 @@ impl Exposure {
             Exposure::Open => "aggregate",
             Exposure::Name => "name",
             Exposure::Identifying => "identifying",
+            Exposure::Borrower => "borrower",
         }
     }
 
@@ -81,17 +86,18 @@ impl Exposure {
             Exposure::Identifying => {
                 "identifying: counted by any plugin granted it; read only with a listing grant"
             }
+            Exposure::Borrower => {
+                "borrower: only listed, with a listing grant, for callers with Admin, Processor, \
+                 ConciergeKey, Agent or DualLicensedAgent and without PreLicensed"
+            }
         }
     }
 }
 
-/// Columns of the snapshot the host holds and no dataset exposes: a borrower's name and email
-/// never leave the host through the `data` capability. (field name, what it holds).
-pub const WITHHELD: &[(&str, &str)] = &[
-    ("borrowerFirstName", "the borrower's first name"),
-    ("borrowerLastName", "the borrower's last name"),
-    ("borrowerEmail", "the borrower's email address"),
-];
+/// Columns of the snapshot the host holds and no dataset exposes: a borrower's email never
+/// leaves the host (the `searchText` filter matches it, and a borrower's names, inside the
+/// database). (field name, what it holds).
+pub const WITHHELD: &[(&str, &str)] = &[("borrowerEmail", "the borrower's email address")];
 
 impl Field {
     /// Readable only by callers who may read names (Admin, Processor, ConciergeKey).
@@ -102,6 +108,11 @@ impl Field {
     /// Identifies one loan or deal: read only under a listing grant.
     pub fn identifying(&self) -> bool {
         self.exposure == Exposure::Identifying
+    }
+
+    /// A borrower's name: only listed.
+    pub fn borrower(&self) -> bool {
+        self.exposure == Exposure::Borrower
     }
 
     /// The expression to de-duplicate on: the identity when there is one, else the column.
@@ -137,6 +148,14 @@ const fn name_field(name: &'static str, column: &'static str) -> Field {
         exposure: Exposure::Name,
         identity: None,
         month: None,
+    }
+}
+
+/// A borrower's name ([`Exposure::Borrower`]).
+const fn borrower_field(name: &'static str, column: &'static str) -> Field {
+    Field {
+        exposure: Exposure::Borrower,
+        ..f(name, column, FieldType::Text)
     }
 }
 
@@ -192,6 +211,8 @@ const LOAN_FIELDS: &[Field] = &[
     name_field("processorName", "l.processor_name"),
     f("referringAgentId", "l.referring_agent_id", Text),
     name_field("referringAgentName", "l.referring_agent_name"),
+    borrower_field("borrowerFirstName", "l.borrower_first_name"),
+    borrower_field("borrowerLastName", "l.borrower_last_name"),
 ];
 
 /// Fields of a history row (alias `h`), besides the loan's own fields.

@@ -20,7 +20,9 @@ pub struct FieldDoc {
     pub needs_name_right: bool,
     /// Who may read it: `aggregate` (any plugin granted it), `name` (only for callers with the
     /// name right), `identifying` (counted by any plugin granted it, read only with a listing
-    /// grant), `withheld` (held by the host, in no dataset: it never leaves the host).
+    /// grant), `borrower` (a borrower's name: only listed, under a listing grant, for callers
+    /// who may read borrowers' names), `withheld` (held by the host, in no dataset: it never
+    /// leaves the host).
     pub exposure: &'static str,
     /// The same, as the table of `docs/plugins.md` says it.
     #[serde(skip)]
@@ -58,6 +60,8 @@ const LOAN_MEANINGS: &[(&str, &str)] = &[
     ("companyId", "the company the loan belongs to"),
     ("loanOfficerId", "the loan officer's platform user id"),
     ("loanOfficerName", "the loan officer's name"),
+    ("borrowerFirstName", "the borrower's first name"),
+    ("borrowerLastName", "the borrower's last name"),
     (
         "loanAssistantId",
         "the loan officer assistant's platform user id",

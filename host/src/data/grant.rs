@@ -102,6 +102,13 @@ impl Grant {
                 self.fields.iter().cloned().collect::<Vec<_>>().join(", ")
             ));
         }
+        if field.borrower() && !self.listing {
+            return Err(format!(
+                "field `{name}` of dataset `{}` is a borrower's name: only a plugin with a \
+                 listing grant lists it",
+                self.dataset.as_str()
+            ));
+        }
         if field.identifying() && !counted && !self.listing {
             return Err(format!(
                 "field `{name}` of dataset `{}` identifies a loan or a deal: only a plugin with a \

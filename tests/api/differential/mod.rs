@@ -16,6 +16,7 @@ use crate::helpers::{
     TODAY,
 };
 
+mod listing;
 mod oracle;
 mod tables;
 mod values;
@@ -61,6 +62,11 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
             _ => options.plugin(t, tool_wasm(t), tool_manifest(t)),
         };
     }
+    options = options.plugin(
+        "query_loans",
+        tool_wasm("query_loans"),
+        tool_manifest("query_loans"),
+    );
     let app = spawn_app_with(options).await;
     let data = seed_app_on(&app, seed, 500, today).await;
     World {

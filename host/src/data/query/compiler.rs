@@ -12,6 +12,9 @@ use crate::data::values::{parse_decimal, parse_instant};
 pub(super) struct Compiler {
     pub(super) dataset: Dataset,
     pub(super) can_read_names: bool,
+    /// A list (never an aggregate) for a caller who may read borrowers' names: the only
+    /// statement that reads them.
+    pub(super) lists_borrowers: bool,
     pub(super) postgres: bool,
     pub(super) params: Vec<P>,
     /// History read on its own: `loan.*` fields the rows carry come from the rows.
@@ -71,6 +74,13 @@ impl Compiler {
         if f.restricted() && !self.can_read_names {
             return Err(QueryError::Denied(format!(
                 "field `{name}` is readable only by callers with Admin, Processor or ConciergeKey"
+            )));
+        }
+        if f.borrower() && !self.lists_borrowers {
+            return Err(QueryError::Denied(format!(
+                "field `{name}` is a borrower's name: it is only listed (the listing capability), \
+                 for callers with Admin, Processor, ConciergeKey, Agent or DualLicensedAgent and \
+                 without PreLicensed"
             )));
         }
         Ok(f)

@@ -140,6 +140,25 @@ pub struct Listed {
     pub bytes: u64,
 }
 
+/// Which of the fields that name a person the caller may read in a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Readers {
+    /// Officer, processor and referrer names (Admin, Processor, ConciergeKey).
+    pub names: bool,
+    /// Borrowers' names ([`crate::identity::Identity::can_read_borrower_names`]).
+    pub borrowers: bool,
+}
+
+impl Readers {
+    /// What `caller` may read.
+    pub fn of(caller: &crate::identity::Identity) -> Readers {
+        Readers {
+            names: caller.can_read_names(),
+            borrowers: caller.can_read_borrower_names(),
+        }
+    }
+}
+
 /// Why a page was not given.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListError {
@@ -168,7 +187,7 @@ pub async fn list(
     q: &ListQuery,
     after: Option<Position>,
     scope: Option<&Scope>,
-    can_read_names: bool,
+    readers: Readers,
     allowance: Allowance,
 ) -> Result<Listed, ListError> {
     check(q)?;
@@ -183,15 +202,7 @@ pub async fn list(
     };
     for &phase in phases {
         let start = after.filter(|p| p.nulls == (phase == Phase::Nulls));
-        let compiled = compile(
-            q,
-            phase,
-            start,
-            want - rows.len(),
-            scope,
-            can_read_names,
-            postgres,
-        )?;
+        let compiled = compile(q, phase, start, want - rows.len(), scope, readers, postgres)?;
         let fetched = spawn_execute(store, compiled, allowance).await?;
         if !fetched.rows.is_empty() {
             let read = fetched.total as i64;
@@ -273,13 +284,14 @@ fn compile(
     start: Option<Position>,
     limit: usize,
     scope: Option<&Scope>,
-    can_read_names: bool,
+    readers: Readers,
     postgres: bool,
 ) -> Result<Compiled, QueryError> {
     let base = q.as_query();
     let mut c = Compiler {
         dataset: q.dataset,
-        can_read_names,
+        can_read_names: readers.names,
+        lists_borrowers: readers.borrowers,
         postgres,
         params: vec![],
         history_only: false,

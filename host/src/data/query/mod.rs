@@ -62,7 +62,9 @@ pub use limits::{
     MAX_FILTER_BYTES, MAX_LABEL_BYTES, MAX_LIST_VALUES, MAX_MAP_ENTRIES, MAX_SEARCH_CHARS,
     MAX_SEARCH_WORDS, MAX_VALUE_BYTES, ROW_CAP, STATEMENT_TIMEOUT,
 };
-pub use listing::{list, ListError, ListOrder, ListQuery, Listed, MAX_LIST_FIELDS, MAX_PAGE_SIZE};
+pub use listing::{
+    list, ListError, ListOrder, ListQuery, Listed, Readers, MAX_LIST_FIELDS, MAX_PAGE_SIZE,
+};
 pub use statement::answer_from_totals;
 
 /// Runs a query for a caller (`scope` is required for caller-scoped datasets), within

@@ -114,6 +114,7 @@ fn compile_statement(
     let mut c = Compiler {
         dataset: q.dataset,
         can_read_names,
+        lists_borrowers: false,
         postgres,
         params: vec![],
         history_only: false,

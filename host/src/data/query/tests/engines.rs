@@ -50,6 +50,7 @@ async fn window_labels_equal_the_engines_own_formatting() {
         let compiler = |postgres| Compiler {
             dataset: Dataset::Loans,
             can_read_names: true,
+            lists_borrowers: false,
             postgres,
             params: vec![],
             history_only: false,

@@ -56,9 +56,16 @@ async fn walk(store: &ReportStore, q: &ListQuery, scope: &Scope) -> Vec<String> 
     let mut ids = Vec::new();
     let mut after = None;
     for _ in 0..100 {
-        let page = list(store, q, after, Some(scope), false, Allowance::standard())
-            .await
-            .unwrap();
+        let page = list(
+            store,
+            q,
+            after,
+            Some(scope),
+            Readers::default(),
+            Allowance::standard(),
+        )
+        .await
+        .unwrap();
         assert!(page.rows.len() <= q.page_size as usize);
         assert_eq!(page.loan_ids.len(), page.rows.len());
         for (row, id) in page.rows.iter().zip(&page.loan_ids) {
@@ -141,7 +148,7 @@ async fn a_page_continued_on_another_snapshot_is_refused() {
         &q,
         None,
         Some(&admin()),
-        false,
+        Readers::default(),
         Allowance::standard(),
     )
     .await
@@ -161,7 +168,7 @@ async fn a_page_continued_on_another_snapshot_is_refused() {
         &q,
         Some(next),
         Some(&admin()),
-        false,
+        Readers::default(),
         Allowance::standard(),
     )
     .await;
@@ -175,7 +182,7 @@ async fn a_page_continued_on_another_snapshot_is_refused() {
         &q,
         Some(past),
         Some(&admin()),
-        false,
+        Readers::default(),
         Allowance::standard(),
     )
     .await;
@@ -184,7 +191,7 @@ async fn a_page_continued_on_another_snapshot_is_refused() {
         &q,
         None,
         Some(&admin()),
-        false,
+        Readers::default(),
         Allowance::standard(),
     )
     .await
@@ -221,7 +228,18 @@ async fn lists_refuse_other_datasets_page_sizes_out_of_range_and_names_without_t
 
     // Act / Assert
     for q in &cases {
-        let e = list(&store, q, None, Some(&admin()), true, Allowance::standard()).await;
+        let e = list(
+            &store,
+            q,
+            None,
+            Some(&admin()),
+            Readers {
+                names: true,
+                borrowers: true,
+            },
+            Allowance::standard(),
+        )
+        .await;
         assert!(
             matches!(e, Err(ListError::Query(QueryError::Invalid(_)))),
             "{q:?}: {e:?}"
@@ -232,7 +250,7 @@ async fn lists_refuse_other_datasets_page_sizes_out_of_range_and_names_without_t
         &names,
         None,
         Some(&admin()),
-        false,
+        Readers::default(),
         Allowance::standard(),
     )
     .await;
@@ -240,4 +258,75 @@ async fn lists_refuse_other_datasets_page_sizes_out_of_range_and_names_without_t
         matches!(e, Err(ListError::Query(QueryError::Denied(_)))),
         "{e:?}"
     );
+}
+
+#[tokio::test]
+async fn borrowers_names_are_listed_only_for_callers_who_may_read_them_and_never_aggregated() {
+    // Arrange
+    let (_dir, _db, store) = loans().await;
+    let mut named = list_of(ListOrder::Amount, false, 10);
+    named.fields.push("borrowerLastName".into());
+    let counted = Query {
+        aggregates: vec![Aggregate::CountDistinct("borrowerLastName".into())],
+        ..q(Dataset::Loans)
+    };
+    let grouped = Query {
+        group_by: vec![Key::Field("borrowerFirstName".into())],
+        ..q(Dataset::Loans)
+    };
+    let reads = |borrowers| Readers {
+        names: false,
+        borrowers,
+    };
+
+    // Act
+    let allowed = list(
+        &store,
+        &named,
+        None,
+        Some(&admin()),
+        reads(true),
+        Allowance::standard(),
+    )
+    .await;
+    let refused = list(
+        &store,
+        &named,
+        None,
+        Some(&admin()),
+        reads(false),
+        Allowance::standard(),
+    )
+    .await;
+    let aggregates = [
+        run(
+            &store,
+            &counted,
+            Some(&admin()),
+            true,
+            Allowance::standard(),
+        )
+        .await,
+        run(
+            &store,
+            &grouped,
+            Some(&admin()),
+            true,
+            Allowance::standard(),
+        )
+        .await,
+    ];
+
+    // Assert
+    assert_eq!(allowed.unwrap().rows.len(), 10);
+    assert!(
+        matches!(&refused, Err(ListError::Query(QueryError::Denied(m))) if m.contains("is a borrower's name")),
+        "{refused:?}"
+    );
+    for a in aggregates {
+        assert!(
+            matches!(&a, Err(QueryError::Denied(m)) if m.contains("only listed")),
+            "{a:?}"
+        );
+    }
 }

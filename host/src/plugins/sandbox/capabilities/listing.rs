@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::data::catalog::Dataset;
 use crate::data::cursor::Position;
-use crate::data::query::{self, ListError, ListOrder, ListQuery, Listed, QueryError};
+use crate::data::query::{self, ListError, ListOrder, ListQuery, Listed, QueryError, Readers};
 use crate::data::scope::Scope;
 use crate::plugins::sandbox::bindings::v1_1::data as wit_data;
 use crate::plugins::sandbox::bindings::v1_2::listing as wit;
@@ -135,7 +135,7 @@ impl PluginState {
                 &list,
                 after,
                 Some(&scope),
-                identity.can_read_names(),
+                Readers::of(&identity),
                 allowance,
             )
             .await
