@@ -46,33 +46,18 @@ impl PluginState {
         let Some(call) = self.call.as_ref() else {
             return Err(super::no_call_in_describe("data.run"));
         };
-        let Some(dataset) = Dataset::parse(dataset_name) else {
-            return Ok(Err(Refusal::InvalidQuery(format!(
-                "unknown dataset `{}`; known: {}",
-                dataset_name,
-                Dataset::ALL.map(|d| d.as_str()).join(", ")
-            ))));
-        };
-        let Some(grant) = self.manifest.grant(dataset) else {
-            return Ok(Err(Refusal::Denied(format!(
-                "dataset `{}` is not granted to plugin `{}`",
-                dataset.as_str(),
-                self.manifest.name
-            ))));
+        let (dataset, grant) = match self.granted(dataset_name) {
+            Ok(granted) => granted,
+            Err(r) => return Ok(Err(r)),
         };
         // The fields the manifest names, and listing: before anything answers the query.
         let host_query = make(dataset);
         if let Err(m) = grant.check(&host_query) {
-            return Ok(Err(Refusal::Denied(format!(
-                "{m} (plugin `{}`)",
-                self.manifest.name
-            ))));
+            return Ok(Err(self.denied(m)));
         }
-        let Some(reports) = self.reports.clone() else {
-            return Ok(Err(Refusal::Unavailable(format!(
-                "dataset `{}` has no data store here",
-                dataset.as_str()
-            ))));
+        let reports = match self.store(dataset) {
+            Ok(reports) => reports,
+            Err(r) => return Ok(Err(r)),
         };
         let identity = call.identity.clone();
         let _statement = self.statement_slot().await?;
@@ -139,15 +124,61 @@ impl PluginState {
                 self.usage.bytes += rows.bytes;
                 Ok(Ok(rows))
             }
-            Err(QueryError::Denied(m)) => Ok(Err(Refusal::Denied(m))),
-            Err(QueryError::Invalid(m)) => Ok(Err(Refusal::InvalidQuery(m))),
-            Err(QueryError::Unavailable(m)) => Ok(Err(Refusal::Unavailable(m))),
-            // Limits trap (the WIT contract): the guest cannot catch them and carry on.
-            Err(QueryError::Timeout(m)) => Err(wasmtime::Error::new(LimitHit {
+            Err(e) => Refusal::of(e).map(Err),
+        }
+    }
+
+    /// The dataset named `name` and the manifest's grant of it, or why a query or a list of it
+    /// is refused.
+    pub(super) fn granted(
+        &self,
+        name: &str,
+    ) -> Result<(Dataset, &crate::data::grant::Grant), Refusal> {
+        let Some(dataset) = Dataset::parse(name) else {
+            return Err(Refusal::InvalidQuery(format!(
+                "unknown dataset `{name}`; known: {}",
+                Dataset::ALL.map(|d| d.as_str()).join(", ")
+            )));
+        };
+        let Some(grant) = self.manifest.grant(dataset) else {
+            return Err(Refusal::Denied(format!(
+                "dataset `{}` is not granted to plugin `{}`",
+                dataset.as_str(),
+                self.manifest.name
+            )));
+        };
+        Ok((dataset, grant))
+    }
+
+    /// The store that answers `dataset` (none in `loanhost plugin check`).
+    pub(super) fn store(&self, dataset: Dataset) -> Result<crate::data::Reports, Refusal> {
+        self.reports.clone().ok_or_else(|| {
+            Refusal::Unavailable(format!(
+                "dataset `{}` has no data store here",
+                dataset.as_str()
+            ))
+        })
+    }
+
+    /// A grant's refusal `m`, naming the plugin.
+    pub(super) fn denied(&self, m: String) -> Refusal {
+        Refusal::Denied(format!("{m} (plugin `{}`)", self.manifest.name))
+    }
+}
+
+impl Refusal {
+    /// A refused statement as the plugin is told it; limits trap (the WIT contract): the guest
+    /// cannot catch them and carry on.
+    pub(super) fn of(e: QueryError) -> wasmtime::Result<Refusal> {
+        match e {
+            QueryError::Denied(m) => Ok(Refusal::Denied(m)),
+            QueryError::Invalid(m) => Ok(Refusal::InvalidQuery(m)),
+            QueryError::Unavailable(m) => Ok(Refusal::Unavailable(m)),
+            QueryError::Timeout(m) => Err(wasmtime::Error::new(LimitHit {
                 timeout: true,
                 message: format!("ran out of database time: {m}"),
             })),
-            Err(QueryError::TooLarge(m)) => Err(wasmtime::Error::new(LimitHit {
+            QueryError::TooLarge(m) => Err(wasmtime::Error::new(LimitHit {
                 timeout: false,
                 message: format!("exceeded its per-call data budget: {m}"),
             })),

@@ -179,7 +179,7 @@ const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 /// its aggregate's); a column of two kinds would be a fault of the query compiler, refused
 /// rather than sent with a kind that misdescribes it.
 fn json_rows(rows: query::Rows) -> Result<v1_1::JsonRows, String> {
-    let (text, kinds) = json_text(rows.columns.len(), &rows.rows)?;
+    let (text, kinds) = json_text(rows.columns.len(), &rows.rows, rows.bytes)?;
     Ok(v1_1::JsonRows {
         columns: rows.columns,
         kinds,
@@ -191,22 +191,16 @@ fn json_rows(rows: query::Rows) -> Result<v1_1::JsonRows, String> {
 
 /// Rows of `columns` values as one JSON text (an array of arrays) and each column's kind (a
 /// column of nulls only is `text`): what 1.1.0's `json-rows` and 1.2.0's `json-page` carry.
+/// `bytes` is the rows' decoded size, as the intake counted it (the text's capacity).
 pub(super) fn json_text(
     columns: usize,
     rows: &[Vec<Value>],
+    bytes: u64,
 ) -> Result<(String, Vec<v1_1::ColumnKind>), String> {
     let mut kinds: Vec<Option<v1_1::ColumnKind>> = vec![None; columns];
-    let bytes: usize = rows
-        .iter()
-        .flatten()
-        .map(|v| match v {
-            Value::Decimal(s) | Value::Text(s) | Value::Timestamp(s) => s.len() + 3,
-            _ => 8,
-        })
-        .sum();
     // Written as bytes, each string escaped by serde_json straight into them (no string of
     // its own per value); writing into a `Vec` cannot fail.
-    let mut text: Vec<u8> = Vec::with_capacity(bytes + 2 * rows.len() + 2);
+    let mut text: Vec<u8> = Vec::with_capacity(bytes as usize + 8 * rows.len() + 2);
     text.push(b'[');
     for (r, row) in rows.iter().enumerate() {
         text.extend_from_slice(if r == 0 { b"[" } else { b",[" });

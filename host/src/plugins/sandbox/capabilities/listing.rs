@@ -16,6 +16,7 @@ use crate::plugins::sandbox::bindings::v1_1::data as wit_data;
 use crate::plugins::sandbox::bindings::v1_2::listing as wit;
 use crate::plugins::sandbox::state::{LimitHit, PluginState, MAX_AUDITED_LOANS};
 
+use super::data::Refusal;
 use super::data_wit::{condition_1_1, json_text, value_1_1};
 
 impl wit::Host for PluginState {
@@ -48,15 +49,17 @@ impl wit::Host for PluginState {
         let answer = self.list_unmarked(q).await;
         self.mark("data-left");
         Ok(match answer? {
-            Ok((listed, next_cursor)) => match json_text(listed.columns.len(), &listed.rows) {
-                Ok((rows, kinds)) => Ok(wit::JsonPage {
-                    columns: listed.columns,
-                    kinds,
-                    rows,
-                    next_cursor,
-                }),
-                Err(m) => Err(wit::ListError::Unavailable(m)),
-            },
+            Ok((listed, next_cursor)) => {
+                match json_text(listed.columns.len(), &listed.rows, listed.bytes) {
+                    Ok((rows, kinds)) => Ok(wit::JsonPage {
+                        columns: listed.columns,
+                        kinds,
+                        rows,
+                        next_cursor,
+                    }),
+                    Err(m) => Err(wit::ListError::Unavailable(m)),
+                }
+            }
             Err(e) => Err(e),
         })
     }
@@ -72,33 +75,18 @@ impl PluginState {
         let Some(call) = self.call.as_ref() else {
             return Err(super::no_call_in_describe("listing.list-page"));
         };
-        let Some(dataset) = Dataset::parse(&q.dataset) else {
-            return Ok(Err(E::InvalidQuery(format!(
-                "unknown dataset `{}`; known: {}",
-                q.dataset,
-                Dataset::ALL.map(|d| d.as_str()).join(", ")
-            ))));
-        };
-        let Some(grant) = self.manifest.grant(dataset) else {
-            return Ok(Err(E::Denied(format!(
-                "dataset `{}` is not granted to plugin `{}`",
-                dataset.as_str(),
-                self.manifest.name
-            ))));
+        let (dataset, grant) = match self.granted(&q.dataset) {
+            Ok(granted) => granted,
+            Err(r) => return Ok(Err(list_error(r))),
         };
         let cursor = q.cursor.clone();
         let list = convert(dataset, q);
         if let Err(m) = grant.check_list(&list) {
-            return Ok(Err(E::Denied(format!(
-                "{m} (plugin `{}`)",
-                self.manifest.name
-            ))));
+            return Ok(Err(list_error(self.denied(m))));
         }
-        let Some(reports) = self.reports.clone() else {
-            return Ok(Err(E::Unavailable(format!(
-                "dataset `{}` has no data store here",
-                dataset.as_str()
-            ))));
+        let reports = match self.store(dataset) {
+            Ok(reports) => reports,
+            Err(r) => return Ok(Err(list_error(r))),
         };
         let identity = call.identity.clone();
         let binding = binding(&identity.user_id, &self.manifest.name, &list);
@@ -151,7 +139,7 @@ impl PluginState {
                         .into(),
                 )))
             }
-            Err(ListError::Query(e)) => return refused(e).map(Err),
+            Err(ListError::Query(e)) => return Refusal::of(e).map(|r| Err(list_error(r))),
         };
         let rows = listed.rows.len() as u64;
         if self.usage.rows + rows > self.manifest.limits.max_rows {
@@ -175,21 +163,12 @@ impl PluginState {
     }
 }
 
-/// A refused list as the plugin is told it; limits trap.
-fn refused(e: QueryError) -> wasmtime::Result<wit::ListError> {
-    use wit::ListError as E;
-    match e {
-        QueryError::Denied(m) => Ok(E::Denied(m)),
-        QueryError::Invalid(m) => Ok(E::InvalidQuery(m)),
-        QueryError::Unavailable(m) => Ok(E::Unavailable(m)),
-        QueryError::Timeout(m) => Err(wasmtime::Error::new(LimitHit {
-            timeout: true,
-            message: format!("ran out of database time: {m}"),
-        })),
-        QueryError::TooLarge(m) => Err(wasmtime::Error::new(LimitHit {
-            timeout: false,
-            message: format!("exceeded its per-call data budget: {m}"),
-        })),
+/// A refusal in `listing`'s terms.
+fn list_error(r: Refusal) -> wit::ListError {
+    match r {
+        Refusal::Denied(m) => wit::ListError::Denied(m),
+        Refusal::InvalidQuery(m) => wit::ListError::InvalidQuery(m),
+        Refusal::Unavailable(m) => wit::ListError::Unavailable(m),
     }
 }
 
