@@ -6,6 +6,7 @@ pub mod agents;
 pub mod catalog;
 pub mod cursor;
 pub mod directory;
+pub mod exposure;
 pub mod field_reference;
 pub mod grant;
 pub mod history_keys;
