@@ -203,6 +203,10 @@ pub struct AuditEntry<'a> {
     /// The ids of the loans listed, in order (at most 1,000 a call); absent when none.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub loans_listed: &'a [String],
+    /// Of the rows, the people the plugin found (loan:reporting@1.2.0 `people`): each a
+    /// person's id, parts and, for a caller who may read names, name; absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub people_found: u64,
     /// Bytes of the result.
     pub result_bytes: u64,
     /// The arguments, redacted.
@@ -351,6 +355,7 @@ mod tests {
             rows_read: 0,
             rows_listed: 0,
             loans_listed: &[],
+            people_found: 0,
             result_bytes: 2,
             arguments: ArgumentSummary::default(),
         };
@@ -439,6 +444,7 @@ mod tests {
             rows_read: 0,
             rows_listed: 0,
             loans_listed: &[],
+            people_found: 0,
             result_bytes: 0,
             arguments: ArgumentSummary::default(),
         };

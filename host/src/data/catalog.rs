@@ -12,6 +12,9 @@ pub enum Dataset {
     DwLoanMilestones,
     /// Data Warehouse MLO recruiting deals (org-wide).
     DwDeals,
+    /// The people on the loans of the caller's scope, and the caller (caller-scoped): read
+    /// only by the `people` capability's search (`data::people`), never queried or listed.
+    People,
 }
 
 /// How a field's values are stored and returned.
@@ -182,6 +185,14 @@ const DW_MILESTONE_FIELDS: &[Field] = &[
     f("occurredAt", "m.occurred_at", Instant),
 ];
 
+/// Fields of a person (`data::people`: its rows are built by the search, never compiled).
+const PEOPLE_FIELDS: &[Field] = &[
+    id_field("id", "p.id"),
+    f("isCaller", "p.is_caller", Text),
+    f("parts", "p.parts", Text),
+    name_field("name", "p.name"),
+];
+
 const DW_DEAL_FIELDS: &[Field] = &[
     id_field("id", "d.id"),
     f("createdAt", "d.created_at", Instant),
@@ -190,11 +201,12 @@ const DW_DEAL_FIELDS: &[Field] = &[
 
 impl Dataset {
     /// Every dataset.
-    pub const ALL: [Dataset; 4] = [
+    pub const ALL: [Dataset; 5] = [
         Dataset::Loans,
         Dataset::LosStatusHistory,
         Dataset::DwLoanMilestones,
         Dataset::DwDeals,
+        Dataset::People,
     ];
 
     /// The name plugins and manifests use.
@@ -204,6 +216,7 @@ impl Dataset {
             Dataset::LosStatusHistory => "los-status-history",
             Dataset::DwLoanMilestones => "dw-loan-milestones",
             Dataset::DwDeals => "dw-deals",
+            Dataset::People => "people",
         }
     }
 
@@ -230,6 +243,8 @@ impl Dataset {
             Dataset::LosStatusHistory => "los_status_history h JOIN loans l ON l.key = h.loan_key",
             Dataset::DwLoanMilestones => "dw_loan_milestones m",
             Dataset::DwDeals => "dw_deals d",
+            // Never compiled (`plan::compile` refuses it): the search builds its own rows.
+            Dataset::People => "people p",
         }
     }
 
@@ -300,7 +315,7 @@ impl Dataset {
                 row_key: "stage",
                 row_counted: "id",
             }),
-            Dataset::Loans | Dataset::LosStatusHistory => None,
+            Dataset::Loans | Dataset::LosStatusHistory | Dataset::People => None,
         }
     }
 
@@ -351,6 +366,7 @@ impl Dataset {
             }),
             Dataset::DwLoanMilestones => find(DW_MILESTONE_FIELDS, name),
             Dataset::DwDeals => find(DW_DEAL_FIELDS, name),
+            Dataset::People => find(PEOPLE_FIELDS, name),
         }
     }
 
@@ -371,6 +387,7 @@ impl Dataset {
             }
             Dataset::DwLoanMilestones => names(DW_MILESTONE_FIELDS),
             Dataset::DwDeals => names(DW_DEAL_FIELDS),
+            Dataset::People => names(PEOPLE_FIELDS),
         }
     }
 }

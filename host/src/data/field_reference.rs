@@ -107,6 +107,27 @@ const OTHER_MEANINGS: &[(Dataset, &str, &str)] = &[
     (Dataset::DwDeals, "id", "the recruiting deal's id"),
     (Dataset::DwDeals, "createdAt", "when the deal was created"),
     (Dataset::DwDeals, "stage", "the deal's pipeline stage"),
+    (
+        Dataset::People,
+        "id",
+        "the person's platform user id (a UUID; what `loanOfficerIds` takes)",
+    ),
+    (
+        Dataset::People,
+        "isCaller",
+        "`true` for the caller (a boolean, only searched, `people.search`)",
+    ),
+    (
+        Dataset::People,
+        "parts",
+        "the parts they play on the scope's loans: officer, assistant, processor, referrer (a \
+         list, only searched)",
+    ),
+    (
+        Dataset::People,
+        "name",
+        "the directory's first and last name, else the name the loans give them",
+    ),
 ];
 
 fn type_name(ty: FieldType) -> &'static str {

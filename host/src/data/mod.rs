@@ -12,6 +12,7 @@ pub mod grant;
 pub mod history_keys;
 pub mod import;
 pub mod notices;
+pub mod people;
 pub mod query;
 pub mod report_store;
 pub mod scope;

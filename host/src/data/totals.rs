@@ -1,6 +1,7 @@
 //! The snapshot's totals (schema v11, migration 0012; per company, schema v12, migration
-//! 0013): per value of one group key of the loans — a status, a loan type, a purpose, an
-//! officer or a referrer with the name the loans give them, the month index of a stored date —
+//! 0013; an assistant's and a processor's, schema v18): per value of one group key of the
+//! loans — a status, a loan type, a purpose, an officer, an assistant, a processor or a
+//! referrer with the name the loans give them, the month index of a stored date —
 //! how many loans hold it, and each totalled amount's count, sum, minimum and maximum, over the
 //! whole snapshot and per company. What the planner reads (`plan_totals`) and the import counts
 //! again (`import::totals`) are both described here.
@@ -49,8 +50,8 @@ const fn text(
     }
 }
 
-/// Every table of totals (migrations 0012 and 0013).
-pub const TOTALS: [Totals; 8] = [
+/// Every table of totals (migrations 0012, 0013 and 0018).
+pub const TOTALS: [Totals; 10] = [
     text(
         "loan_totals_status",
         "loan_company_totals_status",
@@ -80,6 +81,19 @@ pub const TOTALS: [Totals; 8] = [
         &[
             ("referringAgentId", "referring_agent_id"),
             ("referringAgentName", "referring_agent_name"),
+        ],
+    ),
+    text(
+        "loan_totals_assistant",
+        "loan_company_totals_assistant",
+        &[("loanAssistantId", "loan_assistant_id")],
+    ),
+    text(
+        "loan_totals_processor",
+        "loan_company_totals_processor",
+        &[
+            ("processorId", "processor_id"),
+            ("processorName", "processor_name"),
         ],
     ),
     Totals {

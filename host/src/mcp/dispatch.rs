@@ -371,6 +371,7 @@ impl Dispatcher {
                 rows_read: report.data.rows,
                 rows_listed: report.data.listed,
                 loans_listed: &report.data.listed_loans,
+                people_found: report.data.people,
                 result_bytes: report.result_bytes,
                 arguments: summarize(arguments, schema),
             })

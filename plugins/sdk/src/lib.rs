@@ -124,6 +124,7 @@ pub mod data {
 }
 
 pub mod listing;
+pub mod people;
 
 pub use bindings::loan::reporting::types::ToolError;
 

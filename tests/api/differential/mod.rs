@@ -18,6 +18,7 @@ use crate::helpers::{
 
 mod listing;
 mod oracle;
+mod people;
 mod tables;
 mod values;
 
@@ -62,11 +63,9 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
             _ => options.plugin(t, tool_wasm(t), tool_manifest(t)),
         };
     }
-    options = options.plugin(
-        "query_loans",
-        tool_wasm("query_loans"),
-        tool_manifest("query_loans"),
-    );
+    for t in ["query_loans", "search_users"] {
+        options = options.plugin(t, tool_wasm(t), tool_manifest(t));
+    }
     let app = spawn_app_with(options).await;
     let data = seed_app_on(&app, seed, 500, today).await;
     World {

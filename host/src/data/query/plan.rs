@@ -94,6 +94,11 @@ pub(super) fn compile(
     can_read_names: bool,
     postgres: bool,
 ) -> Result<Compiled, QueryError> {
+    if q.dataset == Dataset::People {
+        return Err(QueryError::Invalid(
+            "dataset `people` is searched (`people.search`), not queried".into(),
+        ));
+    }
     let mut compiled = compile_statement(q, scope, can_read_names, postgres)?;
     if postgres && compiled.plans == Plans::PerCall {
         compiled.plans = plans_for(q, scope);

@@ -16,7 +16,9 @@ use crate::plugins::limits::{MAX_MEMORIES_PER_COMPONENT, MAX_TABLES_PER_COMPONEN
 use crate::plugins::wit::{WitVersion, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
 
 /// The interfaces a plugin may import (besides none at all).
-const IMPORTABLE: &[&str] = &["types", "caller", "clock", "log", "data", "listing"];
+const IMPORTABLE: &[&str] = &[
+    "types", "caller", "clock", "log", "data", "listing", "people",
+];
 
 /// Checks what the component's shape says before it is compiled: only the host's imports
 /// (naming the build flag that removes WASI), and no more core instances, memories or initial

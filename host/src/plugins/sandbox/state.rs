@@ -111,6 +111,8 @@ pub struct DataUsage {
     pub listed: u64,
     /// The ids of the loans listed, in order, up to [`MAX_AUDITED_LOANS`] (for the audit line).
     pub listed_loans: Vec<String>,
+    /// Of the rows, the people the `people` capability gave.
+    pub people: u64,
 }
 
 /// Loan ids one call's audit line names at most (a call lists at most its `max_rows`).

@@ -7,6 +7,7 @@ mod data;
 mod data_wit;
 mod listing;
 mod log;
+mod people;
 
 use super::bindings::types;
 use super::state::PluginState;
