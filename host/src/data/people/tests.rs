@@ -8,7 +8,7 @@ use super::*;
 use crate::data::import::import_dir;
 
 /// Ids `p0`..: p0-p3 agents of company A (p0 officer, p1 assistant, p2 processor, p3 second
-/// officer), p4 a referrer in the directory with no company, p5 an officer of company B, p6 a
+/// officer and an assistant: two parts), p4 a referrer in the directory with no company, p5 an officer of company B, p6 a
 /// referrer known only by the loans' name, p7 a ConciergeKey of A managing p0.
 /// The UUID a test id stands for (`p0` → `…0000000000a0`, `admin` → `…00000000adad`).
 fn u(short: &str) -> String {
@@ -89,7 +89,7 @@ const LOANS: [LoanLine; 5] = [
         "00000000-0000-0000-0000-000000000004",
         "A",
         "p0",
-        "",
+        "p3",
         "",
         "p6",
     ),
