@@ -44,8 +44,8 @@ pub async fn seed(
     })
     .await??;
     eprintln!(
-        "seeded {} agents, {} loans, {} LOS history rows, {} warehouse milestones, {} deals (seed {seed}, today {today})",
-        counts.agents, counts.loans, counts.history, counts.milestones, counts.deals
+        "seeded {} agents, {} loans, {} LOS history rows, {} warehouse milestones, {} deals, {} licences, {} rate sheet rows (seed {seed}, today {today})",
+        counts.agents, counts.loans, counts.history, counts.milestones, counts.deals, counts.licenses, counts.rates
     );
     if import {
         let db = loanhost::data::Db::open(&config.database_url).await?;

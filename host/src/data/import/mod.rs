@@ -13,12 +13,14 @@ use crate::data::import::tx::Tx;
 use crate::data::import::write::write;
 
 pub use error::ImportError;
+pub use sheets::{CREDIT_SCORES, OCCUPANCIES};
 use tables::Stale;
 pub use tables::FILES;
 
 mod error;
 mod parse;
 mod persons;
+mod sheets;
 mod tables;
 mod totals;
 mod tx;

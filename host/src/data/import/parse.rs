@@ -116,6 +116,8 @@ pub(super) fn parse_line(file: &str, line: &str) -> Result<Record, String> {
             V::I(Some(r.instant("createdAt")?)),
             V::T(Some(r.name("stage")?)),
         ]),
+        "user_licenses.jsonl" => super::sheets::license(&r)?,
+        "pricing.jsonl" => super::sheets::rate(&r)?,
         other => return Err(format!("unknown file {other}")),
     })
 }

@@ -8,8 +8,10 @@ use crate::data::catalog::Dataset;
 use crate::data::history_keys;
 
 /// The files, in import order.
-pub const FILES: [&str; 5] = [
+pub const FILES: [&str; 7] = [
     "agents.jsonl",
+    "user_licenses.jsonl",
+    "pricing.jsonl",
     "loans.jsonl",
     "los_status_history.jsonl",
     "dw_loan_milestones.jsonl",
@@ -47,6 +49,12 @@ pub(super) struct Stale {
     /// (schema v15; all of them when `all` or `totals_all`).
     pub(super) loans: BTreeSet<i64>,
     pub(super) totals: [BTreeSet<KeyValue>; crate::data::totals::TOTALS.len()],
+    /// The users whose licences this import replaced (their later lines add to them).
+    pub(super) licensed: BTreeSet<String>,
+    /// Whether this import emptied the rate sheet (its `pricing.jsonl` replaces it whole).
+    pub(super) sheet_replaced: bool,
+    /// Rows of the rate sheet written so far (each row's `line`).
+    pub(super) sheet_rows: i64,
 }
 
 /// A period numbering (months, ISO weeks) and the first instant of a period.

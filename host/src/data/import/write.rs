@@ -135,6 +135,8 @@ pub(super) async fn write(
         "los_status_history.jsonl" => write_history(tx, rows, history_empty, stale).await,
         "dw_loan_milestones.jsonl" => write_milestones(tx, rows, stale).await,
         "dw_deals.jsonl" => write_deals(tx, rows, stale).await,
+        "user_licenses.jsonl" => super::sheets::write_licenses(tx, rows, stale).await,
+        "pricing.jsonl" => super::sheets::write_rates(tx, rows, stale).await,
         _ => Ok(()),
     }
 }

@@ -11,6 +11,7 @@ use super::limits::{
 };
 use crate::data::values::{
     closest, parse_decimal, parse_instant, parse_uuid, LOAN_STATUSES, LOAN_TYPES, PURPOSES,
+    US_STATES,
 };
 
 /// The spec's `filter` object, validated and compiled into predicates over alias `l`.
@@ -230,66 +231,6 @@ fn bound(c: &mut Compiler, col: &str, op: &str, p: P) -> String {
     };
     format!("{col} {op} ?")
 }
-
-/// The states, districts and territories of the United States with their two-letter codes.
-pub(super) const US_STATES: &[(&str, &str)] = &[
-    ("AL", "Alabama"),
-    ("AK", "Alaska"),
-    ("AZ", "Arizona"),
-    ("AR", "Arkansas"),
-    ("CA", "California"),
-    ("CO", "Colorado"),
-    ("CT", "Connecticut"),
-    ("DE", "Delaware"),
-    ("DC", "District of Columbia"),
-    ("FL", "Florida"),
-    ("GA", "Georgia"),
-    ("HI", "Hawaii"),
-    ("ID", "Idaho"),
-    ("IL", "Illinois"),
-    ("IN", "Indiana"),
-    ("IA", "Iowa"),
-    ("KS", "Kansas"),
-    ("KY", "Kentucky"),
-    ("LA", "Louisiana"),
-    ("ME", "Maine"),
-    ("MD", "Maryland"),
-    ("MA", "Massachusetts"),
-    ("MI", "Michigan"),
-    ("MN", "Minnesota"),
-    ("MS", "Mississippi"),
-    ("MO", "Missouri"),
-    ("MT", "Montana"),
-    ("NE", "Nebraska"),
-    ("NV", "Nevada"),
-    ("NH", "New Hampshire"),
-    ("NJ", "New Jersey"),
-    ("NM", "New Mexico"),
-    ("NY", "New York"),
-    ("NC", "North Carolina"),
-    ("ND", "North Dakota"),
-    ("OH", "Ohio"),
-    ("OK", "Oklahoma"),
-    ("OR", "Oregon"),
-    ("PA", "Pennsylvania"),
-    ("RI", "Rhode Island"),
-    ("SC", "South Carolina"),
-    ("SD", "South Dakota"),
-    ("TN", "Tennessee"),
-    ("TX", "Texas"),
-    ("UT", "Utah"),
-    ("VT", "Vermont"),
-    ("VA", "Virginia"),
-    ("WA", "Washington"),
-    ("WV", "West Virginia"),
-    ("WI", "Wisconsin"),
-    ("WY", "Wyoming"),
-    ("PR", "Puerto Rico"),
-    ("GU", "Guam"),
-    ("VI", "U.S. Virgin Islands"),
-    ("AS", "American Samoa"),
-    ("MP", "Northern Mariana Islands"),
-];
 
 /// `filter.propertyState` as stored: a two-letter code, any case (`ca` is `CA`). A state's name
 /// is refused with its code named, anything else with the form expected: a value that could

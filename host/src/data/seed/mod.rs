@@ -23,6 +23,7 @@ use crate::data::seed::people::{uuid, Staff, FIRST, LAST};
 mod org;
 mod paths;
 mod people;
+mod sheets;
 
 pub use people::DEMO_DOMAIN;
 
@@ -59,9 +60,13 @@ pub struct SeedCounts {
     pub milestones: u64,
     /// MLO deals.
     pub deals: u64,
+    /// Officers' state licences.
+    pub licenses: u64,
+    /// Rows of the rate sheet.
+    pub rates: u64,
 }
 
-/// Writes the five import files into `dir`.
+/// Writes the seven import files into `dir`.
 pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
     std::fs::create_dir_all(dir)?;
     let mut rng = StdRng::seed_from_u64(spec.seed);
@@ -81,6 +86,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         history: open("los_status_history.jsonl")?,
         dw: open("dw_loan_milestones.jsonl")?,
         deals: open("dw_deals.jsonl")?,
+        licensed: sheets::Licensed::new(),
     };
     let mut counts = SeedCounts::default();
     let org = org::hire(&mut rng, &mut staff, spec.loans)?;
@@ -92,7 +98,14 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         write_loan(&mut rng, &org, now, i, &mut files, &mut counts)?;
     }
     write_deals(&mut rng, spec.loans, now, &mut files, &mut counts)?;
+    let mut licenses = open("user_licenses.jsonl")?;
+    counts.licenses =
+        sheets::write_licenses(&mut licenses, spec.seed, spec.today.year(), &files.licensed)?;
+    let mut pricing = open("pricing.jsonl")?;
+    counts.rates = sheets::write_rate_sheet(&mut pricing, spec.seed, &spec.today.to_string())?;
     for w in [
+        &mut licenses,
+        &mut pricing,
         &mut staff.w,
         &mut files.loans,
         &mut files.history,
@@ -105,12 +118,14 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
     Ok(counts)
 }
 
-/// The files the seed writes beside `agents.jsonl`.
+/// The files the seed writes beside `agents.jsonl`, and the states of each officer's loans
+/// (their licences, written after the loans).
 struct Files {
     loans: BufWriter<std::fs::File>,
     history: BufWriter<std::fs::File>,
     dw: BufWriter<std::fs::File>,
     deals: BufWriter<std::fs::File>,
+    licensed: sheets::Licensed,
 }
 
 /// RFC 3339, as the import files write times.
@@ -137,7 +152,11 @@ fn write_loan(
         referrers,
     } = org;
     let Files {
-        loans, history, dw, ..
+        loans,
+        history,
+        dw,
+        licensed,
+        ..
     } = files;
     let id = uuid(rng);
     let (officer, ci) = &officers[rng.gen_range(0..officers.len())];
@@ -176,10 +195,7 @@ fn write_loan(
     let amount = amount_cents.map(cents);
     let loan_type = (!rng.gen_bool(0.03)).then(|| LOAN_TYPES[rng.gen_range(0..LOAN_TYPES.len())]);
     let purpose = (!rng.gen_bool(0.03)).then(|| PURPOSES[rng.gen_range(0..PURPOSES.len())]);
-    writeln!(
-        loans,
-        "{}",
-        json!({
+    let line = json!({
             "id": id,
             "loanNumber": format!("LN{:08}", i + 1),
             "borrowerFirstName": first,
@@ -203,8 +219,14 @@ fn write_loan(
             "processorName": processor.map(|p| &p.name),
             "referringAgentId": referrer.map(|p| &p.id),
             "referringAgentName": referrer.map(|p| &p.name),
-        })
-    )?;
+    });
+    writeln!(loans, "{line}")?;
+    if let Some(state) = STATES.iter().find(|s| line["propertyState"] == **s) {
+        licensed
+            .entry(officer.id.clone())
+            .or_default()
+            .insert(state);
+    }
     counts.loans += 1;
 
     // History: 85% of loans are synced to the LOS.
