@@ -15,6 +15,12 @@ pub enum Dataset {
     /// The people on the loans of the caller's scope, and the caller (caller-scoped): read
     /// only by the `people` capability's search (`data::people`), never queried or listed.
     People,
+    /// Users' state licences, behind the per-user access check: read only by the `licensing`
+    /// capability (`data::licensing`).
+    UserLicenses,
+    /// The platform's rate sheet: read only by the `pricing` capability's quotes
+    /// (`data::pricing`), for a caller licensed in the scenario's state.
+    RateSheet,
 }
 
 /// How a field's values are stored and returned.
@@ -193,6 +199,22 @@ const PEOPLE_FIELDS: &[Field] = &[
     name_field("name", "p.name"),
 ];
 
+/// Fields of a licence (`data::licensing`: read by the capability, never compiled).
+const LICENSE_FIELDS: &[Field] = &[
+    f("userId", "u.user_id", Text),
+    f("state", "u.state", Text),
+    f("stateLicenseNumber", "u.license_number", Text),
+    f("expirationYear", "u.expiration_year", Text),
+];
+
+/// Fields of a quote (`data::pricing`: read by the capability, never compiled).
+const RATE_FIELDS: &[Field] = &[
+    f("product", "r.product", Text),
+    f("rate", "r.rate", Decimal),
+    f("points", "r.points", Decimal),
+    f("effectiveDate", "r.effective_date", Text),
+];
+
 const DW_DEAL_FIELDS: &[Field] = &[
     id_field("id", "d.id"),
     f("createdAt", "d.created_at", Instant),
@@ -201,12 +223,14 @@ const DW_DEAL_FIELDS: &[Field] = &[
 
 impl Dataset {
     /// Every dataset.
-    pub const ALL: [Dataset; 5] = [
+    pub const ALL: [Dataset; 7] = [
         Dataset::Loans,
         Dataset::LosStatusHistory,
         Dataset::DwLoanMilestones,
         Dataset::DwDeals,
         Dataset::People,
+        Dataset::UserLicenses,
+        Dataset::RateSheet,
     ];
 
     /// The name plugins and manifests use.
@@ -217,12 +241,25 @@ impl Dataset {
             Dataset::DwLoanMilestones => "dw-loan-milestones",
             Dataset::DwDeals => "dw-deals",
             Dataset::People => "people",
+            Dataset::UserLicenses => "user-licenses",
+            Dataset::RateSheet => "rate-sheet",
         }
     }
 
     /// Parses a dataset name.
     pub fn parse(s: &str) -> Option<Dataset> {
         Dataset::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+
+    /// The capability that alone reads the dataset, for the datasets no query or list reads
+    /// (their rows are the capability's, behind its own checks).
+    pub const fn read_by(self) -> Option<&'static str> {
+        match self {
+            Dataset::People => Some("people.search"),
+            Dataset::UserLicenses => Some("licensing.user-licenses"),
+            Dataset::RateSheet => Some("pricing.quote"),
+            _ => None,
+        }
     }
 
     /// Warehouse datasets are org-wide: no caller scope applies.
@@ -243,8 +280,10 @@ impl Dataset {
             Dataset::LosStatusHistory => "los_status_history h JOIN loans l ON l.key = h.loan_key",
             Dataset::DwLoanMilestones => "dw_loan_milestones m",
             Dataset::DwDeals => "dw_deals d",
-            // Never compiled (`plan::compile` refuses it): the search builds its own rows.
+            // Never compiled (`plan::compile` refuses them): their capabilities read them.
             Dataset::People => "people p",
+            Dataset::UserLicenses => "user_licenses u",
+            Dataset::RateSheet => "rate_sheet r",
         }
     }
 
@@ -315,7 +354,11 @@ impl Dataset {
                 row_key: "stage",
                 row_counted: "id",
             }),
-            Dataset::Loans | Dataset::LosStatusHistory | Dataset::People => None,
+            Dataset::Loans
+            | Dataset::LosStatusHistory
+            | Dataset::People
+            | Dataset::UserLicenses
+            | Dataset::RateSheet => None,
         }
     }
 
@@ -367,6 +410,8 @@ impl Dataset {
             Dataset::DwLoanMilestones => find(DW_MILESTONE_FIELDS, name),
             Dataset::DwDeals => find(DW_DEAL_FIELDS, name),
             Dataset::People => find(PEOPLE_FIELDS, name),
+            Dataset::UserLicenses => find(LICENSE_FIELDS, name),
+            Dataset::RateSheet => find(RATE_FIELDS, name),
         }
     }
 
@@ -388,6 +433,8 @@ impl Dataset {
             Dataset::DwLoanMilestones => names(DW_MILESTONE_FIELDS),
             Dataset::DwDeals => names(DW_DEAL_FIELDS),
             Dataset::People => names(PEOPLE_FIELDS),
+            Dataset::UserLicenses => names(LICENSE_FIELDS),
+            Dataset::RateSheet => names(RATE_FIELDS),
         }
     }
 }

@@ -128,6 +128,46 @@ const OTHER_MEANINGS: &[(Dataset, &str, &str)] = &[
         "name",
         "the directory's first and last name, else the name the loans give them",
     ),
+    (
+        Dataset::UserLicenses,
+        "userId",
+        "whose licence (read only behind the per-user check, `licensing.user-licenses`)",
+    ),
+    (
+        Dataset::UserLicenses,
+        "state",
+        "the state's two-letter code",
+    ),
+    (
+        Dataset::UserLicenses,
+        "stateLicenseNumber",
+        "the number the state issued",
+    ),
+    (
+        Dataset::UserLicenses,
+        "expirationYear",
+        "the year it expires (`YYYY`)",
+    ),
+    (
+        Dataset::RateSheet,
+        "product",
+        "a priced product (read only as quotes, `pricing.quote`)",
+    ),
+    (
+        Dataset::RateSheet,
+        "rate",
+        "its indicative note rate, in percent",
+    ),
+    (
+        Dataset::RateSheet,
+        "points",
+        "its points (negative: a credit)",
+    ),
+    (
+        Dataset::RateSheet,
+        "effectiveDate",
+        "the rate sheet's effective date",
+    ),
 ];
 
 fn type_name(ty: FieldType) -> &'static str {

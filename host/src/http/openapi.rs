@@ -55,6 +55,7 @@ pub fn document(base_url: &str, api_prefix: &str) -> Value {
         "servers": [{"url": base_url}],
         "tags": [
             {"name": "OAuth", "description": "Token generation."},
+            {"name": "Licensing", "description": "Users' state licences."},
             {"name": "Description", "description": "This document."}
         ],
         "paths": {
@@ -75,6 +76,28 @@ pub fn document(base_url: &str, api_prefix: &str) -> Value {
                         "400": problem("The body is not a JSON object with string or null `client_id`/`client_secret`.", "ValidationProblemDetails"),
                         "401": problem("No bearer token, or one that is not valid.", "ProblemDetails"),
                         "415": problem("The body is not JSON.", "ProblemDetails"),
+                        "503": problem("The platform database is unavailable; retry after the Retry-After header's seconds.", "ProblemDetails")
+                    }
+                }
+            },
+            format!("{api_prefix}/users/{{userId}}/licenses"): {
+                "get": {
+                    "tags": ["Licensing"],
+                    "operationId": "getUserLicenses",
+                    "summary": "A user's state licences",
+                    "description": "The licences of the user `userId` (`me`: the caller). The caller needs one of the roles Admin, Processor, DualLicensedAgent, ConciergeKey or Agent, and may read their own licences, any agent's as Admin, and the agents they manage as ConciergeKey (no Processor branch). A user the caller may not read is answered exactly as an unknown one (404).",
+                    "security": [{"bearer": []}],
+                    "parameters": [{
+                        "name": "userId", "in": "path", "required": true,
+                        "description": "The user's id, or `me`.",
+                        "schema": {"type": "string"}
+                    }],
+                    "responses": {
+                        "200": {"description": "Success", "content": {"application/json": {"schema": schema_ref("GetUserLicensesResponse")}}},
+                        "400": problem("`userId` is neither a UUID nor `me`.", "ProblemDetails"),
+                        "401": problem("No bearer token, or one that is not valid.", "ProblemDetails"),
+                        "403": problem("The caller holds none of the roles that read licences.", "ProblemDetails"),
+                        "404": problem("No user with this id whose licences the caller may read.", "ProblemDetails"),
                         "503": problem("The platform database is unavailable; retry after the Retry-After header's seconds.", "ProblemDetails")
                     }
                 }

@@ -29,34 +29,8 @@ pub async fn token(
     // The token is checked from the headers before the body is read.
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
-    match state.authenticator.authenticate(&headers, None).await {
-        Ok(_) => {}
-        Err(AuthError::Unavailable(reason)) => {
-            tracing::error!(reason = ?reason, "the agent directory is unavailable");
-            let mut resp = problem(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The platform database is unavailable; retry shortly.",
-                &instance,
-            );
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return resp;
-        }
-        Err(e) => {
-            // Debug-formatted: the reason may quote token text, escaped here.
-            tracing::info!(reason = ?e.to_string(), "unauthenticated REST token request");
-            let mut resp = problem(
-                StatusCode::UNAUTHORIZED,
-                "A bearer token is required in the Authorization header.",
-                &instance,
-            );
-            let challenges = super::reply::unauthorized(&state.config.base_url);
-            for v in challenges.headers().get_all(header::WWW_AUTHENTICATE) {
-                resp.headers_mut()
-                    .append(header::WWW_AUTHENTICATE, v.clone());
-            }
-            return resp;
-        }
+    if let Err(refused) = authenticated(&state, &headers, &instance).await {
+        return refused;
     }
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
         let essence = media_type(ct);
@@ -127,6 +101,50 @@ fn read_body(body: &[u8]) -> Result<OAuthTokenRequest, BTreeMap<String, Vec<Stri
 /// The media type without parameters, lower-cased.
 /// JSON, including `+json` types; OData's parameters (`odata.metadata=…`) ride on
 /// `application/json` and are ignored with the other parameters.
+/// The caller of a REST request: the bearer token validated and the agent resolved as for
+/// `/mcp`, or the `ProblemDetails` answer (`401` with the challenges, `503` when the directory is
+/// unavailable).
+pub(super) async fn authenticated(
+    state: &AppState,
+    headers: &axum::http::HeaderMap,
+    instance: &str,
+) -> Result<crate::identity::Identity, Response> {
+    match state.authenticator.authenticate(headers, None).await {
+        Ok(identity) => Ok(identity),
+        Err(AuthError::Unavailable(reason)) => {
+            tracing::error!(reason = ?reason, "the agent directory is unavailable");
+            Err(unavailable(instance))
+        }
+        Err(e) => {
+            // Debug-formatted: the reason may quote token text, escaped here.
+            tracing::info!(reason = ?e.to_string(), "unauthenticated REST request");
+            let mut resp = problem(
+                StatusCode::UNAUTHORIZED,
+                "A bearer token is required in the Authorization header.",
+                instance,
+            );
+            let challenges = super::reply::unauthorized(&state.config.base_url);
+            for v in challenges.headers().get_all(header::WWW_AUTHENTICATE) {
+                resp.headers_mut()
+                    .append(header::WWW_AUTHENTICATE, v.clone());
+            }
+            Err(resp)
+        }
+    }
+}
+
+/// `503` with `Retry-After: 5`: the platform database is unavailable.
+pub(super) fn unavailable(instance: &str) -> Response {
+    let mut resp = problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The platform database is unavailable; retry shortly.",
+        instance,
+    );
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    resp
+}
+
 fn is_json(essence: &str) -> bool {
     essence == "application/json" || essence.ends_with("+json")
 }
@@ -148,6 +166,8 @@ fn problem_type(status: StatusCode) -> String {
     let section = match status.as_u16() {
         400 => "15.5.1",
         401 => "15.5.2",
+        403 => "15.5.4",
+        404 => "15.5.5",
         408 => "15.5.9",
         413 => "15.5.14",
         415 => "15.5.16",
@@ -170,7 +190,7 @@ fn problem_response(status: StatusCode, body: String) -> Response {
 }
 
 /// A `ProblemDetails` answer: the status's reason as `title`, what went wrong as `detail`.
-fn problem(status: StatusCode, detail: &str, instance: &str) -> Response {
+pub(super) fn problem(status: StatusCode, detail: &str, instance: &str) -> Response {
     let body = ProblemDetails {
         r#type: Some(problem_type(status)),
         title: status.canonical_reason().map(str::to_string),

@@ -34,10 +34,12 @@ pub fn router(state: AppState) -> Router {
         state.config.api_prefix,
         super::openapi::DESCRIPTION_PATH
     );
+    let licenses = format!("{}/users/{{user}}/licenses", state.config.api_prefix);
     let app = Router::new()
         .route("/health", get(health))
         .route(&rest_token, post(rest::token))
         .route(&description, get(rest::description))
+        .route(&licenses, get(super::rest_licenses::user_licenses))
         .route(
             "/mcp",
             post(transport::post)

@@ -123,8 +123,10 @@ pub mod data {
     pub use crate::bindings::loan::reporting::data::*;
 }
 
+pub mod licensing;
 pub mod listing;
 pub mod people;
+pub mod pricing;
 
 pub use bindings::loan::reporting::types::ToolError;
 

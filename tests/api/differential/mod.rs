@@ -16,6 +16,7 @@ use crate::helpers::{
     TODAY,
 };
 
+mod licensing;
 mod listing;
 mod oracle;
 mod people;
@@ -37,6 +38,8 @@ struct World {
     history: Vec<Value>,
     milestones: Vec<Value>,
     deals: Vec<Value>,
+    licenses: Vec<Value>,
+    rates: Vec<Value>,
 }
 
 async fn world(seed: u64, today: &str, postgres: bool) -> World {
@@ -63,7 +66,12 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
             _ => options.plugin(t, tool_wasm(t), tool_manifest(t)),
         };
     }
-    for t in ["query_loans", "search_users"] {
+    for t in [
+        "query_loans",
+        "search_users",
+        "get_user_licenses",
+        "search_pricing",
+    ] {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
     }
     let app = spawn_app_with(options).await;
@@ -76,6 +84,8 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
         history: data.history,
         milestones: data.milestones,
         deals: data.deals,
+        licenses: data.licenses,
+        rates: data.rates,
     }
 }
 

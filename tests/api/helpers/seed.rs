@@ -16,6 +16,8 @@ pub struct SeededData {
     pub history: Vec<Value>,
     pub milestones: Vec<Value>,
     pub deals: Vec<Value>,
+    pub licenses: Vec<Value>,
+    pub rates: Vec<Value>,
 }
 
 /// Seeds `loans` synthetic loans (seed `seed`, today = [`TODAY`]) into the app's database
@@ -52,6 +54,8 @@ pub async fn seed_app_on(app: &TestApp, seed: u64, loans: u64, today: &str) -> S
         history: read("los_status_history.jsonl"),
         milestones: read("dw_loan_milestones.jsonl"),
         deals: read("dw_deals.jsonl"),
+        licenses: read("user_licenses.jsonl"),
+        rates: read("pricing.jsonl"),
     }
 }
 

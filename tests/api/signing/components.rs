@@ -219,7 +219,7 @@ async fn a_component_importing_wasi_or_anything_foreign_is_refused() {
 
     // Assert
     assert!(
-        wasi.ends_with("sneaky.wasm: imports `wasi:filesystem/types@0.2.0`, which this host does not provide: plugins may import only the loan:reporting interfaces (types, caller, clock, log, data, listing, people); WASI is not offered to plugins: build with `componentize-py … componentize --stub-wasi` (Python), `jco componentize … --disable all` (JavaScript/TypeScript), or for Rust the wasm32-unknown-unknown target (scripts/build-plugin.sh does each)"),
+        wasi.ends_with("sneaky.wasm: imports `wasi:filesystem/types@0.2.0`, which this host does not provide: plugins may import only the loan:reporting interfaces (types, caller, clock, log, data, listing, people, licensing, pricing); WASI is not offered to plugins: build with `componentize-py … componentize --stub-wasi` (Python), `jco componentize … --disable all` (JavaScript/TypeScript), or for Rust the wasm32-unknown-unknown target (scripts/build-plugin.sh does each)"),
         "{wasi}"
     );
     assert!(

@@ -94,10 +94,11 @@ pub(super) fn compile(
     can_read_names: bool,
     postgres: bool,
 ) -> Result<Compiled, QueryError> {
-    if q.dataset == Dataset::People {
-        return Err(QueryError::Invalid(
-            "dataset `people` is searched (`people.search`), not queried".into(),
-        ));
+    if let Some(capability) = q.dataset.read_by() {
+        return Err(QueryError::Invalid(format!(
+            "dataset `{}` is read with `{capability}`, not queried",
+            q.dataset.as_str()
+        )));
     }
     let mut compiled = compile_statement(q, scope, can_read_names, postgres)?;
     if postgres && compiled.plans == Plans::PerCall {

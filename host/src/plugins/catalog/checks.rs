@@ -17,7 +17,15 @@ use crate::plugins::wit::{WitVersion, SUPPORTED_WIT_VERSIONS, WIT_PACKAGE};
 
 /// The interfaces a plugin may import (besides none at all).
 const IMPORTABLE: &[&str] = &[
-    "types", "caller", "clock", "log", "data", "listing", "people",
+    "types",
+    "caller",
+    "clock",
+    "log",
+    "data",
+    "listing",
+    "people",
+    "licensing",
+    "pricing",
 ];
 
 /// Checks what the component's shape says before it is compiled: only the host's imports

@@ -2,7 +2,7 @@
 //! and 1.2.0 (private to `plugins`), and [`ToolPre`], a component ready to instantiate as any.
 //! 1.1.0 shares 1.0.0's `types`, `caller`, `clock` and `log` (the same Rust types and host
 //! code); its `data` adds `run-json` and its `tool.call` returns bytes. 1.2.0 shares those and
-//! 1.1.0's `data` and `tool`, and adds `listing` and `people`.
+//! 1.1.0's `data` and `tool`, and adds `listing`, `people`, `licensing` and `pricing`.
 
 mod v1_0 {
     wasmtime::component::bindgen!({
@@ -43,7 +43,7 @@ pub(crate) mod v1_2 {
             "loan:reporting/data@1.2.0": super::v1_1::loan::reporting::data,
         },
     });
-    pub(crate) use self::loan::reporting::{listing, people};
+    pub(crate) use self::loan::reporting::{licensing, listing, people, pricing};
 }
 
 pub(crate) use v1_0::exports::loan::reporting::tool::ToolDescription;

@@ -1,13 +1,16 @@
 //! The host side of each WIT interface a plugin imports: one file per interface, each only
 //! the `Host` impl on [`PluginState`](super::state::PluginState). Grants are checked here.
 
+mod budgeted;
 mod caller;
 mod clock;
 mod data;
 mod data_wit;
+mod licensing;
 mod listing;
 mod log;
 mod people;
+mod pricing;
 
 use super::bindings::types;
 use super::state::PluginState;

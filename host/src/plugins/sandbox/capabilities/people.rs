@@ -5,13 +5,11 @@
 //! call and in its audit line. Names only for a caller who may read them under a grant of
 //! `name`. Spent budgets trap as for `data`.
 
-use std::time::Instant;
-
 use crate::data::catalog::Dataset;
 use crate::data::people::{self, Part, PeopleError, PeopleQuery};
 use crate::data::scope::Scope;
 use crate::plugins::sandbox::bindings::v1_2::people as wit;
-use crate::plugins::sandbox::state::{LimitHit, PluginState};
+use crate::plugins::sandbox::state::PluginState;
 
 use super::data::Refusal;
 
@@ -78,52 +76,27 @@ impl PluginState {
             Err(r) => return Ok(Err(people_error(r))),
         };
         let identity = call.identity.clone();
-        let _statement = self.statement_slot().await?;
-        let allowance = self.next_allowance()?;
-        let started = Instant::now();
-        let wait = allowance
-            .deadline
-            .saturating_duration_since(std::time::Instant::now());
-        // The search is a few small statements; its deadline is the call's allowance.
-        let outcome = tokio::time::timeout(wait, async {
-            let scope = Scope::resolve(&reports.db, &identity).await?;
-            let _slot = reports.admit(scope.all, allowance.deadline).await.ok();
-            people::search(&reports.db, &scope, &identity.user_id, &search, with_names).await
-        })
-        .await;
-        self.usage.db_time += started.elapsed();
-        let found = match outcome {
-            Err(_) => {
-                return Err(wasmtime::Error::new(LimitHit {
-                    timeout: true,
-                    message: "ran out of database time searching people".into(),
-                }))
-            }
-            Ok(Err(e)) => {
+        let db = reports.db.clone();
+        let read = async move {
+            let scope = Scope::resolve(&db, &identity).await?;
+            people::search(&db, &scope, &identity.user_id, &search, with_names).await
+        };
+        let found = match self.budgeted("searching people", read).await? {
+            Ok(found) => found,
+            Err(e) => {
                 tracing::error!(error = %e, "cannot search people");
                 return Ok(Err(E::Unavailable(
                     "the data store could not search people".into(),
                 )));
             }
-            Ok(Ok(found)) => found,
         };
-        let rows = found.people.len() as u64;
-        if self.usage.rows + rows > self.manifest.limits.max_rows {
-            return Err(wasmtime::Error::new(LimitHit {
-                timeout: false,
-                message: format!(
-                    "received its {} rows per call (limits.max_rows)",
-                    self.manifest.limits.max_rows
-                ),
-            }));
-        }
-        self.usage.rows += rows;
-        self.usage.people += rows;
-        self.usage.bytes += found
+        let bytes = found
             .people
             .iter()
             .map(|p| (p.id.len() + p.name.as_ref().map_or(0, String::len)) as u64)
             .sum::<u64>();
+        self.count_rows(found.people.len() as u64, bytes)?;
+        self.usage.people += found.people.len() as u64;
         Ok(Ok(wit::Found {
             total: found.total,
             people: found
