@@ -35,6 +35,7 @@ pub mod schema;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 pub mod vocab;
+pub mod warehouse;
 
 pub use args::{parse_arguments, NoArguments};
 pub use decimal::Decimal;

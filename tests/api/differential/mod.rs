@@ -22,6 +22,7 @@ mod oracle;
 mod people;
 mod tables;
 mod values;
+mod warehouse_query;
 
 use oracle::{
     loan_pipeline_report, mlo_pipeline_report, report_loan_milestones, report_loans,
@@ -71,6 +72,8 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
         "search_users",
         "get_user_licenses",
         "search_pricing",
+        "get_data_warehouse_fields",
+        "query_data_warehouse",
     ] {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
     }
