@@ -16,6 +16,7 @@ use crate::helpers::{
     TODAY,
 };
 
+mod catalogue;
 mod licensing;
 mod listing;
 mod oracle;
@@ -74,6 +75,7 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
         "search_pricing",
         "get_data_warehouse_fields",
         "query_data_warehouse",
+        "get_loan_reporting_metadata",
     ] {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
     }
