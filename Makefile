@@ -72,6 +72,7 @@ bench: plugins
 	cargo bench -p loanhost --bench hot_path --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench scale_out --locked
 	cargo bench -p loanhost --bench audit_overhead --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench listing --locked
 	cargo bench -p loanhost --bench languages --locked
 	$(MAKE) bench-matrix
 
