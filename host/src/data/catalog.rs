@@ -78,7 +78,7 @@ impl Field {
     }
 }
 
-const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
+pub(super) const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
     Field {
         name,
         column,
@@ -90,14 +90,14 @@ const fn f(name: &'static str, column: &'static str, ty: FieldType) -> Field {
 }
 
 /// A field that identifies one loan or deal ([`Exposure::Identifying`]).
-const fn id_field(name: &'static str, column: &'static str) -> Field {
+pub(super) const fn id_field(name: &'static str, column: &'static str) -> Field {
     Field {
         exposure: Exposure::Identifying,
         ..f(name, column, FieldType::Text)
     }
 }
 
-const fn name_field(name: &'static str, column: &'static str) -> Field {
+pub(super) const fn name_field(name: &'static str, column: &'static str) -> Field {
     Field {
         name,
         column,
@@ -129,6 +129,7 @@ const fn loan_key_field(column: &'static str, key: &'static str) -> Field {
     }
 }
 
+use super::capability_fields::{LICENSE_FIELDS, PEOPLE_FIELDS, RATE_FIELDS};
 use FieldType::{Decimal, Instant, Text};
 
 /// The amounts the snapshot's covering indexes hold beside their key.
@@ -189,30 +190,6 @@ const DW_MILESTONE_FIELDS: &[Field] = &[
     ),
     f("milestone", "m.milestone", Text),
     f("occurredAt", "m.occurred_at", Instant),
-];
-
-/// Fields of a person (`data::people`: its rows are built by the search, never compiled).
-const PEOPLE_FIELDS: &[Field] = &[
-    id_field("id", "p.id"),
-    f("isCaller", "p.is_caller", Text),
-    f("parts", "p.parts", Text),
-    name_field("name", "p.name"),
-];
-
-/// Fields of a licence (`data::licensing`: read by the capability, never compiled).
-const LICENSE_FIELDS: &[Field] = &[
-    f("userId", "u.user_id", Text),
-    f("state", "u.state", Text),
-    f("stateLicenseNumber", "u.license_number", Text),
-    f("expirationYear", "u.expiration_year", Text),
-];
-
-/// Fields of a quote (`data::pricing`: read by the capability, never compiled).
-const RATE_FIELDS: &[Field] = &[
-    f("product", "r.product", Text),
-    f("rate", "r.rate", Decimal),
-    f("points", "r.points", Decimal),
-    f("effectiveDate", "r.effective_date", Text),
 ];
 
 const DW_DEAL_FIELDS: &[Field] = &[

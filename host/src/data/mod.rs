@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod agents;
+mod capability_fields;
 pub mod catalog;
 pub mod cursor;
 pub mod directory;
