@@ -247,9 +247,11 @@ fn compile(args: &Args) -> Result<(Query, Vec<String>), ToolError> {
             ),
             "isNull" => Condition::IsNull,
             "isNotNull" => Condition::IsNotNull,
-            other => return Err(bad(format!(
+            other => {
+                return Err(bad(format!(
                 "where: op `{other}` is not one of eq, ne, lt, le, gt, ge, in, isNull, isNotNull"
-            ))),
+            )))
+            }
         };
         predicates.push(Predicate {
             field: p.field.clone(),
