@@ -205,7 +205,7 @@ async fn attacker_text_in_the_log_is_escaped_and_forges_no_line() {
     for reason in [
         r#"unauthenticated /mcp request reason="invalid token: unknown issuer \"https://x\\nFORGED-ISS"#,
         r#"unauthenticated /mcp request reason="invalid token: no signing key with kid \"k\\nFORGED-KID"#,
-        r#"unauthenticated REST token request reason="invalid token: malformed header"#,
+        r#"unauthenticated REST request reason="invalid token: malformed header"#,
     ] {
         assert!(text.contains(reason), "not logged as {reason}:\n{text}");
     }
