@@ -46,7 +46,7 @@ enum GroupKey {
     Period { field: String, period: String },
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AggregateArg {
     function: String,
@@ -170,7 +170,13 @@ fn compile(args: &Args) -> Result<(Query, Vec<String>), ToolError> {
             }
         }
     }
-    let wanted = args.aggregates.clone_default();
+    // `Count` when none were asked for.
+    let wanted = args.aggregates.clone().unwrap_or_else(|| {
+        vec![AggregateArg {
+            function: "Count".into(),
+            field: None,
+        }]
+    });
     if wanted.is_empty() || wanted.len() > MAX_AGGREGATES {
         return Err(bad(format!(
             "aggregates: 1 to {MAX_AGGREGATES} (Count when left out)"
@@ -291,29 +297,6 @@ fn compile(args: &Args) -> Result<(Query, Vec<String>), ToolError> {
         },
         columns,
     ))
-}
-
-trait CloneDefault {
-    fn clone_default(&self) -> Vec<AggregateArg>;
-}
-
-impl CloneDefault for Option<Vec<AggregateArg>> {
-    /// The aggregates asked for, `Count` when none were.
-    fn clone_default(&self) -> Vec<AggregateArg> {
-        match self {
-            None => vec![AggregateArg {
-                function: "Count".into(),
-                field: None,
-            }],
-            Some(v) => v
-                .iter()
-                .map(|a| AggregateArg {
-                    function: a.function.clone(),
-                    field: a.field.clone(),
-                })
-                .collect(),
-        }
-    }
 }
 
 /// `loanId` → `LoanId`, for column names.

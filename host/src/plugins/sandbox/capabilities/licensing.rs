@@ -88,7 +88,7 @@ impl PluginState {
 }
 
 /// A refusal in `licensing`'s terms.
-pub(super) fn licensing_error(r: Refusal) -> wit::LicensingError {
+fn licensing_error(r: Refusal) -> wit::LicensingError {
     match r {
         Refusal::Denied(m) => wit::LicensingError::Denied(m),
         Refusal::InvalidQuery(m) => wit::LicensingError::InvalidQuery(m),

@@ -14,7 +14,7 @@ use crate::data::query::{self, ListError, ListOrder, ListQuery, Listed, QueryErr
 use crate::data::scope::Scope;
 use crate::plugins::sandbox::bindings::v1_1::data as wit_data;
 use crate::plugins::sandbox::bindings::v1_2::listing as wit;
-use crate::plugins::sandbox::state::{LimitHit, PluginState, MAX_AUDITED_LOANS};
+use crate::plugins::sandbox::state::{PluginState, MAX_AUDITED_LOANS};
 
 use super::data::Refusal;
 use super::data_wit::{condition_1_1, json_text, value_1_1};
@@ -142,17 +142,7 @@ impl PluginState {
             Err(ListError::Query(e)) => return Refusal::of(e).map(|r| Err(list_error(r))),
         };
         let rows = listed.rows.len() as u64;
-        if self.usage.rows + rows > self.manifest.limits.max_rows {
-            return Err(wasmtime::Error::new(LimitHit {
-                timeout: false,
-                message: format!(
-                    "received its {} rows per call (limits.max_rows)",
-                    self.manifest.limits.max_rows
-                ),
-            }));
-        }
-        self.usage.rows += rows;
-        self.usage.bytes += listed.bytes;
+        self.count_rows(rows, listed.bytes)?;
         self.usage.listed += rows;
         let room = MAX_AUDITED_LOANS.saturating_sub(self.usage.listed_loans.len());
         self.usage
