@@ -20,9 +20,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 crate=$(cd "${1:?usage: scripts/build-plugin.sh PLUGIN_DIR [OUT_DIR]}" && pwd)
 out_dir=${2:-$crate/dist}
 tool=$(basename "$crate")
-# Rust plugins target loan:reporting@1.2.0 (plugins/sdk); the Python and TypeScript SDKs 1.1.0,
-# whose rows and results cross as one JSON text and one byte list (wit/loan-reporting@1.1.0).
-wit="$root/wit/loan-reporting@1.1.0"
+# Every SDK targets loan:reporting@1.2.0 (the Python and TypeScript ones read rows as one JSON
+# text, `data.run-json` and `listing.list-page-json`, and return their results as bytes).
+wit="$root/wit/loan-reporting@1.2.0"
 [ -f "$crate/$tool.toml" ] || { echo "build-plugin: the manifest $crate/$tool.toml is missing" >&2; exit 1; }
 mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)
@@ -64,14 +64,18 @@ elif [ -f "$crate/src/plugin.ts" ]; then
     cat > "$work/entry.js" <<ENTRY
 // The component's entry: the host's imports bound as the SDK's host, the plugin's default export
 // exported as the loan:reporting/tool interface.
-import * as caller from "loan:reporting/caller@1.1.0";
-import * as clock from "loan:reporting/clock@1.1.0";
-import * as log from "loan:reporting/log@1.1.0";
-import * as data from "loan:reporting/data@1.1.0";
+import * as caller from "loan:reporting/caller@1.2.0";
+import * as clock from "loan:reporting/clock@1.2.0";
+import * as log from "loan:reporting/log@1.2.0";
+import * as data from "loan:reporting/data@1.2.0";
+import * as listing from "loan:reporting/listing@1.2.0";
+import * as people from "loan:reporting/people@1.2.0";
+import * as licensing from "loan:reporting/licensing@1.2.0";
+import * as pricing from "loan:reporting/pricing@1.2.0";
 import { bindImports, exportTool, warmUp } from "$sdk/src/component.ts";
 import plugin from "$crate/src/plugin.ts";
 warmUp(plugin);
-bindImports({ caller, clock, log, data });
+bindImports({ caller, clock, log, data, listing, people, licensing, pricing });
 export const tool = exportTool(plugin);
 ENTRY
     "$PLUGIN_NODE_BIN/esbuild" "$work/entry.js" --bundle --format=esm --platform=neutral \

@@ -148,14 +148,14 @@ async fn the_guides_python_path_runs_to_a_signed_tool_served_over_mcp() {
         "{printed}"
     );
     // `plugin check` says which version of the WIT the component targets.
-    assert!(printed.contains("\"witVersion\": \"1.1.0\""), "{printed}");
+    assert!(printed.contains("\"witVersion\": \"1.2.0\""), "{printed}");
 
     // A build that still imports WASI (componentize-py without --stub-wasi) is refused, and
     // the message names the flag.
     let refused = bash(
         r#"mkdir -p "$WORK/wasi"
 eval "$("$SRC/scripts/plugin-toolchain.sh" python)"
-"$(dirname "$PLUGIN_PY")/componentize-py" -d "$SRC/wit/loan-reporting@1.1.0" -w reporting-tool \
+"$(dirname "$PLUGIN_PY")/componentize-py" -d "$SRC/wit/loan-reporting@1.2.0" -w reporting-tool \
   componentize plugin -p "$WORK/my_report_py" -p "$SRC/plugins/sdk-python" -o "$WORK/wasi/my_report_py.wasm" >/dev/null
 cp "$WORK/my_report_py/my_report_py.toml" "$WORK/wasi/"
 "$LOANHOST" plugin check "$WORK/wasi/my_report_py.wasm" "$WORK/wasi/my_report_py.toml" 2>&1 || true"#,
@@ -177,7 +177,7 @@ async fn the_guides_typescript_path_runs_to_a_signed_tool_served_over_mcp() {
     let work = tempfile::tempdir().unwrap();
     let printed = bash(&blocks("typescript"), &[("WORK", work.path())]);
     assert!(printed.contains("\"Loan Open\""), "{printed}");
-    assert!(printed.contains("\"witVersion\": \"1.1.0\""), "{printed}");
+    assert!(printed.contains("\"witVersion\": \"1.2.0\""), "{printed}");
     assert!(
         printed.contains("\"memoryAccess\": \"guard pages\""),
         "{printed}"

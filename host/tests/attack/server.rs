@@ -105,10 +105,8 @@ impl Server {
                 plugin_dir.join(format!("{tool}.wasm")),
             )
             .unwrap();
-            // Built with the Python and TypeScript SDKs: `loan:reporting@1.1.0`.
-            let manifest = HOSTILE_MANIFEST
-                .replace("\"misbehave\"", &format!("\"{tool}\""))
-                .replace("wit_version = \"1.2.0\"", "wit_version = \"1.1.0\"")
+            // Built with the Python and TypeScript SDKs (`loan:reporting@1.2.0`, as the Rust one).
+            let manifest = HOSTILE_MANIFEST.replace("\"misbehave\"", &format!("\"{tool}\""))
                 + "core_instances = 48\n";
             std::fs::write(plugin_dir.join(format!("{tool}.toml")), manifest).unwrap();
         }

@@ -1,4 +1,4 @@
-"""The Python SDK for loanhost report plugins (`loan:reporting@1.0.0`).
+"""The Python SDK for loanhost report plugins (`loan:reporting@1.2.0`).
 
 A plugin is one module that defines a `loanhost_plugin.Tool` subclass and exports it as `Tool`;
 `scripts/build-plugin.sh` turns it into a WebAssembly component with componentize-py
@@ -7,9 +7,10 @@ there is no wall clock (`today()` is the host's date), no environment, no files 
 and `random` is deterministic. `print` goes to the host's log. See docs/plugins.md.
 """
 
-from . import data, records
+from . import data, licensing, listing, people, pricing, records
 from .data import Query, Rows, Timestamp
 from .errors import (
+    BadCursor,
     BadRequest,
     DataDenied,
     DataUnavailable,
@@ -17,6 +18,8 @@ from .errors import (
     Internal,
     InvalidParams,
     InvalidQuery,
+    NotLicensed,
+    StaleCursor,
     ToolError,
 )
 from .host import can_read_names, has_any_role, log, roles, today, user_id
@@ -29,9 +32,10 @@ from .host import _bind_component
 _bind_component()
 
 #: The WIT version this SDK targets; manifests name it in `wit_version`.
-WIT_VERSION = "1.1.0"
+WIT_VERSION = "1.2.0"
 
 __all__ = [
+    "BadCursor",
     "BadRequest",
     "DataDenied",
     "DataUnavailable",
@@ -43,9 +47,11 @@ __all__ = [
     "LOAN_STATUSES",
     "LOAN_TYPES",
     "NoArguments",
+    "NotLicensed",
     "PURPOSES",
     "Query",
     "Rows",
+    "StaleCursor",
     "Timestamp",
     "Tool",
     "ToolError",
@@ -55,7 +61,11 @@ __all__ = [
     "data",
     "field",
     "has_any_role",
+    "licensing",
+    "listing",
     "log",
+    "people",
+    "pricing",
     "records",
     "roles",
     "today",

@@ -1,4 +1,4 @@
-"""The host inside the component: the generated bindings of `loan:reporting@1.1.0`
+"""The host inside the component: the generated bindings of `loan:reporting@1.2.0`
 (`wit_world`, written by componentize-py at build time). Importable only there; everything the
 SDK needs of it during a call is imported here, at build time (see `host.py`)."""
 
@@ -10,11 +10,19 @@ from json import loads as _json_loads
 from componentize_py_types import Err  # type: ignore[import-not-found]
 from wit_world.exports.tool import ToolDescription  # type: ignore[import-not-found]  # noqa: F401
 from wit_world.imports import caller, clock, data, log, types  # type: ignore[import-not-found]  # noqa: F401
+from wit_world.imports import licensing as wit_licensing  # type: ignore[import-not-found]
+from wit_world.imports import listing as wit_listing  # type: ignore[import-not-found]
+from wit_world.imports import people as wit_people  # type: ignore[import-not-found]
+from wit_world.imports import pricing as wit_pricing  # type: ignore[import-not-found]
 
 from . import _json
 from .data import Field, Mapped, Period, Query, Rows, Timestamp
-from .errors import DataDenied, DataUnavailable, InvalidQuery
+from .errors import BadCursor, DataDenied, DataUnavailable, InvalidQuery, NotLicensed, StaleCursor
 from .host import mark
+from .licensing import License, LicensesOf
+from .listing import ListQuery, Page
+from .people import PARTS, Found, PeopleQuery, Person
+from .pricing import Priced, ProductPrice, Scenario
 
 _LEVELS = {
     "debug": log.Level.DEBUG,
@@ -63,6 +71,49 @@ def _value(v):
 
 #: What becomes of each kind of column of `data.run-json` (text and booleans stay as parsed).
 _DECIMAL, _TIMESTAMP, _INTEGER = data.ColumnKind.DECIMAL, data.ColumnKind.TIMESTAMP, data.ColumnKind.INTEGER
+
+
+_ORDERS = {
+    "updated": wit_listing.OrderOption.UPDATED,
+    "status-date": wit_listing.OrderOption.STATUS_DATE,
+    "amount": wit_listing.OrderOption.AMOUNT,
+    "closing-date": wit_listing.OrderOption.CLOSING_DATE,
+    "commission": wit_listing.OrderOption.COMMISSION,
+}
+_PARTS = dict(
+    zip(
+        PARTS,
+        (
+            wit_people.Part.LOAN_OFFICER,
+            wit_people.Part.LOAN_ASSISTANT,
+            wit_people.Part.PROCESSOR,
+            wit_people.Part.REFERRING_AGENT,
+        ),
+    )
+)
+_PART_NAMES = {v: k for k, v in _PARTS.items()}
+
+
+def _refused(error):
+    """The SDK's exception for a capability's refusal (every `*-error` variant shares these
+    case names)."""
+    name = type(error).__name__.rsplit("_", 1)[-1]
+    message = error.value
+    if name == "Denied":
+        return DataDenied(message)
+    if name == "InvalidQuery":
+        return InvalidQuery(message)
+    if name == "BadCursor":
+        return BadCursor("cursor: " + message)
+    if name == "StaleCursor":
+        return StaleCursor("cursor: " + message)
+    if name == "NotLicensed":
+        return NotLicensed(message)
+    return DataUnavailable(message)
+
+
+def _text(v):
+    return None if v is None else _json.decimal_text(Decimal(v))
 
 
 def _rows(kinds, text):
@@ -157,3 +208,67 @@ class WasmHost:
         )
         mark("rows-decoded")
         return rows
+
+    def list_page(self, q: ListQuery) -> Page:
+        wq = wit_listing.ListQuery(
+            dataset=q.dataset,
+            filter=q.filter_json,
+            predicates=[data.Predicate(f, _condition(c)) for f, c in q.predicates],
+            fields=list(q.fields),
+            order_by=_ORDERS[q.order],
+            descending=q.descending,
+            page_size=q.size,
+            cursor=q.cursor,
+        )
+        try:
+            p = wit_listing.list_page_json(wq)
+        except Err as e:
+            raise _refused(e.value) from None
+        columns = list(p.columns)
+        rows = _rows(p.kinds, p.rows)
+        return Page(columns, [dict(zip(columns, row)) for row in rows], p.next_cursor)
+
+    def search_people(self, q: PeopleQuery) -> Found:
+        wq = wit_people.PeopleQuery(list(q.name_tokens), [_PARTS[p] for p in q.parts], q.limit)
+        try:
+            f = wit_people.search(wq)
+        except Err as e:
+            raise _refused(e.value) from None
+        return Found(
+            tuple(Person(p.id, p.is_caller, tuple(_PART_NAMES[x] for x in p.parts), p.name) for p in f.people),
+            f.total,
+        )
+
+    def user_licenses(self, user_id: str | None) -> LicensesOf | None:
+        try:
+            of = wit_licensing.user_licenses(user_id)
+        except Err as e:
+            raise _refused(e.value) from None
+        if of is None:
+            return None
+        return LicensesOf(
+            of.user_id,
+            tuple(License(x.state, x.state_license_number, x.expiration_year) for x in of.licenses),
+        )
+
+    def quote(self, s: Scenario) -> Priced:
+        ws = wit_pricing.Scenario(
+            property_state=s.property_state,
+            loan_amount=_text(s.loan_amount),
+            property_value=_text(s.property_value),
+            ltv=_text(s.ltv),
+            credit_score=s.credit_score,
+            loan_type=s.loan_type,
+            purpose=s.purpose,
+            occupancy=s.occupancy,
+            term_months=s.term_months,
+            lock_days=s.lock_days,
+        )
+        try:
+            r = wit_pricing.quote(ws)
+        except Err as e:
+            raise _refused(e.value) from None
+        return Priced(
+            Decimal(r.ltv),
+            tuple(ProductPrice(q.product, Decimal(q.rate), Decimal(q.points), q.effective_date) for q in r.quotes),
+        )

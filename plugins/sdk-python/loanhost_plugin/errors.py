@@ -52,3 +52,18 @@ class InvalidQuery(InvalidParams):
 
 class DataUnavailable(Internal):
     """`data-error.unavailable`: the data store is unavailable or the statement timed out."""
+
+
+class BadCursor(InvalidParams):
+    """`list-error.bad-cursor`: the cursor was not issued for this caller and this list (changed,
+    another caller's, or another list's). The message starts with `cursor: `."""
+
+
+class StaleCursor(BadRequest):
+    """`list-error.stale-cursor`: an import landed since the cursor's page; list again from the
+    first page. The message starts with `cursor: `."""
+
+
+class NotLicensed(Forbidden):
+    """`pricing-error.not-licensed`: the caller holds no licence in the scenario's property state
+    that has not expired."""

@@ -1,5 +1,6 @@
-"""The host as a plugin sees it: who is calling, today's date, log lines, and data queries.
-Inside the component these are the imports of `loan:reporting@1.0.0`; in a unit test they are a
+"""The host as a plugin sees it: who is calling, today's date, log lines, data queries, and the
+1.2.0 capabilities (lists of loans, people, licences, prices). Inside the component these are
+the imports of `loan:reporting@1.2.0`; in a unit test they are a
 `loanhost_plugin.testing.FakeHost` (nothing here needs a server or WebAssembly)."""
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .data import Query, Rows
+    from .licensing import LicensesOf
+    from .listing import ListQuery, Page
+    from .people import Found, PeopleQuery
+    from .pricing import Priced, Scenario
 
 
 class Host(Protocol):
@@ -20,6 +25,10 @@ class Host(Protocol):
     def today(self) -> str: ...
     def log(self, level: str, message: str) -> None: ...
     def run(self, query: "Query") -> "Rows": ...
+    def list_page(self, query: "ListQuery") -> "Page": ...
+    def search_people(self, query: "PeopleQuery") -> "Found": ...
+    def user_licenses(self, user_id: str | None) -> "LicensesOf | None": ...
+    def quote(self, scenario: "Scenario") -> "Priced": ...
 
 
 _current: Host | None = None

@@ -1,5 +1,6 @@
 """Unit tests without a server or WebAssembly: a fake host that answers a plugin's imports (who
-is calling, today, log lines, data queries) from the test, and records what the plugin asked.
+is calling, today, log lines, data queries, lists, people, licences, prices) from the test, and
+records what the plugin asked.
 
     from loanhost_plugin.testing import FakeHost
     from loanhost_plugin.data import Rows
@@ -9,6 +10,10 @@ is calling, today, log lines, data queries) from the test, and records what the 
         result = host.call(MyReport, {"statuses": ["Loan Open"]})
         assert result["buckets"] == [{"status": "Loan Open", "count": 2}]
         assert host.queries[0].dataset == "loans"
+
+A list is answered by `pages` (`loanhost_plugin.listing.page(columns, rows, next_cursor)`), a
+search by `people`, a licence read by `licenses`, a scenario by `prices`: each a function of
+what the plugin asked, or a list of answers handed out in order.
 
 The fake checks nothing the real host checks (scope, grants, filters, limits): run the built
 component with `loanhost plugin run` on fixtures for that (docs/plugins.md).
@@ -20,6 +25,18 @@ from typing import Any, Callable
 
 from . import _json, host as _host
 from .data import Query, Rows
+from .licensing import LicensesOf
+from .listing import ListQuery, Page
+from .people import Found, PeopleQuery
+from .pricing import Priced, Scenario
+
+
+def _answer(answer: Any, asked: Any, what: str) -> Any:
+    if callable(answer):
+        return answer(asked)
+    if isinstance(answer, list) and answer:
+        return answer.pop(0)
+    raise AssertionError(f"the plugin asked for {what} the test did not answer: {asked}")
 
 
 class FakeHost:
@@ -33,12 +50,25 @@ class FakeHost:
         can_read_names: bool = False,
         today: str = "2026-11-22",
         answer: Callable[[Query], Rows] | list[Rows] | None = None,
+        pages: Callable[[ListQuery], Page] | list[Page] | None = None,
+        people: Callable[[PeopleQuery], Found] | list[Found] | None = None,
+        licenses: Callable[[str | None], LicensesOf | None] | list[LicensesOf | None] | None = None,
+        prices: Callable[[Scenario], Priced] | list[Priced] | None = None,
     ):
         self._user_id = user_id
         self._roles = list(roles)
         self._names = can_read_names
         self._today = today
         self._answer = answer
+        self._pages, self._people, self._licenses, self._prices = pages, people, licenses, prices
+        #: The lists the plugin asked for a page of, in order.
+        self.lists: list[ListQuery] = []
+        #: Its people searches.
+        self.searches: list[PeopleQuery] = []
+        #: The users whose licences it read (None: the caller's).
+        self.license_reads: list[str | None] = []
+        #: The scenarios it priced.
+        self.scenarios: list[Scenario] = []
         #: The queries the plugin ran, in order.
         self.queries: list[Query] = []
         #: The log lines it wrote, as (level, message).
@@ -63,11 +93,23 @@ class FakeHost:
 
     def run(self, query: Query) -> Rows:
         self.queries.append(query)
-        if callable(self._answer):
-            return self._answer(query)
-        if isinstance(self._answer, list) and self._answer:
-            return self._answer.pop(0)
-        raise AssertionError(f"the plugin ran a query the test did not answer: {query}")
+        return _answer(self._answer, query, "a query")
+
+    def list_page(self, query: ListQuery) -> Page:
+        self.lists.append(query)
+        return _answer(self._pages, query, "a page")
+
+    def search_people(self, query: PeopleQuery) -> Found:
+        self.searches.append(query)
+        return _answer(self._people, query, "people")
+
+    def user_licenses(self, user_id: str | None) -> LicensesOf | None:
+        self.license_reads.append(user_id)
+        return _answer(self._licenses, user_id, "licences")
+
+    def quote(self, scenario: Scenario) -> Priced:
+        self.scenarios.append(scenario)
+        return _answer(self._prices, scenario, "prices")
 
     # ---- driving the tool ---------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from . import _json, records
 from .data import Rows
 from .errors import Internal, InvalidParams, ToolError
 from .host import current, mark
+from .listing import page
 from .testing import FakeHost
 
 
@@ -181,7 +182,11 @@ def warm_up(tool: type, arguments: dict | None = None) -> None:
     (type hints, compiled patterns) and its bytecode specialised. What the warm-up answers is
     discarded."""
     stand_in = FakeHost(
-        roles=["Admin", "User"], can_read_names=True, today="2026-01-01", answer=_one_row_of_each_kind
+        roles=["Admin", "User"],
+        can_read_names=True,
+        today="2026-01-01",
+        answer=_one_row_of_each_kind,
+        pages=lambda q: page(q.fields, [["warm-up" for _ in q.fields]]),
     )
     tool.description_of()
     try:

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import loanhost_plugin as lp  # noqa: E402
 from loanhost_plugin import _json, records  # noqa: E402
+from loanhost_plugin import data  # noqa: E402
 from loanhost_plugin.data import Query, Rows, count, period  # noqa: E402
 from loanhost_plugin.testing import FakeHost  # noqa: E402
 
@@ -118,3 +119,106 @@ def test_the_fake_host_answers_queries_and_keeps_the_log():
     assert host.queries[0].keys[0].unit == "month"
     with pytest.raises(lp.InvalidParams, match="unknown field `x`"):
         host.call(Echo, {"x": 1})
+
+
+# ---- the 1.2.0 capabilities on the fake host ------------------------------------------------
+
+
+def test_a_list_is_built_by_chaining_and_its_page_gives_rows_by_field():
+    # Arrange
+    from loanhost_plugin.listing import ListQuery, page
+
+    host = FakeHost(pages=[page(["id", "loanAmount"], [["a", Decimal("1.50")]], "c2")])
+
+    class Lister(lp.Tool):
+        name = "lister"
+        input_schema = {"type": "object"}
+
+        def run(self, args):
+            p = (
+                ListQuery()
+                .select("id", "loanAmount")
+                .filter({"statuses": ["Loan Open"]})
+                .where("loanAmount", data.gt(Decimal(100)))
+                .order_by("amount", descending=False)
+                .page_size(10)
+                .after("c1")
+                .page()
+            )
+            return {"rows": [dict(r) for r in p], "next": p.next_cursor, "n": len(p)}
+
+    # Act
+    result = host.call(Lister)
+    # Assert
+    q = host.lists[0]
+    assert (q.dataset, q.fields, q.order, q.descending, q.size, q.cursor) == (
+        "loans", ["id", "loanAmount"], "amount", False, 10, "c1")
+    assert q.filter_json == '{"statuses":["Loan Open"]}' and q.predicates[0][0] == "loanAmount"
+    assert result == {"rows": [{"id": "a", "loanAmount": Decimal("1.50")}], "next": "c2", "n": 1}
+
+
+def test_a_list_refuses_an_order_that_is_not_one_of_the_specs():
+    from loanhost_plugin.listing import ORDERS, ListQuery
+
+    assert ORDERS == ("updated", "status-date", "amount", "closing-date", "commission")
+    with pytest.raises(ValueError, match="order 'borrower': expected one of updated, status-date"):
+        ListQuery().order_by("borrower")
+
+
+def test_people_licences_and_prices_are_answered_and_recorded_by_the_fake():
+    # Arrange
+    from loanhost_plugin import licensing, people, pricing
+
+    found = people.Found((people.Person("p1", True, ("LoanOfficer",), "Olivia"),), 1)
+    mine = licensing.LicensesOf("u1", (licensing.License("TX", "TX-1", "2027"),))
+    priced = pricing.Priced(Decimal("80.00"), (pricing.ProductPrice("30Y Fixed", Decimal("6.125"), Decimal("0.25"), "2026-11-01"),))
+    host = FakeHost(people=[found], licenses=lambda user: mine if user is None else None, prices=[priced])
+    scenario = pricing.Scenario("TX", Decimal(320000), 740, "Conventional", "Purchase", "PrimaryResidence", 360, 30, property_value=Decimal(400000))
+
+    class Asker(lp.Tool):
+        name = "asker"
+        input_schema = {"type": "object"}
+
+        def run(self, args):
+            f = people.search(name_tokens=["oli"], parts=["LoanOfficer"], limit=5)
+            return {
+                "people": [p.name for p in f.people],
+                "total": f.total,
+                "mine": licensing.user_licenses().licenses[0].state,
+                "theirs": licensing.user_licenses("u2"),
+                "rate": pricing.quote(scenario).quotes[0].rate,
+            }
+
+    # Act
+    result = host.call(Asker)
+    # Assert
+    assert result == {"people": ["Olivia"], "total": 1, "mine": "TX", "theirs": None, "rate": Decimal("6.125")}
+    assert host.searches == [people.PeopleQuery(("oli",), ("LoanOfficer",), 5)]
+    assert host.license_reads == [None, "u2"] and host.scenarios == [scenario]
+
+
+def test_a_search_refuses_a_part_that_is_not_one_of_the_four():
+    from loanhost_plugin import people
+
+    with pytest.raises(ValueError, match="part 'Borrower': expected one of LoanOfficer, LoanAssistant"):
+        people.search(parts=["Borrower"])
+
+
+def test_a_capability_the_test_did_not_answer_fails_the_test_by_name():
+    from loanhost_plugin.listing import ListQuery
+
+    class Lister(lp.Tool):
+        name = "lister"
+        input_schema = {"type": "object"}
+
+        def run(self, args):
+            return {"n": len(ListQuery().select("id").page())}
+
+    with pytest.raises(AssertionError, match="the plugin asked for a page the test did not answer"):
+        FakeHost().call(Lister)
+
+
+def test_the_sdk_targets_1_2_0_and_names_the_cursor_and_licence_refusals():
+    assert lp.WIT_VERSION == "1.2.0"
+    assert issubclass(lp.BadCursor, lp.InvalidParams) and issubclass(lp.StaleCursor, lp.BadRequest)
+    assert str(lp.NotLicensed("no licence in TX")) == "forbidden: no licence in TX"

@@ -1,16 +1,21 @@
 /**
- * Inside the component: binds the `loan:reporting@1.1.0` imports as the SDK's host and exports
- * a tool as the `tool` interface. Rows arrive as one JSON text (`data.run-json`), parsed by the
+ * Inside the component: binds the `loan:reporting@1.2.0` imports as the SDK's host and exports
+ * a tool as the `tool` interface. Rows arrive as one JSON text (`data.run-json`,
+ * `listing.list-page-json`), parsed by the
  * engine's native `JSON.parse`, and the result leaves as UTF-8 bytes: the generated bindings
  * would otherwise handle every value of the rows, and every character of the result, in
  * interpreted code (docs/benchmarks.md, the `languages` profile). The entry module that `scripts/build-plugin.sh` writes calls
  * this; a plugin never imports it (its unit tests run on a FakeHost instead).
  */
 import { Decimal } from "./decimal.js";
-import { ToolError, forbidden, internal, invalidParams } from "./errors.js";
+import { ToolError, badRequest, forbidden, internal, invalidParams } from "./errors.js";
 import { installHost, mark, type Level } from "./host.js";
 import { stringify } from "./json.js";
 import { rows, Timestamp, type Query, type Rows, type Value } from "./data.js";
+import type { LicensesOf } from "./licensing.js";
+import { page, type ListQuery, type Page } from "./listing.js";
+import { PARTS, type Found, type Part, type PeopleQuery } from "./people.js";
+import type { Priced, Scenario } from "./pricing.js";
 import { FakeHost } from "./testing.js";
 import type { Tool } from "./tool.js";
 
@@ -23,7 +28,40 @@ export interface WitImports {
   clock: { today(): string };
   log: { write(level: Level, message: string): void };
   data: { runJson(q: unknown): { columns: string[]; kinds: ColumnKind[]; rows: string; truncated: boolean; totalGroups: bigint } };
+  listing: { listPageJson(q: unknown): { columns: string[]; kinds: ColumnKind[]; rows: string; nextCursor?: string } };
+  people: { search(q: unknown): { people: { id: string; isCaller: boolean; parts: string[]; name?: string }[]; total: bigint } };
+  licensing: { userLicenses(userId: string | undefined): LicensesOf | undefined };
+  pricing: {
+    quote(s: unknown): { ltv: string; quotes: { product: string; rate: string; points: string; effectiveDate: string }[] };
+  };
 }
+
+/** The WIT names of the parts (`people.part`), by the SDK's. */
+const WIT_PARTS = ["loan-officer", "loan-assistant", "processor", "referring-agent"];
+
+/** The tool error a client should see for a capability's refusal (the `*-error` variants share
+ * these case names); anything that is not a refusal is thrown again as it is. */
+function refusal(e: unknown): never {
+  const p = (e as { payload?: WitValue }).payload;
+  if (!p) throw e;
+  const message = String(p.val);
+  switch (p.tag) {
+    case "denied":
+    case "not-licensed":
+      throw forbidden(message);
+    case "invalid-query":
+      throw invalidParams(message);
+    case "bad-cursor":
+      throw invalidParams(`cursor: ${message}`);
+    case "stale-cursor":
+      throw badRequest(`cursor: ${message}`);
+    default:
+      throw internal(message);
+  }
+}
+
+/** A Decimal as the exact text the WIT takes. */
+const decimalText = (d: Decimal | undefined): string | undefined => (d === undefined ? undefined : d.toString());
 
 function toWit(v: Value): WitValue {
   if (v === null) return { tag: "null" };
@@ -58,19 +96,23 @@ function fromJson(kinds: ColumnKind[], text: string): Value[][] {
 
 const UTF8 = new TextEncoder();
 
+function witPredicates(predicates: Query["predicates"]): unknown[] {
+  return predicates.map(({ field, condition: c }) => ({
+    field,
+    condition:
+      c.op === "any-of"
+        ? { tag: "any-of", val: c.values.map(toWit) }
+        : "value" in c
+          ? { tag: c.op, val: toWit(c.value) }
+          : { tag: c.op },
+  }));
+}
+
 function witQuery(q: Query): unknown {
   return {
     dataset: q.dataset,
     filter: q.filterJson,
-    predicates: q.predicates.map(({ field, condition: c }) => ({
-      field,
-      condition:
-        c.op === "any-of"
-          ? { tag: "any-of", val: c.values.map(toWit) }
-          : "value" in c
-            ? { tag: c.op, val: toWit(c.value) }
-            : { tag: c.op },
-    })),
+    predicates: witPredicates(q.predicates),
     groupBy: q.keys.map((k) =>
       k.kind === "field"
         ? { tag: "field", val: k.field }
@@ -99,14 +141,60 @@ export function bindImports(w: WitImports): void {
         r = w.data.runJson(witQuery(q));
         mark("rows-lifted");
       } catch (e) {
-        const p = (e as { payload?: WitValue }).payload;
-        if (!p) throw e;
-        const message = String(p.val);
-        throw p.tag === "denied" ? forbidden(message) : p.tag === "invalid-query" ? invalidParams(message) : internal(message);
+        refusal(e);
       }
       const decoded = { columns: r.columns, rows: fromJson(r.kinds, r.rows), truncated: r.truncated, totalGroups: Number(r.totalGroups) };
       mark("rows-decoded");
       return decoded;
+    },
+    listPage(q: ListQuery): Page {
+      let p;
+      try {
+        p = w.listing.listPageJson({
+          dataset: q.dataset,
+          filter: q.filterJson,
+          predicates: witPredicates(q.predicates),
+          fields: q.fields,
+          orderBy: q.order,
+          descending: q.descending,
+          pageSize: q.size,
+          cursor: q.cursor,
+        });
+      } catch (e) {
+        refusal(e);
+      }
+      return page(p.columns, fromJson(p.kinds, p.rows), p.nextCursor);
+    },
+    searchPeople(q: PeopleQuery): Found {
+      let f;
+      try {
+        f = w.people.search({ nameTokens: q.nameTokens, parts: q.parts.map((x) => WIT_PARTS[PARTS.indexOf(x)]), limit: q.limit });
+      } catch (e) {
+        refusal(e);
+      }
+      return {
+        people: f.people.map((p) => ({ id: p.id, isCaller: p.isCaller, parts: p.parts.map((x) => PARTS[WIT_PARTS.indexOf(x)] as Part), name: p.name })),
+        total: Number(f.total),
+      };
+    },
+    userLicenses(userId: string | undefined): LicensesOf | undefined {
+      try {
+        return w.licensing.userLicenses(userId);
+      } catch (e) {
+        refusal(e);
+      }
+    },
+    quote(s: Scenario): Priced {
+      let r;
+      try {
+        r = w.pricing.quote({ ...s, loanAmount: s.loanAmount.toString(), propertyValue: decimalText(s.propertyValue), ltv: decimalText(s.ltv) });
+      } catch (e) {
+        refusal(e);
+      }
+      return {
+        ltv: Decimal.fromHost(r.ltv),
+        quotes: r.quotes.map((q) => ({ product: q.product, rate: Decimal.fromHost(q.rate), points: Decimal.fromHost(q.points), effectiveDate: q.effectiveDate })),
+      };
     },
   });
 }
@@ -128,6 +216,7 @@ export function warmUp(tool: Tool, args: Record<string, unknown> = {}): void {
         [...q.keys.map((_, k) => `key${k}`), ...q.aggregates.map((_, k) => `agg${k}`)],
         [[...q.keys.map(() => "warm-up"), ...q.aggregates.map((a) => (a.kind.startsWith("count") ? 1 : Decimal.parse("1.5")))]],
       ),
+    pages: (q: ListQuery): Page => page(q.fields, [q.fields.map(() => "warm-up")]),
   });
   tool.describe();
   // The code that reads a real call's rows and writes its result, compiled now too.

@@ -1,9 +1,14 @@
 /**
- * The host as a plugin sees it: who is calling, today's date, log lines, data queries. Inside the
- * component these are the imports of `loan:reporting@1.0.0` (bound by the entry module the build
- * writes); in a unit test, a `FakeHost` from `@loanhost/plugin/testing`.
+ * The host as a plugin sees it: who is calling, today's date, log lines, data queries, and the
+ * 1.2.0 capabilities (lists of loans, people, licences, prices). Inside the component these are
+ * the imports of `loan:reporting@1.2.0` (bound by the entry module the build writes); in a unit
+ * test, a `FakeHost` from `@loanhost/plugin/testing`.
  */
 import type { Query, Rows } from "./data.js";
+import type { LicensesOf } from "./licensing.js";
+import type { ListQuery, Page } from "./listing.js";
+import type { Found, PeopleQuery } from "./people.js";
+import type { Priced, Scenario } from "./pricing.js";
 
 export type Level = "debug" | "info" | "warn" | "error";
 
@@ -15,6 +20,10 @@ export interface Host {
   today(): string;
   log(level: Level, message: string): void;
   run(query: Query): Rows;
+  listPage(query: ListQuery): Page;
+  searchPeople(query: PeopleQuery): Found;
+  userLicenses(userId: string | undefined): LicensesOf | undefined;
+  quote(scenario: Scenario): Priced;
 }
 
 let current: Host | undefined;

@@ -1,5 +1,5 @@
 /**
- * The TypeScript SDK for loanhost report plugins (`loan:reporting@1.0.0`).
+ * The TypeScript SDK for loanhost report plugins (`loan:reporting@1.2.0`).
  *
  * A plugin is one module whose default export is `defineTool({...})`; `scripts/build-plugin.sh`
  * bundles it (esbuild) and makes it a WebAssembly component with componentize-js (every WASI
@@ -12,10 +12,15 @@ export { Decimal } from "./decimal.js";
 export { ToolError, badRequest, forbidden, internal, invalidParams, type ToolErrorCode } from "./errors.js";
 export { canReadNames, hasAnyRole, log, roles, today, userId } from "./host.js";
 export * as data from "./data.js";
+export * as licensing from "./licensing.js";
+export * as listing from "./listing.js";
+export { ListQuery, type OrderOption, type Page } from "./listing.js";
+export * as people from "./people.js";
+export * as pricing from "./pricing.js";
 export { Query, Timestamp, type Rows, type Value } from "./data.js";
 export { NoArguments, s, Schema, type Infer } from "./schema.js";
 export { defineTool, type Tool, type ToolDefinition } from "./tool.js";
 export { LOAN_FILTER_SCHEMA, LOAN_STATUSES, LOAN_TYPES, PURPOSES } from "./vocabulary.js";
 
 /** The WIT version this SDK targets; manifests name it in `wit_version`. */
-export const WIT_VERSION = "1.1.0";
+export const WIT_VERSION = "1.2.0";

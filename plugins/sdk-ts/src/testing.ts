@@ -7,13 +7,36 @@
  *     const result = host.call(myReport, { groupBy: "Status" });
  *     assert.equal(host.queries[0].dataset, "loans");
  *
+ * A list is answered by `pages` (`page(columns, rows, nextCursor)`), a search by `people`, a
+ * licence read by `licenses`, a scenario by `prices`: each a function of what the plugin asked,
+ * or a list of answers handed out in order.
+ *
  * The fake checks nothing the real host checks (scope, grants, filters, limits): run the built
  * component with `loanhost plugin run` on fixtures for that (docs/plugins.md).
  */
 import { installHost, type Host, type Level } from "./host.js";
 import { parse, stringify } from "./json.js";
-import type { Query, Rows } from "./data.js";
+import { Timestamp, type Query, type Rows } from "./data.js";
+import { Decimal } from "./decimal.js";
+import type { LicensesOf } from "./licensing.js";
+import type { ListQuery, Page } from "./listing.js";
+import type { Found, PeopleQuery } from "./people.js";
+import type { Priced, Scenario } from "./pricing.js";
 import type { Tool } from "./tool.js";
+
+/** What answers one kind of question: a function of what the plugin asked, or answers in order. */
+export type Answer<Q, A> = ((asked: Q) => A) | A[];
+
+/** What the plugin asked, as text (decimals and instants as their text). */
+function describe(asked: unknown): string {
+  return JSON.stringify(asked, (_, v) => (typeof v === "bigint" ? v.toString() : v instanceof Decimal || v instanceof Timestamp ? v.toString() : v));
+}
+
+function answerOf<Q, A>(answer: Answer<Q, A> | undefined, asked: Q, what: string): A {
+  if (typeof answer === "function") return answer(asked);
+  if (Array.isArray(answer) && answer.length) return answer.shift()!;
+  throw new Error(`the plugin asked for ${what} the test did not answer: ${describe(asked)}`);
+}
 
 export interface FakeHostOptions {
   userId?: string;
@@ -21,7 +44,15 @@ export interface FakeHostOptions {
   canReadNames?: boolean;
   today?: string;
   /** Answers each query: a function, or a list of results handed out in order. */
-  answer?: ((q: Query) => Rows) | Rows[];
+  answer?: Answer<Query, Rows>;
+  /** Answers each page of a list. */
+  pages?: Answer<ListQuery, Page>;
+  /** Answers each people search. */
+  people?: Answer<PeopleQuery, Found>;
+  /** Answers each licence read (undefined: the caller's). */
+  licenses?: Answer<string | undefined, LicensesOf | undefined>;
+  /** Answers each scenario priced. */
+  prices?: Answer<Scenario, Priced>;
 }
 
 export class FakeHost implements Host {
@@ -29,6 +60,14 @@ export class FakeHost implements Host {
   readonly queries: Query[] = [];
   /** The log lines it wrote. */
   readonly logs: { level: Level; message: string }[] = [];
+  /** The lists it asked for a page of. */
+  readonly lists: ListQuery[] = [];
+  /** Its people searches. */
+  readonly searches: PeopleQuery[] = [];
+  /** The users whose licences it read (undefined: the caller's). */
+  readonly licenseReads: (string | undefined)[] = [];
+  /** The scenarios it priced. */
+  readonly scenarios: Scenario[] = [];
 
   constructor(private readonly options: FakeHostOptions = {}) {}
 
@@ -49,10 +88,23 @@ export class FakeHost implements Host {
   }
   run(q: Query): Rows {
     this.queries.push(q);
-    const a = this.options.answer;
-    if (typeof a === "function") return a(q);
-    if (Array.isArray(a) && a.length) return a.shift()!;
-    throw new Error(`the plugin ran a query the test did not answer: ${JSON.stringify(q)}`);
+    return answerOf(this.options.answer, q, "a query");
+  }
+  listPage(q: ListQuery): Page {
+    this.lists.push(q);
+    return answerOf(this.options.pages, q, "a page");
+  }
+  searchPeople(q: PeopleQuery): Found {
+    this.searches.push(q);
+    return answerOf(this.options.people, q, "people");
+  }
+  userLicenses(userId: string | undefined): LicensesOf | undefined {
+    this.licenseReads.push(userId);
+    return answerOf(this.options.licenses, userId, "licences");
+  }
+  quote(s: Scenario): Priced {
+    this.scenarios.push(s);
+    return answerOf(this.options.prices, s, "prices");
   }
 
   /** Calls the tool with `args` as a client would send them; returns the result parsed from its
@@ -68,3 +120,4 @@ export class FakeHost implements Host {
 }
 
 export { rows } from "./data.js";
+export { page } from "./listing.js";

@@ -1,7 +1,7 @@
 // The TypeScript SDK's own tests: arguments parsed with precise messages, exact JSON, schemas.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Decimal, defineTool, NoArguments, Query, s, ToolError, today, userId, data } from "../src/index.js";
+import { Decimal, defineTool, NoArguments, Query, s, ToolError, today, userId, data, licensing, listing, ListQuery, people, pricing, WIT_VERSION } from "../src/index.js";
 import { parse, stringify } from "../src/json.js";
 import { FakeHost, rows } from "../src/testing.js";
 
@@ -89,4 +89,103 @@ test("the fake host answers queries and keeps the log", () => {
   assert.deepEqual(host.logs, [{ level: "info", message: "asked for 2026-03-01" }]);
   assert.deepEqual(host.queries[0].keys[0], { kind: "period", field: "statusDate", unit: "month" });
   assert.throws(() => host.call(echo, { x: 1 }), /unknown field `x`/);
+});
+
+// ---- the 1.2.0 capabilities on the fake host ------------------------------------------------
+
+test("a list is built by chaining and its page gives rows by field", () => {
+  // Arrange
+  const host = new FakeHost({ pages: [listing.page(["id", "loanAmount"], [["a", Decimal.parse("1.50")]], "c2")] });
+  const lister = defineTool({
+    name: "lister",
+    title: "t",
+    description: "d",
+    arguments: NoArguments,
+    result: s.json(),
+    run() {
+      const p = new ListQuery()
+        .select("id", "loanAmount")
+        .filter({ statuses: ["Loan Open"] })
+        .where("loanAmount", data.gt(Decimal.parse("100")))
+        .orderBy("amount", false)
+        .pageSize(10)
+        .after("c1")
+        .page();
+      return { rows: p.rows, next: p.nextCursor };
+    },
+  });
+  // Act
+  const result = host.call(lister);
+  // Assert
+  const q = host.lists[0];
+  assert.deepEqual([q.dataset, q.fields, q.order, q.descending, q.size, q.cursor], ["loans", ["id", "loanAmount"], "amount", false, 10, "c1"]);
+  assert.equal(q.filterJson, '{"statuses":["Loan Open"]}');
+  assert.equal(q.predicates[0].field, "loanAmount");
+  assert.equal(result.rows[0].id, "a");
+  assert.equal(result.rows[0].loanAmount.toString(), "1.5");
+  assert.equal(result.next, "c2");
+});
+
+test("a list refuses an order that is not one of the spec's", () => {
+  assert.deepEqual([...listing.ORDERS], ["updated", "status-date", "amount", "closing-date", "commission"]);
+  assert.throws(() => new ListQuery().orderBy("borrower" as listing.OrderOption), /order "borrower": expected one of updated, status-date/);
+});
+
+test("people, licences and prices are answered and recorded by the fake", () => {
+  // Arrange
+  const found: people.Found = { people: [{ id: "p1", isCaller: true, parts: ["LoanOfficer"], name: "Olivia" }], total: 1 };
+  const mine: licensing.LicensesOf = { userId: "u1", licenses: [{ state: "TX", stateLicenseNumber: "TX-1", expirationYear: "2027" }] };
+  const priced: pricing.Priced = {
+    ltv: Decimal.parse("80.00"),
+    quotes: [{ product: "30Y Fixed", rate: Decimal.parse("6.125"), points: Decimal.parse("0.25"), effectiveDate: "2026-11-01" }],
+  };
+  const scenario: pricing.Scenario = {
+    propertyState: "TX",
+    loanAmount: Decimal.parse("320000"),
+    propertyValue: Decimal.parse("400000"),
+    creditScore: 740,
+    loanType: "Conventional",
+    purpose: "Purchase",
+    occupancy: "PrimaryResidence",
+    termMonths: 360,
+    lockDays: 30,
+  };
+  const host = new FakeHost({ people: [found], licenses: (user) => (user === undefined ? mine : undefined), prices: [priced] });
+  const asker = defineTool({
+    name: "asker",
+    title: "t",
+    description: "d",
+    arguments: NoArguments,
+    result: s.json(),
+    run() {
+      const f = people.search({ nameTokens: ["oli"], parts: ["LoanOfficer"], limit: 5 });
+      return {
+        people: f.people.map((p) => p.name),
+        total: f.total,
+        mine: licensing.userLicenses()?.licenses[0].state,
+        theirs: licensing.userLicenses("u2") ?? null,
+        rate: pricing.quote(scenario).quotes[0].rate,
+      };
+    },
+  });
+  // Act
+  const result = host.call(asker);
+  // Assert
+  assert.deepEqual({ ...result, rate: result.rate.toString() }, { people: ["Olivia"], total: 1, mine: "TX", theirs: null, rate: "6.125" });
+  assert.deepEqual(host.searches, [{ nameTokens: ["oli"], parts: ["LoanOfficer"], limit: 5 }]);
+  assert.deepEqual(host.licenseReads, [undefined, "u2"]);
+  assert.deepEqual(host.scenarios, [scenario]);
+});
+
+test("a search refuses a part that is not one of the four", () => {
+  assert.throws(() => people.search({ parts: ["Borrower" as people.Part] }), /part "Borrower": expected one of LoanOfficer, LoanAssistant/);
+});
+
+test("a capability the test did not answer fails the test by name", () => {
+  const lister = defineTool({ name: "l", title: "t", description: "d", arguments: NoArguments, result: s.json(), run: () => ({ n: new ListQuery().select("id").page().rows.length }) });
+  assert.throws(() => new FakeHost().call(lister), /the plugin asked for a page the test did not answer/);
+});
+
+test("the SDK targets 1.2.0", () => {
+  assert.equal(WIT_VERSION, "1.2.0");
 });

@@ -10,8 +10,9 @@ use serde_json::{json, Value};
 
 use super::oracle::in_scope;
 use super::values::{reads_names, roles_of};
-use super::{callers, world, World};
+use super::{callers, world, world_in, World};
 use crate::data::scaled;
+use crate::helpers::import_lines;
 
 /// Every field `query_loans` may return.
 const ALLOWED: [&str; 21] = [
@@ -93,80 +94,104 @@ fn same(field: &str, listed: &Value, line: &Value) -> bool {
 #[tokio::test]
 async fn query_loans_lists_exactly_the_oracles_loans_for_every_role_on_both_engines() {
     for postgres in [false, true] {
-        // Arrange
-        let w = world(17, "2026-03-15", postgres).await;
-        let some_officer = w.loans[3]["loanOfficerId"].clone();
-        let filters = [
-            json!({}),
-            json!({"statuses": ["Loan Open", "Loan Underwriting", "Loan Approved"]}),
-            json!({"loanOfficerIds": [some_officer], "loanAmountMin": 100000}),
-            json!({"purposes": ["Refinance"], "loanTypes": ["Conventional", "FHA"]}),
-        ];
-        for caller in callers(&w) {
-            let token = w.app.token_for(caller["email"].as_str().unwrap());
-            let names = reads_names(&caller);
-            for (i, filter) in filters.iter().enumerate() {
-                let (order, descending) = [
-                    ("amount", true),
-                    ("updated", false),
-                    ("statusDate", true),
-                    ("closingDate", false),
-                ][i];
-                let args = json!({"filter": filter, "orderBy": order, "descending": descending, "pageSize": 100});
+        lists_exactly_the_oracles_loans(&world(17, "2026-03-15", postgres).await, postgres).await;
+    }
+}
 
-                // Act
-                let (loans, totals) = walk(&w, &token, &args).await;
+/// `query_loans` written in `language` (plugins/examples/<language>/query_loans, through its
+/// SDK's `listing`) lists as the oracle does, as the Rust build is held to above.
+async fn ported(language: &str) {
+    for postgres in [false, true] {
+        let w = world_in(17, "2026-03-15", postgres, Some((language, "query_loans"))).await;
+        lists_exactly_the_oracles_loans(&w, postgres).await;
+    }
+}
 
-                // Assert
-                let expected: BTreeSet<String> = in_scope(&w, &caller, filter)
-                    .iter()
-                    .map(|l| l["id"].as_str().unwrap().to_string())
-                    .collect();
-                let ids: Vec<String> = loans
-                    .iter()
-                    .map(|l| l["id"].as_str().unwrap().to_string())
-                    .collect();
-                let unique: BTreeSet<String> = ids.iter().cloned().collect();
-                let who = format!("{} {filter} postgres={postgres}", caller["email"]);
-                assert_eq!(unique.len(), ids.len(), "{who}: a loan listed twice");
-                assert_eq!(unique, expected, "{who}");
-                assert_eq!(totals, BTreeSet::from([expected.len() as i64]), "{who}");
-                for l in &loans {
-                    let line = w.loans.iter().find(|x| x["id"] == l["id"]).unwrap();
-                    let obj = l.as_object().unwrap();
-                    for (k, v) in obj {
-                        assert!(ALLOWED.contains(&k.as_str()), "{who}: field {k}");
-                        assert!(
-                            same(k, v, line),
-                            "{who}: {k} = {v}, the import has {}",
-                            line[k]
-                        );
-                    }
-                    assert!(!obj.contains_key("borrowerEmail"), "{who}");
-                    assert!(!obj.contains_key("borrowerFirstName"), "{who}: not asked");
-                    assert_eq!(obj.contains_key("loanOfficerName"), names, "{who}");
-                    assert_eq!(obj.contains_key("processorName"), names, "{who}");
+#[tokio::test]
+async fn query_loans_written_in_python_lists_the_oracles_loans_on_both_engines() {
+    ported("python").await;
+}
+
+#[tokio::test]
+async fn query_loans_written_in_typescript_lists_the_oracles_loans_on_both_engines() {
+    ported("typescript").await;
+}
+
+/// For callers of every role and four filters, each in another order: every page of
+/// `query_loans` walked gives the oracle's loans once each, each field its import line's, names
+/// only where they may be read; a borrower's names only when asked and allowed.
+async fn lists_exactly_the_oracles_loans(w: &World, postgres: bool) {
+    // Arrange
+    let some_officer = w.loans[3]["loanOfficerId"].clone();
+    let filters = [
+        json!({}),
+        json!({"statuses": ["Loan Open", "Loan Underwriting", "Loan Approved"]}),
+        json!({"loanOfficerIds": [some_officer], "loanAmountMin": 100000}),
+        json!({"purposes": ["Refinance"], "loanTypes": ["Conventional", "FHA"]}),
+    ];
+    for caller in callers(w) {
+        let token = w.app.token_for(caller["email"].as_str().unwrap());
+        let names = reads_names(&caller);
+        for (i, filter) in filters.iter().enumerate() {
+            let (order, descending) = [
+                ("amount", true),
+                ("updated", false),
+                ("statusDate", true),
+                ("closingDate", false),
+            ][i];
+            let args = json!({"filter": filter, "orderBy": order, "descending": descending, "pageSize": 100});
+
+            // Act
+            let (loans, totals) = walk(w, &token, &args).await;
+
+            // Assert
+            let expected: BTreeSet<String> = in_scope(w, &caller, filter)
+                .iter()
+                .map(|l| l["id"].as_str().unwrap().to_string())
+                .collect();
+            let ids: Vec<String> = loans
+                .iter()
+                .map(|l| l["id"].as_str().unwrap().to_string())
+                .collect();
+            let unique: BTreeSet<String> = ids.iter().cloned().collect();
+            let who = format!("{} {filter} postgres={postgres}", caller["email"]);
+            assert_eq!(unique.len(), ids.len(), "{who}: a loan listed twice");
+            assert_eq!(unique, expected, "{who}");
+            assert_eq!(totals, BTreeSet::from([expected.len() as i64]), "{who}");
+            for l in &loans {
+                let line = w.loans.iter().find(|x| x["id"] == l["id"]).unwrap();
+                let obj = l.as_object().unwrap();
+                for (k, v) in obj {
+                    assert!(ALLOWED.contains(&k.as_str()), "{who}: field {k}");
+                    assert!(
+                        same(k, v, line),
+                        "{who}: {k} = {v}, the import has {}",
+                        line[k]
+                    );
                 }
+                assert!(!obj.contains_key("borrowerEmail"), "{who}");
+                assert!(!obj.contains_key("borrowerFirstName"), "{who}: not asked");
+                assert_eq!(obj.contains_key("loanOfficerName"), names, "{who}");
+                assert_eq!(obj.contains_key("processorName"), names, "{who}");
             }
-            // A borrower's names, when asked: only for the roles that may read them.
-            let asked = json!({"includeBorrowerName": true, "pageSize": 5});
-            if reads_borrowers(&caller) {
-                let page = w.app.call_ok(&token, "query_loans", asked).await;
-                for l in page["loans"].as_array().unwrap() {
-                    let line = w.loans.iter().find(|x| x["id"] == l["id"]).unwrap();
-                    assert_eq!(l["borrowerFirstName"], line["borrowerFirstName"]);
-                    assert_eq!(l["borrowerLastName"], line["borrowerLastName"]);
-                    assert!(l.get("borrowerEmail").is_none());
-                }
-            } else {
-                let refused = w.app.call_err(&token, "query_loans", asked).await;
-                assert!(
-                    refused
-                        .starts_with("forbidden: field `borrowerFirstName` is a borrower's name"),
-                    "{}: {refused}",
-                    caller["email"]
-                );
+        }
+        // A borrower's names, when asked: only for the roles that may read them.
+        let asked = json!({"includeBorrowerName": true, "pageSize": 5});
+        if reads_borrowers(&caller) {
+            let page = w.app.call_ok(&token, "query_loans", asked).await;
+            for l in page["loans"].as_array().unwrap() {
+                let line = w.loans.iter().find(|x| x["id"] == l["id"]).unwrap();
+                assert_eq!(l["borrowerFirstName"], line["borrowerFirstName"]);
+                assert_eq!(l["borrowerLastName"], line["borrowerLastName"]);
+                assert!(l.get("borrowerEmail").is_none());
             }
+        } else {
+            let refused = w.app.call_err(&token, "query_loans", asked).await;
+            assert!(
+                refused.starts_with("forbidden: field `borrowerFirstName` is a borrower's name"),
+                "{}: {refused}",
+                caller["email"]
+            );
         }
     }
 }
@@ -215,5 +240,76 @@ async fn query_loans_refuses_bad_arguments_and_cursors_with_their_reason() {
     ];
     for (answer, start) in answers.iter().zip(starts) {
         assert!(answer.starts_with(start), "{answer}\nexpected: {start}");
+    }
+}
+
+/// `query_loans` written in Python and in TypeScript answers the host's refusals as the Rust
+/// build does (each SDK maps `list-error` to the same tool errors): a bad filter, a cursor
+/// changed, sent for another list or by another caller, a cursor cut before an import, a
+/// borrower's names for a caller who may not read them.
+#[tokio::test]
+async fn query_loans_written_in_python_and_typescript_refuse_as_the_rust_build_does() {
+    for language in ["python", "typescript"] {
+        // Arrange
+        let w = world_in(18, "2026-03-15", false, Some((language, "query_loans"))).await;
+        let admin = w.app.token_for("admin@demo.loanhost.local");
+        let list = json!({"pageSize": 10, "orderBy": "amount"});
+        let first = w.app.call_ok(&admin, "query_loans", list.clone()).await;
+        let cursor = first["nextCursor"].as_str().unwrap().to_string();
+        let with = |mut args: Value| {
+            args["cursor"] = json!(cursor);
+            args
+        };
+        let other = callers(&w)
+            .into_iter()
+            .find(|c| !reads_borrowers(c))
+            .expect("a caller who may not read borrowers' names");
+        let other = w.app.token_for(other["email"].as_str().unwrap());
+
+        // Act
+        let mut answers = Vec::new();
+        for args in [
+            json!({"filter": {"statuses": ["Nope"]}}),
+            json!({"cursor": "lc1.forged", "orderBy": "amount", "pageSize": 10}),
+            with(json!({"orderBy": "updated", "pageSize": 10})),
+            with(json!({"orderBy": "amount", "pageSize": 10, "filter": {"loanAmountMin": 1}})),
+        ] {
+            answers.push(w.app.call_err(&admin, "query_loans", args).await);
+        }
+        answers.push(
+            w.app
+                .call_err(&other, "query_loans", with(list.clone()))
+                .await,
+        );
+        answers.push(
+            w.app
+                .call_err(&other, "query_loans", json!({"includeBorrowerName": true}))
+                .await,
+        );
+        import_lines(&w.app, "loans.jsonl", &[w.loans[0].to_string()]).await;
+        answers.push(
+            w.app
+                .call_err(&admin, "query_loans", with(list.clone()))
+                .await,
+        );
+
+        // Assert
+        let not_issued =
+            "invalid_params: cursor: the cursor was not issued for this caller and this query";
+        let starts = [
+            "invalid_params: filter: `statuses`: `Nope` is not a loan status",
+            not_issued,
+            not_issued,
+            not_issued,
+            not_issued,
+            "forbidden: field `borrowerFirstName` is a borrower's name",
+            "bad_request: cursor: the loans changed since this list's first page",
+        ];
+        for (answer, start) in answers.iter().zip(starts) {
+            assert!(
+                answer.starts_with(start),
+                "{language}: {answer}\nexpected: {start}"
+            );
+        }
     }
 }

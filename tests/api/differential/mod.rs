@@ -48,27 +48,16 @@ async fn world(seed: u64, today: &str, postgres: bool) -> World {
     world_in(seed, today, postgres, None).await
 }
 
-/// A world whose `report_loans` is the build written in `language` (plugins/examples/), when
-/// given. Their compiled components are cached across the apps of the test run (an
-/// interpreter's component takes seconds to compile).
-async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>) -> World {
+/// A world whose tool `ported.1` is the build written in language `ported.0`
+/// (plugins/examples/<language>/<tool>), when given. Their compiled components are cached across
+/// the apps of the test run (an interpreter's component takes seconds to compile).
+async fn world_in(seed: u64, today: &str, postgres: bool, ported: Option<(&str, &str)>) -> World {
     let mut options = AppOptions {
         postgres,
         env: vec![("LOANHOST_TODAY", today.to_string())],
         ..AppOptions::default()
     };
-    for t in TOOLS {
-        options = match language {
-            Some(language) if t == "report_loans" => {
-                let (wasm, manifest) = example_plugin(language, t);
-                options
-                    .with_shared_compile_cache()
-                    .plugin(t, wasm, manifest)
-            }
-            _ => options.plugin(t, tool_wasm(t), tool_manifest(t)),
-        };
-    }
-    for t in [
+    let others = [
         "query_loans",
         "search_users",
         "get_user_licenses",
@@ -76,8 +65,17 @@ async fn world_in(seed: u64, today: &str, postgres: bool, language: Option<&str>
         "get_data_warehouse_fields",
         "query_data_warehouse",
         "get_loan_reporting_metadata",
-    ] {
-        options = options.plugin(t, tool_wasm(t), tool_manifest(t));
+    ];
+    for t in TOOLS.into_iter().chain(others) {
+        options = match ported {
+            Some((language, tool)) if t == tool => {
+                let (wasm, manifest) = example_plugin(language, t);
+                options
+                    .with_shared_compile_cache()
+                    .plugin(t, wasm, manifest)
+            }
+            _ => options.plugin(t, tool_wasm(t), tool_manifest(t)),
+        };
     }
     let app = spawn_app_with(options).await;
     let data = seed_app_on(&app, seed, 500, today).await;
@@ -343,8 +341,8 @@ async fn differential(seed: u64, today: &str) {
 async fn ported(language: &str, seed: u64, today: &str) {
     // Arrange
     let engines = [
-        world_in(seed, today, false, Some(language)).await,
-        world_in(seed, today, true, Some(language)).await,
+        world_in(seed, today, false, Some((language, "report_loans"))).await,
+        world_in(seed, today, true, Some((language, "report_loans"))).await,
     ];
     let w = &engines[0];
     let sets: Vec<_> = argument_sets(w)

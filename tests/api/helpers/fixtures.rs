@@ -173,8 +173,8 @@ pub fn every_field_listed(datasets: &[&str]) -> String {
         .collect()
 }
 
-/// `manifest` (of a component built with the Rust SDK, `loan:reporting@1.2.0`) for a component
-/// built against `loan:reporting@{version}` (the Python and TypeScript SDKs build 1.1.0).
+/// `manifest` (of a component built with an SDK, `loan:reporting@1.2.0`) for a component built
+/// against `loan:reporting@{version}` (the fixtures of the earlier versions).
 pub fn on_wit(manifest: String, version: &str) -> String {
     manifest.replace(
         "wit_version = \"1.2.0\"",

@@ -32,10 +32,8 @@ pub use seed::{
 /// 64 MiB, `timeout_ms`, 65,536-byte manifest (and the core instances a Python runtime needs).
 pub async fn hostile_app(language: &str, timeout_ms: u64) -> (TestApp, String) {
     let tool = format!("hostile_{language}");
-    let manifest = on_wit(
-        manifest(&tool, DEFAULT_ROLES, &[], 64, timeout_ms, 65536),
-        "1.1.0",
-    ) + "core_instances = 48\n";
+    let manifest =
+        manifest(&tool, DEFAULT_ROLES, &[], 64, timeout_ms, 65536) + "core_instances = 48\n";
     let options = AppOptions::default().with_shared_compile_cache().plugin(
         &tool,
         hostile_plugin(language),

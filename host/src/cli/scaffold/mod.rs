@@ -115,7 +115,7 @@ impl Scaffold<'_> {
         write_file(krate.join("src/lib.rs"), rust::lib_rs(name))?;
         write_file(
             krate.join(format!("{name}.toml")),
-            manifest(name, RUST_WIT_VERSION, 32, ""),
+            manifest(name, WIT_VERSION, 32, ""),
         )?;
         write_fixtures(&krate)?;
         Ok((krate, in_workspace))
@@ -209,12 +209,12 @@ fn write_view(dir: &Path, name: &str) -> Result<(), String> {
     )
 }
 
-/// The version of `loan:reporting` the Rust SDK (`plugins/sdk`) builds against.
-const RUST_WIT_VERSION: &str = "1.2.0";
+/// The version of `loan:reporting` every SDK (`plugins/sdk`, `sdk-python`, `sdk-ts`) builds
+/// against.
+pub(super) const WIT_VERSION: &str = "1.2.0";
 
 /// The manifest of a new plugin with `memory_mib` of memory; `limits` adds lines to its
-/// `[limits]`, built against `loan:reporting@{wit_version}` (Rust plugins 1.2.0; the Python and
-/// TypeScript SDKs 1.1.0).
+/// `[limits]`, built against `loan:reporting@{wit_version}`.
 fn manifest(name: &str, wit_version: &str, memory_mib: u32, limits: &str) -> String {
     format!(
         "# Manifest of the {name} plugin (written by the operator, not the plugin).\nname = \"{name}\"\nwit_version = \"{wit_version}\"\nroles = [\"Admin\", \"Processor\", \"DualLicensedAgent\", \"ConciergeKey\", \"Agent\"]\nscope = \"caller\"\n\n# The fields it reads (the host refuses any other).\n[datasets.loans]\nfields = [\"status\"]\n\n[limits]\nmemory_mib = {memory_mib}\ntimeout_ms = 5000\nmax_output_bytes = 262144\n{limits}"

@@ -22,7 +22,7 @@ pub(super) fn write(dir: &Path, name: &str) -> Result<(), String> {
         // CPython starts with 13 MiB of memory, as 38 core modules.
         manifest(
             name,
-            "1.1.0",
+            super::WIT_VERSION,
             64,
             "# componentize-py links CPython and its libraries as separate core modules (38).\ncore_instances = 48\n",
         ),

@@ -39,7 +39,7 @@ pub(super) fn write(dir: &Path, name: &str, sdk: &Path) -> Result<(), String> {
     write_file(
         dir.join(format!("{name}.toml")),
         // A JavaScript runtime starts with 10 MiB of memory.
-        manifest(name, "1.1.0", 64, ""),
+        manifest(name, super::WIT_VERSION, 64, ""),
     )?;
     write_fixtures(dir)
 }
