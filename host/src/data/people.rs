@@ -1,9 +1,10 @@
 //! People: the people on the loans of a caller's scope (officers, assistants, processors,
 //! referrers), and the caller, searched by name tokens and by the parts they play
 //! (`search_users`, through the `people` capability of `loan:reporting@1.2.0`). An
-//! organisation's or a company's people are read from the snapshot's totals keyed by each
-//! part (schema v18: a few thousand rows, never the loans); a person's scope (an Agent's, a
-//! referrer's, a ConciergeKey's officers') from its loans through the scope's indexes. Names are
+//! organisation's or a company's people are read from the people tables (schema v20, built
+//! from the snapshot's totals keyed by each part; `indexed`), never the loans; a person's scope
+//! (an Agent's, a referrer's, a ConciergeKey's officers') from its loans through the scope's
+//! indexes. Names are
 //! the directory's (the agent's first and last name), else the name the loans give the person;
 //! emails are never read.
 
@@ -58,7 +59,7 @@ impl Part {
     }
 
     /// The loan columns of the person playing the part, and of the name the loan gives them.
-    const fn columns(self) -> (&'static str, Option<&'static str>) {
+    pub(crate) const fn columns(self) -> (&'static str, Option<&'static str>) {
         match self {
             Part::LoanOfficer => ("loan_officer_id", Some("loan_officer_name")),
             Part::LoanAssistant => ("loan_assistant_id", None),
@@ -69,7 +70,7 @@ impl Part {
 
     /// The totals keyed by the part's person (schema v11, v12, v18): (whole snapshot, per
     /// company).
-    const fn totals(self) -> (&'static str, &'static str) {
+    pub(crate) const fn totals(self) -> (&'static str, &'static str) {
         match self {
             Part::LoanOfficer => ("loan_totals_officer", "loan_company_totals_officer"),
             Part::LoanAssistant => ("loan_totals_assistant", "loan_company_totals_assistant"),
@@ -170,6 +171,13 @@ impl PeopleQuery {
     }
 }
 
+/// A person's name: the directory's (`agents a`), else the one the loans give them
+/// (`g.loan_name`).
+pub(crate) const DIRECTORY_NAME: &str =
+    "CASE WHEN a.first_name IS NOT NULL OR a.last_name IS NOT NULL \
+    THEN TRIM(COALESCE(a.first_name, '') || ' ' || COALESCE(a.last_name, '')) \
+    ELSE g.loan_name END";
+
 /// A bound value.
 enum Bound {
     Text(String),
@@ -185,7 +193,11 @@ pub async fn search(
     names: bool,
 ) -> Result<Found, PeopleError> {
     q.check(names)?;
-    let (sql, params) = statement(scope, me, q, names, matches!(db, Db::Postgres(_)));
+    let postgres = matches!(db, Db::Postgres(_));
+    let (sql, params) = match indexed::source(scope) {
+        Some(company) => indexed::statement(company, me, q, names, postgres),
+        None => statement(scope, me, q, names, postgres),
+    };
     let rows = match db {
         Db::Sqlite(p) => bind_all(sqlx::query(&sql), params)
             .fetch_all(p)
@@ -332,9 +344,7 @@ fn statement(
          FROM c GROUP BY id)"
             .into(),
     );
-    let name = "CASE WHEN a.first_name IS NOT NULL OR a.last_name IS NOT NULL \
-                THEN TRIM(COALESCE(a.first_name, '') || ' ' || COALESCE(a.last_name, '')) \
-                ELSE g.loan_name END";
+    let name = DIRECTORY_NAME;
     let mut conditions = Vec::new();
     if !q.parts.is_empty() {
         let bits = q.parts.iter().fold(0, |bits, p| bits | p.bit());
@@ -370,5 +380,6 @@ fn statement(
     (sql, params)
 }
 
+mod indexed;
 #[cfg(test)]
 mod tests;

@@ -260,6 +260,11 @@ pub(super) async fn contents(db: &Db) -> Vec<Vec<String>> {
         "SELECT CAST(period_index AS TEXT) || '|' || stage || '|' || CAST(deals AS TEXT) FROM dw_deal_counts_weeks ORDER BY 1".to_string(),
         "SELECT l.id FROM loans l JOIN loan_keys k ON k.key = l.key AND k.id = l.id ORDER BY 1".to_string(),
         "SELECT id FROM loan_keys ORDER BY 1".to_string(),
+        // Schema v20: the people, as 0020 builds them and as the import writes them.
+        "SELECT id || '|' || CAST(parts AS TEXT) || '|' || COALESCE(name, '-') || '|' || name_lower \
+         FROM people_search ORDER BY 1".to_string(),
+        "SELECT company_id || '|' || id || '|' || CAST(parts AS TEXT) || '|' || COALESCE(name, '-') \
+         || '|' || name_lower FROM people_company_search ORDER BY 1".to_string(),
     ];
     // Schema v11 and v12: the snapshot's totals per key value, and per company, as 0012 and
     // 0013 count them and the import.

@@ -19,6 +19,7 @@ pub use tables::FILES;
 
 mod error;
 mod parse;
+mod people;
 mod persons;
 mod sheets;
 mod tables;
@@ -95,6 +96,10 @@ pub async fn import_dir(
         if empty && file == "loans.jsonl" {
             stale.totals_all = true;
         }
+        // The directory names the people of the snapshot: every person's row is written again.
+        if file == "agents.jsonl" {
+            stale.people_all = true;
+        }
         // Loans are written before the history (FILES' order): an empty history now is empty
         // while they are written, and they have no history rows to bring in step. History
         // written into an empty table gets its period sets built once at the end, like the
@@ -125,6 +130,7 @@ pub async fn import_dir(
     tx.count_sets(&stale).await?;
     tx.count_warehouse(&stale).await?;
     tx.count_totals(&stale).await?;
+    tx.write_people(&stale).await?;
     tx.write_person_loans(&stale).await?;
     tx.commit().await?;
     if let Db::Sqlite(pool) = db {

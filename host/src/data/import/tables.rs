@@ -49,6 +49,9 @@ pub(super) struct Stale {
     /// (schema v15; all of them when `all` or `totals_all`).
     pub(super) loans: BTreeSet<i64>,
     pub(super) totals: [BTreeSet<KeyValue>; crate::data::totals::TOTALS.len()],
+    /// Every person's row of the people tables is written again (the directory was imported;
+    /// schema v20), not only those of the people `totals` notes.
+    pub(super) people_all: bool,
     /// The users whose licences this import replaced (their later lines add to them).
     pub(super) licensed: BTreeSet<String>,
     /// Whether this import emptied the rate sheet (its `pricing.jsonl` replaces it whole).

@@ -164,17 +164,25 @@ async fn imported(loans: &[LoanLine], postgres: bool) -> (tempfile::TempDir, Db)
         }
     };
     let db = Db::open(&url).await.unwrap();
-    import(&db, dir.path(), loans).await;
+    import(&db, dir.path(), loans, true).await;
     (dir, db)
 }
 
 /// Numbers the PostgreSQL databases of one test process.
 static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-async fn import(db: &Db, dir: &std::path::Path, loans: &[LoanLine]) {
+/// Imports `loans`, with the directory when `directory` (without it, only the people the loans
+/// left or took are written again).
+async fn import(db: &Db, dir: &std::path::Path, loans: &[LoanLine], directory: bool) {
     let files = dir.join("in");
     std::fs::create_dir_all(&files).unwrap();
-    std::fs::write(files.join("agents.jsonl"), agents()).unwrap();
+    let directory_file = files.join("agents.jsonl");
+    match directory {
+        true => std::fs::write(&directory_file, agents()).unwrap(),
+        false => {
+            let _ = std::fs::remove_file(&directory_file);
+        }
+    }
     let lines: Vec<String> = loans.iter().map(loan_json).collect();
     std::fs::write(files.join("loans.jsonl"), lines.join("\n")).unwrap();
     import_dir(db, &files, |_, _| {}).await.unwrap();
@@ -301,7 +309,8 @@ async fn scopes_on(postgres: bool) {
     for round in 0..2 {
         let loans: Vec<LoanLine> = match round {
             0 => LOANS.to_vec(),
-            // A second import moves loan 1 to company B and drops its assistant.
+            // A second import (the loans alone) moves loan 1 to company B and drops its
+            // assistant.
             _ => {
                 let mut moved = LOANS.to_vec();
                 moved[0] = (
@@ -312,7 +321,7 @@ async fn scopes_on(postgres: bool) {
                     "p2",
                     "p4",
                 );
-                import(&db, dir.path(), &moved[..1]).await;
+                import(&db, dir.path(), &moved[..1], false).await;
                 moved
             }
         };
@@ -351,7 +360,7 @@ async fn names_are_the_directorys_then_the_loans_and_tokens_all_match() {
 
 async fn names_on(postgres: bool) {
     // Arrange
-    let (_dir, db) = imported(&LOANS, postgres).await;
+    let (dir, db) = imported(&LOANS, postgres).await;
     let admin = Scope {
         all: true,
         ..Default::default()
@@ -413,6 +422,25 @@ async fn names_on(postgres: bool) {
     assert_eq!(ids(&olive), BTreeSet::from([u("p0"), u("p3")]));
     assert_eq!(olive.total, 2);
     assert_eq!(ids(&stone), BTreeSet::from([u("p0")]));
+
+    // A directory imported alone renames a person: the search reads the new name.
+    let files = dir.path().join("directory-only");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(
+        files.join("agents.jsonl"),
+        agents().replace("\"Stone\"", "\"Rivers\""),
+    )
+    .unwrap();
+    import_dir(&db, &files, |_, _| {}).await.unwrap();
+    let renamed = |tokens: &[&str]| PeopleQuery {
+        tokens: tokens.iter().map(|t| t.to_string()).collect(),
+        ..everyone(10)
+    };
+    let rivers = found(&db, &admin, "admin", &renamed(&["rivers"]), true).await;
+    let gone = found(&db, &admin, "admin", &renamed(&["stone"]), true).await;
+    assert_eq!(ids(&rivers), BTreeSet::from([u("p0")]));
+    assert_eq!(rivers.people[0].name.as_deref(), Some("Olivia Rivers"));
+    assert_eq!(gone.total, 0, "the old name is no longer found");
 }
 
 #[tokio::test]
