@@ -72,6 +72,46 @@ async fn walk(w: &World, token: &str, args: &Value) -> (Vec<Value>, BTreeSet<i64
     panic!("the walk did not end in 200 pages");
 }
 
+/// The loans are in `order` (one of the spec's `orderByOptions`), highest first when
+/// `descending`, loans without the value last.
+fn in_order(loans: &[Value], order: &str, descending: bool, who: &Value) {
+    let field = match order {
+        "amount" => "loanAmount",
+        "statusDate" => "statusDate",
+        "closingDate" => "estimatedClosingDate",
+        "commission" => "lockedCompensation",
+        _ => "updated",
+    };
+    // Amounts scaled to integers, instants as epoch nanoseconds: one number to compare.
+    let key = |l: &Value| -> Option<i128> {
+        let v = &l[field];
+        match field {
+            "loanAmount" | "lockedCompensation" => scaled(v),
+            _ => v.as_str().map(|s| {
+                time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                    .unwrap()
+                    .unix_timestamp_nanos()
+            }),
+        }
+    };
+    let keys: Vec<Option<i128>> = loans.iter().map(key).collect();
+    for pair in keys.windows(2) {
+        let ordered = match (pair[0], pair[1]) {
+            (None, Some(_)) => false,
+            (_, None) => true,
+            (Some(a), Some(b)) => match descending {
+                true => a >= b,
+                false => a <= b,
+            },
+        };
+        assert!(
+            ordered,
+            "{who}: {order} descending={descending}: {:?}",
+            pair
+        );
+    }
+}
+
 /// The import line's value of `field`, as the tool gives it (amounts compared as numbers).
 fn same(field: &str, listed: &Value, line: &Value) -> bool {
     match field {
@@ -145,6 +185,7 @@ async fn lists_exactly_the_oracles_loans(w: &World, postgres: bool) {
             let (loans, totals) = walk(w, &token, &args).await;
 
             // Assert
+            in_order(&loans, order, descending, &caller["email"]);
             let expected: BTreeSet<String> = in_scope(w, &caller, filter)
                 .iter()
                 .map(|l| l["id"].as_str().unwrap().to_string())
