@@ -46,6 +46,7 @@ pub mod licensing;
 pub mod loan_application;
 pub mod notifications;
 pub mod parts;
+pub mod readiness;
 pub mod reporting;
 pub mod rest;
 
