@@ -37,6 +37,7 @@ macro_rules! open_model {
 
 pub mod address;
 pub mod application;
+pub mod application_parts;
 pub mod borrower;
 pub mod catalog;
 pub mod contacts;

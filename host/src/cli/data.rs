@@ -44,8 +44,8 @@ pub async fn seed(
     })
     .await??;
     eprintln!(
-        "seeded {} agents, {} loans, {} LOS history rows, {} warehouse milestones, {} deals, {} licences, {} rate sheet rows (seed {seed}, today {today})",
-        counts.agents, counts.loans, counts.history, counts.milestones, counts.deals, counts.licenses, counts.rates
+        "seeded {} agents, {} loans, {} LOS history rows, {} warehouse milestones, {} deals, {} licences, {} rate sheet rows, {} loan applications (seed {seed}, today {today})",
+        counts.agents, counts.loans, counts.history, counts.milestones, counts.deals, counts.licenses, counts.rates, counts.applications
     );
     if import {
         let db = loanhost::data::Db::open(&config.database_url).await?;

@@ -12,11 +12,13 @@ use crate::data::import::parse::{parse_line, Record};
 use crate::data::import::tx::Tx;
 use crate::data::import::write::write;
 
+pub use applications::{sensitive_path, SENSITIVE_KEYS};
 pub use error::ImportError;
 pub use sheets::{CREDIT_SCORES, OCCUPANCIES};
 use tables::Stale;
 pub use tables::FILES;
 
+mod applications;
 mod error;
 mod parse;
 mod people;

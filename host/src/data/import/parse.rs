@@ -118,6 +118,7 @@ pub(super) fn parse_line(file: &str, line: &str) -> Result<Record, String> {
         ]),
         "user_licenses.jsonl" => super::sheets::license(&r)?,
         "pricing.jsonl" => super::sheets::rate(&r)?,
+        "loan_applications.jsonl" => super::applications::application(&map)?,
         other => return Err(format!("unknown file {other}")),
     })
 }
@@ -143,7 +144,7 @@ pub(super) fn decimal_number(n: &serde_json::Number) -> Result<i64, String> {
 }
 
 /// Typed access to a line's fields; every error names the field.
-pub(super) struct Fields<'a>(&'a Map<String, Value>);
+pub(super) struct Fields<'a>(pub(super) &'a Map<String, Value>);
 
 impl Fields<'_> {
     pub(super) fn get(&self, k: &str) -> Option<&Value> {

@@ -8,7 +8,7 @@ use crate::data::catalog::Dataset;
 use crate::data::history_keys;
 
 /// The files, in import order.
-pub const FILES: [&str; 7] = [
+pub const FILES: [&str; 8] = [
     "agents.jsonl",
     "user_licenses.jsonl",
     "pricing.jsonl",
@@ -16,6 +16,7 @@ pub const FILES: [&str; 7] = [
     "los_status_history.jsonl",
     "dw_loan_milestones.jsonl",
     "dw_deals.jsonl",
+    "loan_applications.jsonl",
 ];
 
 /// Rows per multi-row statement (kept under both engines' parameter limits).

@@ -116,7 +116,10 @@ pub(super) async fn write(
     if records.is_empty() {
         return Ok(());
     }
-    if matches!(file, "loans.jsonl" | "agents.jsonl") {
+    if matches!(
+        file,
+        "loans.jsonl" | "agents.jsonl" | "loan_applications.jsonl"
+    ) {
         // The loans, or who sees which: a list's cursors from before name another snapshot.
         tx.exec(NEXT_GENERATION, &[]).await?;
     }
@@ -137,6 +140,7 @@ pub(super) async fn write(
         "dw_deals.jsonl" => write_deals(tx, rows, stale).await,
         "user_licenses.jsonl" => super::sheets::write_licenses(tx, rows, stale).await,
         "pricing.jsonl" => super::sheets::write_rates(tx, rows, stale).await,
+        "loan_applications.jsonl" => super::applications::write_applications(tx, rows).await,
         _ => Ok(()),
     }
 }

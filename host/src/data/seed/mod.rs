@@ -20,6 +20,7 @@ use crate::data::seed::paths::{
 };
 use crate::data::seed::people::{uuid, Staff, FIRST, LAST};
 
+mod applications;
 mod org;
 mod paths;
 mod people;
@@ -64,9 +65,11 @@ pub struct SeedCounts {
     pub licenses: u64,
     /// Rows of the rate sheet.
     pub rates: u64,
+    /// Loan applications.
+    pub applications: u64,
 }
 
-/// Writes the seven import files into `dir`.
+/// Writes the eight import files into `dir`.
 pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
     std::fs::create_dir_all(dir)?;
     let mut rng = StdRng::seed_from_u64(spec.seed);
@@ -87,6 +90,7 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         dw: open("dw_loan_milestones.jsonl")?,
         deals: open("dw_deals.jsonl")?,
         licensed: sheets::Licensed::new(),
+        applications: applications::Applications::new(open("loan_applications.jsonl")?, spec.seed),
     };
     let mut counts = SeedCounts::default();
     let org = org::hire(&mut rng, &mut staff, spec.loans)?;
@@ -111,10 +115,12 @@ pub fn write_dir(spec: SeedSpec, dir: &Path) -> std::io::Result<SeedCounts> {
         &mut files.history,
         &mut files.dw,
         &mut files.deals,
+        &mut files.applications.w,
     ] {
         w.flush()?;
     }
     counts.agents = staff.written;
+    counts.applications = files.applications.written;
     Ok(counts)
 }
 
@@ -126,6 +132,7 @@ struct Files {
     dw: BufWriter<std::fs::File>,
     deals: BufWriter<std::fs::File>,
     licensed: sheets::Licensed,
+    applications: applications::Applications,
 }
 
 /// RFC 3339, as the import files write times.
@@ -156,6 +163,7 @@ fn write_loan(
         history,
         dw,
         licensed,
+        applications,
         ..
     } = files;
     let id = uuid(rng);
@@ -221,6 +229,10 @@ fn write_loan(
             "referringAgentName": referrer.map(|p| &p.name),
     });
     writeln!(loans, "{line}")?;
+    applications.maybe_write(applications::LoanFacts {
+        line: &line,
+        status_date,
+    })?;
     if let Some(state) = STATES.iter().find(|s| line["propertyState"] == **s) {
         licensed
             .entry(officer.id.clone())
