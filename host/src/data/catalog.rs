@@ -21,6 +21,10 @@ pub enum Dataset {
     /// The platform's rate sheet: read only by the `pricing` capability's quotes
     /// (`data::pricing`), for a caller licensed in the scenario's state.
     RateSheet,
+    /// Loan applications joined to their loan (schema v21): only listed, never aggregated,
+    /// within the per-loan tools' scope ([`crate::data::scope::Scope::resolve_per_loan`]);
+    /// a borrower's sensitive data is in no field (the import refuses it, decision 0046).
+    LoanApplications,
 }
 
 /// How a field's values are stored and returned.
@@ -109,7 +113,7 @@ pub(super) const fn name_field(name: &'static str, column: &'static str) -> Fiel
 }
 
 /// A borrower's name ([`Exposure::Borrower`]).
-const fn borrower_field(name: &'static str, column: &'static str) -> Field {
+pub(super) const fn borrower_field(name: &'static str, column: &'static str) -> Field {
     Field {
         exposure: Exposure::Borrower,
         ..f(name, column, FieldType::Text)
@@ -129,6 +133,7 @@ const fn loan_key_field(column: &'static str, key: &'static str) -> Field {
     }
 }
 
+use super::application_fields::APPLICATION_FIELDS;
 use super::capability_fields::{LICENSE_FIELDS, PEOPLE_FIELDS, RATE_FIELDS};
 use FieldType::{Decimal, Instant, Text};
 
@@ -200,7 +205,7 @@ const DW_DEAL_FIELDS: &[Field] = &[
 
 impl Dataset {
     /// Every dataset.
-    pub const ALL: [Dataset; 7] = [
+    pub const ALL: [Dataset; 8] = [
         Dataset::Loans,
         Dataset::LosStatusHistory,
         Dataset::DwLoanMilestones,
@@ -208,6 +213,7 @@ impl Dataset {
         Dataset::People,
         Dataset::UserLicenses,
         Dataset::RateSheet,
+        Dataset::LoanApplications,
     ];
 
     /// The name plugins and manifests use.
@@ -220,6 +226,7 @@ impl Dataset {
             Dataset::People => "people",
             Dataset::UserLicenses => "user-licenses",
             Dataset::RateSheet => "rate-sheet",
+            Dataset::LoanApplications => "loan-applications",
         }
     }
 
@@ -239,6 +246,11 @@ impl Dataset {
         }
     }
 
+    /// Whether the dataset is only listed (the listing capability), never queried.
+    pub const fn only_listed(self) -> bool {
+        matches!(self, Dataset::LoanApplications)
+    }
+
     /// Warehouse datasets are org-wide: no caller scope applies.
     pub const fn is_org_wide(self) -> bool {
         matches!(self, Dataset::DwLoanMilestones | Dataset::DwDeals)
@@ -246,7 +258,10 @@ impl Dataset {
 
     /// Whether the spec's `filter` object applies (snapshot-backed datasets).
     pub const fn has_loans(self) -> bool {
-        matches!(self, Dataset::Loans | Dataset::LosStatusHistory)
+        matches!(
+            self,
+            Dataset::Loans | Dataset::LosStatusHistory | Dataset::LoanApplications
+        )
     }
 
     /// The `FROM` clause. History rows join their loan by its integer key (only loans in the
@@ -261,6 +276,7 @@ impl Dataset {
             Dataset::People => "people p",
             Dataset::UserLicenses => "user_licenses u",
             Dataset::RateSheet => "rate_sheet r",
+            Dataset::LoanApplications => "loan_applications a JOIN loans l ON l.key = a.loan_key",
         }
     }
 
@@ -335,7 +351,8 @@ impl Dataset {
             | Dataset::LosStatusHistory
             | Dataset::People
             | Dataset::UserLicenses
-            | Dataset::RateSheet => None,
+            | Dataset::RateSheet
+            | Dataset::LoanApplications => None,
         }
     }
 
@@ -389,6 +406,7 @@ impl Dataset {
             Dataset::People => find(PEOPLE_FIELDS, name),
             Dataset::UserLicenses => find(LICENSE_FIELDS, name),
             Dataset::RateSheet => find(RATE_FIELDS, name),
+            Dataset::LoanApplications => find(APPLICATION_FIELDS, name),
         }
     }
 
@@ -412,6 +430,7 @@ impl Dataset {
             Dataset::People => names(PEOPLE_FIELDS),
             Dataset::UserLicenses => names(LICENSE_FIELDS),
             Dataset::RateSheet => names(RATE_FIELDS),
+            Dataset::LoanApplications => names(APPLICATION_FIELDS),
         }
     }
 }

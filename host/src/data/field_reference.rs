@@ -75,6 +75,103 @@ const LOAN_MEANINGS: &[(&str, &str)] = &[
 /// What the other datasets' own fields hold, by dataset.
 const OTHER_MEANINGS: &[(Dataset, &str, &str)] = &[
     (
+        Dataset::LoanApplications,
+        "id",
+        "the application's id (a UUID)",
+    ),
+    (
+        Dataset::LoanApplications,
+        "loanId",
+        "its loan's id (a UUID)",
+    ),
+    (Dataset::LoanApplications, "loanNumber", "its loan's number"),
+    (
+        Dataset::LoanApplications,
+        "status",
+        "its readiness: InProgress, ReadyToSubmit or Submitted (the spec's rules, at import)",
+    ),
+    (Dataset::LoanApplications, "created", "when it was created"),
+    (Dataset::LoanApplications, "updated", "when it last changed"),
+    (
+        Dataset::LoanApplications,
+        "application",
+        "its flags and instants (JSON: losType, isSubmitted, isLoanEditable, isSetupComplete, …)",
+    ),
+    (
+        Dataset::LoanApplications,
+        "updatedByName",
+        "who last changed it (JSON: email, first and last name)",
+    ),
+    (
+        Dataset::LoanApplications,
+        "borrower",
+        "the borrower and co-borrower (JSON) without SSN, birth date, demographics, \
+         declarations, credit scores or account numbers, which are never stored",
+    ),
+    (
+        Dataset::LoanApplications,
+        "sections",
+        "the seven wizard sections (JSON: name, status, task code, missing fields)",
+    ),
+    (
+        Dataset::LoanApplications,
+        "tasks",
+        "its tasks (JSON, decision 0046)",
+    ),
+    (
+        Dataset::LoanApplications,
+        "documents",
+        "its documents (JSON `Document`s)",
+    ),
+    (Dataset::LoanApplications, "timeline", "its events (JSON)"),
+    (
+        Dataset::LoanApplications,
+        "contacts",
+        "the people on the file (JSON `Contact`s, with names and phones)",
+    ),
+    (
+        Dataset::LoanApplications,
+        "contactRoles",
+        "the same contacts' ids and roles only (JSON)",
+    ),
+    (
+        Dataset::LoanApplications,
+        "referredBy",
+        "who referred it (a JSON `Contact`)",
+    ),
+    (Dataset::LoanApplications, "loanStatus", "its loan's status"),
+    (
+        Dataset::LoanApplications,
+        "loanPurpose",
+        "its loan's purpose",
+    ),
+    (Dataset::LoanApplications, "loanAmount", "its loan's amount"),
+    (
+        Dataset::LoanApplications,
+        "propertyState",
+        "its loan's property state",
+    ),
+    (
+        Dataset::LoanApplications,
+        "loanOfficerId",
+        "its loan officer's user id",
+    ),
+    (
+        Dataset::LoanApplications,
+        "loanOfficerName",
+        "its loan officer's name",
+    ),
+    (
+        Dataset::LoanApplications,
+        "borrowerFirstName",
+        "its loan's borrower's first name",
+    ),
+    (
+        Dataset::LoanApplications,
+        "borrowerLastName",
+        "its loan's borrower's last name",
+    ),
+    (
         Dataset::LosStatusHistory,
         "loanId",
         "the loan's id (a UUID)",

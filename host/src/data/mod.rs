@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod agents;
+mod application_fields;
 mod capability_fields;
 pub mod catalog;
 pub mod cursor;

@@ -58,6 +58,27 @@ impl Scope {
         Ok(scope)
     }
 
+    /// The scope of the spec's per-loan tools (`get_loan_application`, its contacts and task
+    /// tools, `search_loan_applications`): every loan for Admin and for Processor ("all loans
+    /// org-wide, like Admin"); a CompanyAdmin's company ("the company-bounded loan path"); for
+    /// every other role the reporting scope, and the union of what the roles held give.
+    pub async fn resolve_per_loan(db: &Db, caller: &Identity) -> Result<Scope, DbError> {
+        if caller.has_any(&[RoleCode::Admin, RoleCode::Processor]) {
+            return Ok(Scope {
+                all: true,
+                ..Scope::default()
+            });
+        }
+        let mut scope = Scope::resolve(db, caller).await?;
+        if caller.has(RoleCode::CompanyAdmin) {
+            scope.company = match caller.scope_facts.as_deref() {
+                Some(f) => f.company_id.clone(),
+                None => db.agent_company(&caller.user_id).await?,
+            };
+        }
+        Ok(scope)
+    }
+
     /// The loan column the scope's index holds in order after the scope's one equality, for
     /// a scope of a single company (`loans_company (company_id, status)`); `None` for any
     /// other scope (an organisation has no equality, an Agent's is an `OR` of three).

@@ -10,6 +10,7 @@ pub mod openapi;
 pub mod penalty;
 mod reply;
 mod rest;
+mod rest_applications;
 mod rest_licenses;
 pub(crate) mod router;
 mod serve;

@@ -102,6 +102,29 @@ pub fn document(base_url: &str, api_prefix: &str) -> Value {
                     }
                 }
             },
+            format!("{api_prefix}/loan-applications/{{loanApplicationId}}"): {
+                "get": {
+                    "tags": ["LoanApplications"],
+                    "operationId": "getLoanApplication",
+                    "summary": "One loan application and whether it is ready to submit",
+                    "description": "The loan application `loanApplicationId`, answered by the plugin behind the MCP tool `get_loan_application` with the same roles (Admin, Processor, DualLicensedAgent, ConciergeKey, Agent, CompanyAdmin) and the per-loan scope: Admin and Processor every application, a CompanyAdmin its company's, everyone else those of the loans in their reporting scope. An application out of scope is answered exactly as an unknown one (404). `sectionCompletion` follows the specification's rules. A borrower's SSN, encrypted SSN, birth date, demographics, declarations, credit scores, FICO, asset account numbers and `updatedByIp` are always null: the service never stores them.",
+                    "security": [{"bearer": []}],
+                    "parameters": [{
+                        "name": "loanApplicationId", "in": "path", "required": true,
+                        "description": "The application's id (a UUID).",
+                        "schema": {"type": "string", "format": "uuid"}
+                    }],
+                    "responses": {
+                        "200": {"description": "Success", "content": {"application/json": {"schema": schema_ref("GetLoanApplicationResponse")}}},
+                        "400": problem("`loanApplicationId` is not a UUID.", "ProblemDetails"),
+                        "401": problem("No bearer token, or one that is not valid.", "ProblemDetails"),
+                        "403": problem("The caller holds none of the roles that read loan applications.", "ProblemDetails"),
+                        "404": problem("No loan application with this id that the caller may read.", "ProblemDetails"),
+                        "429": problem("The caller's budget is spent; retry after the Retry-After header's seconds.", "ProblemDetails"),
+                        "503": problem("The platform database or the plugin is unavailable.", "ProblemDetails")
+                    }
+                }
+            },
             format!("{api_prefix}{DESCRIPTION_PATH}"): {
                 "get": {
                     "tags": ["Description"],

@@ -35,11 +35,16 @@ pub fn router(state: AppState) -> Router {
         super::openapi::DESCRIPTION_PATH
     );
     let licenses = format!("{}/users/{{user}}/licenses", state.config.api_prefix);
+    let application = format!("{}/loan-applications/{{id}}", state.config.api_prefix);
     let app = Router::new()
         .route("/health", get(health))
         .route(&rest_token, post(rest::token))
         .route(&description, get(rest::description))
         .route(&licenses, get(super::rest_licenses::user_licenses))
+        .route(
+            &application,
+            get(super::rest_applications::loan_application),
+        )
         .route(
             "/mcp",
             post(transport::post)

@@ -26,6 +26,7 @@
 //! loanhost_guest::export_tool!(Hello);
 //! ```
 
+pub mod applications;
 #[cfg(any(target_arch = "wasm32", test))]
 mod arena;
 pub mod args;

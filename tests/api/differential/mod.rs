@@ -16,6 +16,7 @@ use crate::helpers::{
     TODAY,
 };
 
+mod applications;
 mod catalogue;
 mod licensing;
 mod listing;
@@ -42,6 +43,7 @@ struct World {
     deals: Vec<Value>,
     licenses: Vec<Value>,
     rates: Vec<Value>,
+    applications: Vec<Value>,
 }
 
 async fn world(seed: u64, today: &str, postgres: bool) -> World {
@@ -65,6 +67,10 @@ async fn world_in(seed: u64, today: &str, postgres: bool, ported: Option<(&str, 
         "get_data_warehouse_fields",
         "query_data_warehouse",
         "get_loan_reporting_metadata",
+        "get_loan_application",
+        "search_loan_applications",
+        "get_loan_application_tasks",
+        "get_loan_application_contacts",
     ];
     for t in TOOLS.into_iter().chain(others) {
         options = match ported {
@@ -89,6 +95,7 @@ async fn world_in(seed: u64, today: &str, postgres: bool, ported: Option<(&str, 
         deals: data.deals,
         licenses: data.licenses,
         rates: data.rates,
+        applications: data.applications,
     }
 }
 

@@ -18,6 +18,7 @@ pub struct SeededData {
     pub deals: Vec<Value>,
     pub licenses: Vec<Value>,
     pub rates: Vec<Value>,
+    pub applications: Vec<Value>,
 }
 
 /// Seeds `loans` synthetic loans (seed `seed`, today = [`TODAY`]) into the app's database
@@ -56,6 +57,7 @@ pub async fn seed_app_on(app: &TestApp, seed: u64, loans: u64, today: &str) -> S
         deals: read("dw_deals.jsonl"),
         licenses: read("user_licenses.jsonl"),
         rates: read("pricing.jsonl"),
+        applications: read("loan_applications.jsonl"),
     }
 }
 

@@ -100,6 +100,12 @@ pub(super) fn compile(
             q.dataset.as_str()
         )));
     }
+    if q.dataset.only_listed() {
+        return Err(QueryError::Invalid(format!(
+            "dataset `{}` is only listed (`listing.list-page`), not queried",
+            q.dataset.as_str()
+        )));
+    }
     let mut compiled = compile_statement(q, scope, can_read_names, postgres)?;
     if postgres && compiled.plans == Plans::PerCall {
         compiled.plans = plans_for(q, scope);

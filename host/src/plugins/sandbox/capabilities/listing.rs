@@ -110,7 +110,11 @@ impl PluginState {
         let allowance = self.next_allowance()?;
         let started = Instant::now();
         let outcome = async {
-            let scope = Scope::resolve(&reports.db, &identity).await.map_err(|e| {
+            let scope = match dataset {
+                Dataset::LoanApplications => Scope::resolve_per_loan(&reports.db, &identity).await,
+                _ => Scope::resolve(&reports.db, &identity).await,
+            };
+            let scope = scope.map_err(|e| {
                 tracing::error!(error = %e, "cannot resolve the caller's scope");
                 QueryError::Unavailable("the caller's scope could not be resolved".into())
             })?;
