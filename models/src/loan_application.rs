@@ -174,7 +174,14 @@ pub struct LoanAppSectionCompletion {
     pub section_name: Option<String>,
     /// Code of the verification task that tracks the section.
     pub task_code: Option<String>,
-    /// The fields the spec does not show, kept as received.
+    /// The section's status (`NotStarted`, `InProgress`, `Completed`, `Accepted`, …): one of
+    /// the fields the spec does not show, as loanhost answers it (decision 0046).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// The required fields still without a value (decision 0046).
+    #[serde(default)]
+    pub missing_fields: Option<Vec<String>>,
+    /// The other fields the spec does not show, kept as received.
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
 }

@@ -6,8 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use crate::loan_application::{
     LoanAppSectionCompletion, LoanAppSectionCompletionReport, SECTION_NAMES,
 };
@@ -94,13 +92,9 @@ pub fn section_completion(
                 .map(|s| LoanAppSectionCompletion {
                     section_name: Some(s.name),
                     task_code: s.task_code,
-                    other: BTreeMap::from([
-                        ("status".to_string(), Value::String(s.status)),
-                        (
-                            "missingFields".to_string(),
-                            Value::Array(s.missing_fields.into_iter().map(Value::String).collect()),
-                        ),
-                    ]),
+                    status: Some(s.status),
+                    missing_fields: Some(s.missing_fields),
+                    other: BTreeMap::new(),
                 })
                 .collect(),
         ),
@@ -235,8 +229,8 @@ mod tests {
             ]
         );
         let first = &r.sections.as_ref().unwrap()[0];
-        assert_eq!(first.other["status"], "Accepted");
-        assert_eq!(first.other["missingFields"], serde_json::json!([]));
+        assert_eq!(first.status.as_deref(), Some("Accepted"));
+        assert_eq!(first.missing_fields, Some(vec![]));
         assert!(!r.all_sections_complete && !r.is_ready_to_submit);
     }
 
