@@ -398,5 +398,5 @@ async fn a_folder_without_import_files_is_refused() {
     let e = import_dir(&app.db, dir.path(), |_, _| {})
         .await
         .unwrap_err();
-    assert!(e.to_string().ends_with("none of agents.jsonl, user_licenses.jsonl, pricing.jsonl, loans.jsonl, los_status_history.jsonl, dw_loan_milestones.jsonl, dw_deals.jsonl is there"), "{e}");
+    assert!(e.to_string().ends_with("none of agents.jsonl, user_licenses.jsonl, pricing.jsonl, loans.jsonl, los_status_history.jsonl, dw_loan_milestones.jsonl, dw_deals.jsonl, loan_applications.jsonl is there"), "{e}");
 }
