@@ -38,7 +38,7 @@ MAX_PAGE_SIZE = 100
 
 @dataclasses.dataclass
 class ListQuery:
-    """A list of `dataset` (only `loans` is listed); each method returns the list, so calls
+    """A list of `dataset` (`loans` or `loan-applications`); each method returns the list, so calls
     chain."""
 
     dataset: str = "loans"

@@ -31,7 +31,7 @@ export type OrderOption = (typeof ORDERS)[number];
 /** Rows a page at most. */
 export const MAX_PAGE_SIZE = 100;
 
-/** A list of `dataset` (only `loans` is listed); each method returns the list, so calls chain. */
+/** A list of `dataset` (`loans` or `loan-applications`); each method returns the list, so calls chain. */
 export class ListQuery {
   fields: string[] = [];
   filterJson?: string;
