@@ -6,6 +6,7 @@ pub mod agents;
 mod application_fields;
 mod capability_fields;
 pub mod catalog;
+mod catalog_tables;
 pub mod cursor;
 pub mod directory;
 pub mod exposure;
