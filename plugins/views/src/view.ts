@@ -33,7 +33,17 @@ export interface ViewSpec<R> {
   warning?: (result: R) => string | undefined;
   /** The result's `note`, when it has one. */
   note?: (result: R) => string | undefined;
+  /** What the view shows (`report`, `application`), named by its waiting and cancelled
+   * texts; defaults to `report`. */
+  noun?: string;
+  /** The lead of an error result; defaults to `The report could not be made.` */
+  failedText?: string;
+  /** Shown instead of the charts when [`isEmpty`] holds; defaults to the reports' text. */
+  emptyText?: string;
 }
+
+const EMPTY_REPORT =
+  "No loans match. An empty report usually reflects your access scope or the filters, not an error.";
 
 interface ToolResult {
   isError?: boolean;
@@ -66,9 +76,10 @@ export function startView<R>(spec: ViewSpec<R>): App {
   root.setAttribute("aria-live", "polite");
   let args: Record<string, unknown> = {};
   let last: ToolResult | undefined;
+  const noun = spec.noun ?? "report";
   let status: { kind: "waiting" | "cancelled"; text: string } = {
     kind: "waiting",
-    text: "Waiting for the report…",
+    text: `Waiting for the ${noun}…`,
   };
 
   const applyContext = (ctx: McpUiHostContext | undefined) => {
@@ -90,7 +101,7 @@ export function startView<R>(spec: ViewSpec<R>): App {
       const text = last.content?.find((c) => c.type === "text")?.text ?? "The tool failed.";
       const box = el("div", "error");
       box.setAttribute("role", "alert");
-      box.append(el("strong", undefined, "The report could not be made. "), el("span", undefined, text));
+      box.append(el("strong", undefined, `${spec.failedText ?? "The report could not be made."} `), el("span", undefined, text));
       children.push(box);
     } else {
       const result = resultOf(last) as R | undefined;
@@ -104,9 +115,7 @@ export function startView<R>(spec: ViewSpec<R>): App {
         const note = spec.note?.(result);
         if (note) children.push(el("p", "note", note));
         if (spec.isEmpty(result)) {
-          children.push(
-            el("p", "status empty", "No loans match. An empty report usually reflects your access scope or the filters, not an error."),
-          );
+          children.push(el("p", "status empty", spec.emptyText ?? EMPTY_REPORT));
         } else {
           children.push(...spec.render(result, ctx));
         }
@@ -125,7 +134,7 @@ export function startView<R>(spec: ViewSpec<R>): App {
   });
   app.addEventListener("toolcancelled", (p) => {
     last = undefined;
-    status = { kind: "cancelled", text: `The report was cancelled${p.reason ? `: ${p.reason}` : "."}` };
+    status = { kind: "cancelled", text: `The ${noun} was cancelled${p.reason ? `: ${p.reason}` : "."}` };
     draw();
   });
   app.addEventListener("hostcontextchanged", (ctx) => {

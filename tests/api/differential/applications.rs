@@ -19,7 +19,7 @@ const REFUSAL: &str =
     "invalid_params: loanApplicationId: no loan application with this id that you may read";
 
 /// The sections in sidebar order.
-const SECTIONS: [&str; 7] = [
+pub(crate) const SECTIONS: [&str; 7] = [
     "About You",
     "Loan & Property",
     "Work & Income",
@@ -31,7 +31,7 @@ const SECTIONS: [&str; 7] = [
 
 /// The section-completion report the specification's rules give the import line `app`:
 /// (allSectionsComplete, isReadyToSubmit, submitBlockers).
-fn report(app: &Value) -> (bool, bool, Vec<String>) {
+pub(crate) fn report(app: &Value) -> (bool, bool, Vec<String>) {
     let submitted = app["isSubmitted"] == true;
     let status_of = |name: &str| -> String {
         app["sections"]

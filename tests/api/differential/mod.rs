@@ -16,7 +16,7 @@ use crate::helpers::{
     TODAY,
 };
 
-mod applications;
+pub(crate) mod applications;
 mod catalogue;
 mod licensing;
 mod listing;

@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::{app_with_every_tool, MIME};
+use crate::differential::applications::{report, SECTIONS};
 use crate::helpers::seed_app;
 
 /// A number as the views print it: `en-US` grouping, at most two decimals.
@@ -54,9 +55,11 @@ pub(super) fn case(
 async fn every_view_draws_its_report_in_a_real_browser() {
     // Arrange: seeded loans, history and warehouse rows; every tool with its view.
     let app = app_with_every_tool().await;
-    seed_app(&app, 26, 600).await;
+    let data = seed_app(&app, 26, 600).await;
     let admin = app.bearer("admin-token");
-    let cases = json!([
+    let agent = app.bearer("agent-token");
+    let picked = applications_to_draw(&data.applications);
+    let mut cases = json!([
         case(
             "report_loans-status-light",
             &admin,
@@ -138,6 +141,30 @@ async fn every_view_draws_its_report_in_a_real_browser() {
             720
         ),
     ]);
+    let cases_of = cases.as_array_mut().unwrap();
+    for (kind, app_line) in &picked {
+        let (theme, width) = match *kind {
+            "ready" => ("light", 720),
+            "blocked" => ("dark", 300),
+            _ => ("light", 480),
+        };
+        cases_of.push(case(
+            &format!("get_loan_application-{kind}"),
+            &admin,
+            "get_loan_application",
+            json!({"loanApplicationId": app_line["id"]}),
+            theme,
+            width,
+        ));
+    }
+    cases_of.push(case(
+        "get_loan_application-unknown",
+        &agent,
+        "get_loan_application",
+        json!({"loanApplicationId": "0fffffff-0000-4000-8000-000000000000"}),
+        "dark",
+        720,
+    ));
     let shots = std::env::var_os("VIEW_SCREENSHOTS")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
@@ -353,4 +380,96 @@ async fn every_view_draws_its_report_in_a_real_browser() {
         assert_drawn(&c, &counts);
         assert_eq!(c["drawn"]["tableRows"], rows.len());
     }
+
+    // The loan application: its verdict, what blocks it, and its sections, as the report says.
+    for (kind, line) in &picked {
+        assert_application_drawn(&by_name(&format!("get_loan_application-{kind}")), line);
+    }
+    // An application the caller may not read answers as an unknown one, shown as an error.
+    let c = by_name("get_loan_application-unknown");
+    assert_eq!(c["result"]["isError"], true);
+    let error = c["drawn"]["errors"][0].as_str().unwrap();
+    assert!(
+        error.starts_with(
+            "The application could not be read. invalid_params: loanApplicationId: no loan \
+             application with this id that you may read"
+        ),
+        "{error}"
+    );
+}
+
+/// One seeded application of each kind the view tells apart: ready to submit, blocked (by a
+/// section and a required document when one is blocked by both), and already submitted.
+fn applications_to_draw(applications: &[Value]) -> Vec<(&'static str, Value)> {
+    let find = |kind: &str, want: &dyn Fn(&Value, &[String]) -> bool| {
+        applications
+            .iter()
+            .find(|a| want(a, &report(a).2))
+            .unwrap_or_else(|| panic!("the seeded data has no {kind} application"))
+            .clone()
+    };
+    vec![
+        ("ready", find("ready", &|_, b| b.is_empty())),
+        (
+            "blocked",
+            find("blocked", &|a, b| {
+                a["isSubmitted"] != true
+                    && b.iter().any(|r| r.starts_with("Section"))
+                    && b.iter().any(|r| r.starts_with("Required document"))
+            }),
+        ),
+        (
+            "submitted",
+            find("submitted", &|a, _| a["isSubmitted"] == true),
+        ),
+    ]
+}
+
+/// What the application view must have drawn for the import line `line`: its verdict, every
+/// blocker in the report's order, and the seven sections in sidebar order with their status.
+fn assert_application_drawn(c: &Value, line: &Value) {
+    let name = c["name"].as_str().unwrap();
+    let (_, ready, blockers) = report(line);
+    let drawn = &c["drawn"];
+    let verdict = if ready {
+        "Ready to submit"
+    } else if line["isSubmitted"] == true {
+        "Already submitted"
+    } else {
+        "Not ready to submit"
+    };
+    assert_eq!(drawn["readiness"], verdict, "{name}");
+    assert_eq!(drawn["blockers"], json!(blockers), "{name}");
+    let sections = drawn["sections"].as_array().unwrap();
+    let names: Vec<&str> = sections
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, SECTIONS, "{name}");
+    for s in sections {
+        let want = line["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["sectionName"] == s["name"])
+            .map(|l| l["status"].clone())
+            .unwrap_or(json!("NotStarted"));
+        assert_eq!(s["status"], want, "{name}: {s}");
+    }
+    // The borrower's name (an Admin may read it) titles the view; the tasks are tabulated.
+    let title = drawn["title"].as_str().unwrap();
+    assert!(
+        title.ends_with(&format!(
+            "{} {}",
+            line["borrower"]["firstName"].as_str().unwrap(),
+            line["borrower"]["lastName"].as_str().unwrap()
+        )),
+        "{name}: {title}"
+    );
+    let tasks = line["tasks"].as_array().unwrap().len();
+    let kinds = c["result"]["structuredContent"]["taskSummaries"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(drawn["tableRows"], tasks + kinds, "{name}");
 }

@@ -19,8 +19,10 @@ const UI: &str = "io.modelcontextprotocol/ui";
 
 const V: &str = "2026-07-28";
 
-/// The five reports that ship a view (the metadata tool has none).
-const VIEWED: [&str; 5] = [
+/// The tools that ship a view: five reports and the loan application (the metadata tool has
+/// none).
+const VIEWED: [&str; 6] = [
+    "get_loan_application",
     "loan_pipeline_report",
     "mlo_pipeline_report",
     "report_loan_milestones",
@@ -29,15 +31,17 @@ const VIEWED: [&str; 5] = [
 ];
 
 /// The views an Agent may see: not the org-wide warehouse reports.
-const AGENT_VIEWED: [&str; 3] = [
+const AGENT_VIEWED: [&str; 4] = [
+    "get_loan_application",
     "loan_pipeline_report",
     "report_loan_milestones",
     "report_loans",
 ];
 
+/// An app serving the six reports and `get_loan_application` (a record's view beside theirs).
 async fn app_with_every_tool() -> TestApp {
     let mut options = AppOptions::default();
-    for t in ALL_TOOLS {
+    for t in ALL_TOOLS.into_iter().chain(["get_loan_application"]) {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
     }
     spawn_app_with(options).await
@@ -127,7 +131,7 @@ async fn views_are_listed_and_read_only_by_callers_who_may_call_their_tool() {
     // Assert: each role sees the views of the tools it may call, and nothing else.
     assert_eq!(uris(&admin["result"]), view_uris(&VIEWED));
     assert_eq!(uris(&agent["result"]), view_uris(&AGENT_VIEWED));
-    let listed = &admin["result"]["resources"][3];
+    let listed = &admin["result"]["resources"][4];
     assert_eq!(listed["name"], "report_loans_view");
     assert_eq!(listed["mimeType"], MIME);
     assert_eq!(listed["title"], "Loans by bucket (chart)");
@@ -252,7 +256,7 @@ async fn on_2026_07_28_views_are_named_only_to_clients_that_declare_the_extensio
             .count()
     };
     assert_eq!(has_meta(&plain), 0, "{plain}");
-    assert_eq!(has_meta(&apps), 5);
+    assert_eq!(has_meta(&apps), VIEWED.len());
     assert_eq!((s1, s2, s3, s4), (200, 200, 200, 200));
     assert_eq!(uris(&list["result"]), view_uris(&VIEWED));
     for r in [&list, &read, &templates] {

@@ -59,8 +59,9 @@ try {
     await page.goto(hostUrl);
     const ran = await page.evaluate((c) => window.runCase(c), c);
     const frame = page.frames().find((f) => f !== page.mainFrame());
-    // The view draws once the result arrives; wait for a chart, a status or an error.
-    await frame.waitForSelector("figure svg, .status.empty, .error", { timeout: 15_000 });
+    // The view draws once the result arrives; wait for a chart, a record's verdict, a status
+    // or an error.
+    await frame.waitForSelector("figure svg, .readiness, .status.empty, .error", { timeout: 15_000 });
     // ...and for its size notification, which follows the drawing (on a loaded machine, well
     // after the case returned); a view that never sends one is reported with sized 0.
     await page.waitForFunction(() => window.viewSized() > 0, null, { timeout: 15_000 }).catch(() => {});
@@ -77,6 +78,13 @@ try {
         empty: texts(".status.empty"),
         errors: texts(".error"),
         tableRows: document.querySelectorAll("details.table tbody tr").length,
+        readiness: texts(".readiness")[0] ?? null,
+        blockers: texts("ul.blockers li"),
+        sections: [...document.querySelectorAll("ol.sections li")].map((li) => ({
+          name: li.querySelector(".section-name")?.textContent ?? null,
+          status: li.querySelector(".badge")?.dataset.status ?? null,
+          missing: li.querySelector(".missing")?.textContent ?? null,
+        })),
         charts: [...document.querySelectorAll("figure svg.chart-plot")].map((s) => {
           const r = s.getBoundingClientRect();
           return { width: Math.round(r.width), height: Math.round(r.height) };
