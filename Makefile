@@ -64,6 +64,7 @@ lint:
 ## bench: one plugin call; a grouped aggregate over 1M seeded loans (BENCH_LOANS to change
 ## the size) on SQLite and PostgreSQL; reports end to end over HTTP beside their raw SQL, and
 ## an Agent beside 8 Admin reports; the hot path against a bare handler; two hosts against one;
+## a page of loans and a loan application read beside their SQL;
 ## report_loans built in Rust, Python and TypeScript side by side; then the report matrix
 bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
@@ -73,6 +74,7 @@ bench: plugins
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench scale_out --locked
 	cargo bench -p loanhost --bench audit_overhead --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench listing --locked
+	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench applications --locked
 	cargo bench -p loanhost --bench languages --locked
 	$(MAKE) bench-matrix
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::loan_application::{LoanAppSectionCompletionReport, SECTION_NAMES};
-use crate::readiness::{section_completion, DocumentTask, SectionState};
+use crate::readiness::{section_completion, DocumentTask, SectionState, DOCUMENT_IN};
 use crate::{Date, DateTime};
 
 closed_model! {
@@ -196,6 +196,19 @@ pub fn report(
     section_completion(&states, submitted, &documents)
 }
 
+/// The titles of the required `BorrowerDocument` tasks that block submission (not
+/// `Uploaded`, `Submitted` or `Accepted`), in title order as [`report`]'s blockers name them.
+pub fn blocking_documents(tasks: &[Task]) -> Vec<&str> {
+    let mut titles: Vec<&str> = tasks
+        .iter()
+        .filter(|t| t.kind == TaskKind::BorrowerDocument && t.is_required)
+        .filter(|t| !DOCUMENT_IN.contains(&t.status.as_str()))
+        .map(|t| t.title.as_str())
+        .collect();
+    titles.sort_unstable();
+    titles
+}
+
 /// One of [`READINESS`]: `Submitted` when submitted, `ReadyToSubmit` when the report says
 /// so, else `InProgress`.
 pub fn readiness(report: &LoanAppSectionCompletionReport, submitted: bool) -> &'static str {
@@ -279,6 +292,48 @@ mod tests {
                 missing_fields: vec![],
             })
             .collect()
+    }
+
+    #[test]
+    fn the_blocking_documents_are_the_reports_document_blockers() {
+        let tasks = vec![
+            task(
+                TaskKind::BorrowerDocument,
+                TaskStatus::Rejected,
+                true,
+                "W-2",
+            ),
+            task(TaskKind::BorrowerDocument, TaskStatus::Accepted, true, "ID"),
+            task(
+                TaskKind::BorrowerDocument,
+                TaskStatus::Outstanding,
+                true,
+                "Bank",
+            ),
+            task(
+                TaskKind::BorrowerDocument,
+                TaskStatus::Requested,
+                false,
+                "Gift",
+            ),
+            task(
+                TaskKind::Condition,
+                TaskStatus::Requested,
+                true,
+                "Appraisal",
+            ),
+        ];
+        let named: Vec<String> = report(&complete(), &tasks, false)
+            .submit_blockers
+            .unwrap()
+            .into_iter()
+            .filter_map(|b| {
+                let t = b.strip_prefix("Required document '")?;
+                Some(t[..t.find('\'').unwrap()].to_string())
+            })
+            .collect();
+        assert_eq!(blocking_documents(&tasks), ["Bank", "W-2"]);
+        assert_eq!(blocking_documents(&tasks), named);
     }
 
     #[test]

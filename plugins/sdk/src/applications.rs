@@ -53,6 +53,13 @@ pub const SENSITIVE_NULL: [&str; 8] = [
     "softCreditExternalId",
 ];
 
+/// The `loanApplicationId` property of a per-application tool's input schema (the argument
+/// every one of them takes, required).
+pub fn id_property() -> Value {
+    json!({"type": "string", "format": "uuid",
+        "description": "The application's id (from search_loan_applications)."})
+}
+
 /// An application as the host lists it: each field by name (parts parsed from their JSON).
 pub type Row = Map<String, Value>;
 

@@ -92,7 +92,7 @@ impl ListOrder {
 /// A list a plugin asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListQuery {
-    /// The dataset (only `loans` is listed).
+    /// The dataset: `loans` or `loan-applications` (the two the listing capability pages).
     pub dataset: Dataset,
     /// The spec's `filter` object, as text.
     pub filter: Option<String>,

@@ -41,8 +41,7 @@ impl Tool for GetLoanApplication {
             "additionalProperties": false,
             "required": ["loanApplicationId"],
             "properties": {
-                "loanApplicationId": {"type": "string", "format": "uuid",
-                    "description": "The application's id (from search_loan_applications)."}
+                "loanApplicationId": applications::id_property()
             }
         }))
         .output_record::<GetLoanApplicationResponse>()

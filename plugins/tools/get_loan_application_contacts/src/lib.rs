@@ -33,8 +33,7 @@ impl Tool for GetLoanApplicationContacts {
             "additionalProperties": false,
             "required": ["loanApplicationId"],
             "properties": {
-                "loanApplicationId": {"type": "string", "format": "uuid",
-                    "description": "The application's id (from search_loan_applications)."}
+                "loanApplicationId": applications::id_property()
             }
         }))
     }

@@ -4,7 +4,7 @@
 //! capability, within the per-loan scope; an application out of scope answers as an unknown one.
 
 use loanhost_guest::applications;
-use loanhost_guest::models::application_parts::{task_counts, TaskKind};
+use loanhost_guest::models::application_parts::{blocking_documents, task_counts};
 use loanhost_guest::{parse_arguments, Description, Tool, ToolError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -37,8 +37,7 @@ impl Tool for GetLoanApplicationTasks {
             "additionalProperties": false,
             "required": ["loanApplicationId"],
             "properties": {
-                "loanApplicationId": {"type": "string", "format": "uuid",
-                    "description": "The application's id (from search_loan_applications)."},
+                "loanApplicationId": applications::id_property(),
                 "outstandingOnly": {"type": "boolean", "default": false,
                     "description": "Only the tasks still waiting on someone."}
             }
@@ -49,15 +48,6 @@ impl Tool for GetLoanApplicationTasks {
         let args: Args = parse_arguments(arguments)?;
         let row = applications::read_or_refuse(&args.loan_application_id)?;
         let tasks = applications::tasks(&row)?;
-        let blocking: Vec<&str> = tasks
-            .iter()
-            .filter(|t| {
-                t.is_required
-                    && t.kind == TaskKind::BorrowerDocument
-                    && !["Uploaded", "Submitted", "Accepted"].contains(&t.status.as_str())
-            })
-            .map(|t| t.title.as_str())
-            .collect();
         let listed: Vec<_> = tasks
             .iter()
             .filter(|t| !args.outstanding_only || t.status.is_outstanding())
@@ -66,7 +56,7 @@ impl Tool for GetLoanApplicationTasks {
             "loanApplicationId": row.get("id"),
             "tasks": listed,
             "taskSummaries": task_counts(&tasks),
-            "blockingDocuments": blocking,
+            "blockingDocuments": blocking_documents(&tasks),
         }))
     }
 }
