@@ -162,6 +162,7 @@ impl Application {
                 metrics.clone(),
                 limits.max_batch as usize,
             )
+            .with_tools_list(config.tools_list)
             .with_audit(Arc::new(
                 crate::audit::AuditLog::open(&config.audit_log)
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,

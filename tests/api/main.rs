@@ -56,6 +56,7 @@ mod sandbox;
 mod signing;
 mod supply_chain;
 mod threat_model;
+mod tools_list;
 mod upstream_idp;
 mod views;
 mod vocabulary;

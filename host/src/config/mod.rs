@@ -17,7 +17,7 @@ mod source;
 mod values;
 pub use settings::{
     AllowedRedirect, AuthorizeCallback, CompilerSetting, Config, ConfigError, FollowOptions,
-    IdpConfig, IdpProfile, InternalScheme, Password, RegistryOptions, ServerLimits,
+    IdpConfig, IdpProfile, InternalScheme, Password, RegistryOptions, ServerLimits, ToolsList,
 };
 pub use values::parse_date;
 
@@ -138,6 +138,16 @@ impl Config {
             require_email_verified: src.boolean("LOANHOST_REQUIRE_EMAIL_VERIFIED")?,
             token_leeway: sections::token_leeway(&src)?,
             audit_log: src.required("LOANHOST_AUDIT_LOG"),
+            tools_list: match src.required("LOANHOST_TOOLS_LIST").trim() {
+                "all" => ToolsList::All,
+                "callable" => ToolsList::Callable,
+                other => {
+                    return Err(err(
+                        "LOANHOST_TOOLS_LIST",
+                        format!("`{other}` is not `all` or `callable`"),
+                    ))
+                }
+            },
             otlp_endpoint: sections::otlp_endpoint(&src)?,
             metrics_listen: sections::metrics_listen(&src)?,
             cache_key_file,

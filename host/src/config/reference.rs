@@ -51,6 +51,7 @@ pub const SETTINGS: &[Setting] = &[
     s("LOANHOST_MAX_CONCURRENT_REQUESTS", "network", Some("128"), "Requests handled at once; more are `503` with `Retry-After: 1` (1..=100000)."),
     s("LOANHOST_MAX_REQUESTS_PER_ADDRESS", "network", Some("16"), "Requests in flight from one client address on the unauthenticated endpoints; more are `429` (1..=100000). Behind a proxy, raise it or cap per client there."),
     s("LOANHOST_MAX_TOKEN_FORWARDS", "network", Some("32"), "`/token` requests forwarded to the IdP at once; more are `503` (1..=100000)."),
+    s("LOANHOST_TOOLS_LIST", "network", Some("all"), "Which tools `tools/list` shows a caller: `all` (every tool, as `docs/design.md` §6 decides; a call the caller's roles cannot make is refused `forbidden:` naming the roles) or `callable` (only the tools the caller's roles may call, in name order, the same on every host and connection; a call to another answers as an unknown tool does). Views are always listed only to callers who may call their tool."),
     s("LOANHOST_MAX_BATCH", "network", Some("16"), "Messages in one JSON-RPC batch (protocol 2025-03-26); more are `400` (1..=1000)."),
     s("LOANHOST_CALLER_MAX_CONCURRENT", "network", Some("4"), "Tool calls one caller may have in flight; more are `429` (1..=1000)."),
     s("LOANHOST_CALLER_CALLS_PER_MINUTE", "network", Some("600"), "Requests per caller per minute, every method counted, bursts of ten seconds' worth; more are `429` (1..=1000000)."),

@@ -66,6 +66,18 @@ pub enum CompilerSetting {
     InProcess,
 }
 
+/// Which tools `tools/list` shows a caller (`LOANHOST_TOOLS_LIST`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolsList {
+    /// `all` (the default): every tool served; a call the caller's roles cannot make is
+    /// refused `forbidden:`.
+    #[default]
+    All,
+    /// `callable`: only the tools the caller's roles may call; a call to another answers as
+    /// an unknown tool does.
+    Callable,
+}
+
 /// The upstream identity provider's endpoints.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdpConfig {
@@ -230,6 +242,8 @@ pub struct Config {
     pub token_leeway: std::time::Duration,
     /// Where audit lines go: `stdout`, `off`, or a file path.
     pub audit_log: String,
+    /// Which tools `tools/list` shows a caller.
+    pub tools_list: ToolsList,
     /// The separate address of `GET /metrics` (none: no metrics listener).
     pub metrics_listen: Option<SocketAddr>,
     /// Where spans are exported (OTLP over HTTP), if anywhere. The `loanhost` binary sets

@@ -26,6 +26,19 @@ fn defaults() {
 }
 
 #[test]
+fn tools_are_listed_to_every_caller_unless_only_the_callable_are_asked_for() {
+    assert_eq!(Config::default().tools_list, ToolsList::All);
+    let callable = with(&[("LOANHOST_TOOLS_LIST", " callable ")]).unwrap();
+    assert_eq!(callable.tools_list, ToolsList::Callable);
+    assert_eq!(
+        with(&[("LOANHOST_TOOLS_LIST", "mine")])
+            .unwrap_err()
+            .to_string(),
+        "LOANHOST_TOOLS_LIST: `mine` is not `all` or `callable`"
+    );
+}
+
+#[test]
 fn unknown_variable_is_named() {
     // A misspelt name (built here, so that the name itself appears nowhere in the sources).
     let misspelt = format!("LOANHOST_{}", "LISTN");

@@ -17,6 +17,7 @@ use super::protocol::{
 use super::request::{call_params, Method, Request};
 use super::resources;
 use crate::audit::{self, summarize, AuditEntry, AuditLog};
+use crate::config::ToolsList;
 use crate::identity::Identity;
 use crate::plugins::callers::Refusal;
 use crate::plugins::callers::Ticket;
@@ -41,6 +42,7 @@ pub struct Dispatcher {
     audit: Arc<AuditLog>,
     metrics: Arc<Metrics>,
     max_batch: usize,
+    tools_list: ToolsList,
 }
 
 const INSTRUCTIONS: &str = "Loan reporting tools for a mortgage platform. Every answer is an \
@@ -57,6 +59,7 @@ impl Dispatcher {
             audit: Arc::new(AuditLog::off()),
             metrics,
             max_batch,
+            tools_list: ToolsList::All,
         }
     }
 
@@ -64,6 +67,18 @@ impl Dispatcher {
     pub fn with_audit(mut self, audit: Arc<AuditLog>) -> Self {
         self.audit = audit;
         self
+    }
+
+    /// The same dispatcher listing tools as `tools_list` says (`LOANHOST_TOOLS_LIST`).
+    pub fn with_tools_list(mut self, tools_list: ToolsList) -> Self {
+        self.tools_list = tools_list;
+        self
+    }
+
+    /// Whether `caller` is shown `plugin` in `tools/list` (and may name it in `tools/call`):
+    /// every plugin, or with [`ToolsList::Callable`] those the caller's roles may call.
+    fn shows(&self, caller: &Identity, plugin: &crate::plugins::Plugin) -> bool {
+        self.tools_list == ToolsList::All || caller.has_any(&plugin.manifest.roles)
     }
 
     /// Handles one request of `revision` ([`Dispatcher::answer`]), its result shaped as the
@@ -197,13 +212,15 @@ impl Dispatcher {
         Ok(reply)
     }
 
-    /// Every tool; with `views`, a tool whose view the caller may see names it in `_meta`.
+    /// Every tool the caller is shown ([`Dispatcher::shows`]), in name order; with `views`, a
+    /// tool whose view the caller may see names it in `_meta`.
     fn list_tools(&self, caller: &Identity, views: bool) -> Value {
         let tools: Vec<Value> = self
             .plugins
             .registry()
             .snapshot()
             .values()
+            .filter(|p| self.shows(caller, p))
             .map(|p| {
                 let t = &p.tool;
                 let mut tool = json!({
@@ -252,7 +269,17 @@ impl Dispatcher {
                 return Err(e);
             }
         };
+        let hidden = self
+            .plugins
+            .registry()
+            .get(&name)
+            .is_some_and(|p| !self.shows(caller, &p));
         let (outcome, usage) = match self.admit(caller, &name, true) {
+            // A tool the caller is not shown answers as an unknown one, at the same cost.
+            Ok(_ticket) if hidden => (
+                Err(CallError::UnknownTool(name.clone())),
+                CallUsage::default(),
+            ),
             Ok(ticket) => {
                 self.plugins
                     .call_admitted(ticket, &name, caller, &arguments)
