@@ -164,7 +164,7 @@ impl Application {
             )
             .with_tools_list(config.tools_list)
             .with_audit(Arc::new(
-                crate::audit::AuditLog::open(&config.audit_log)
+                crate::audit::AuditLog::open(&config.audit_log, &config.audit_key_file)
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,
             )),
             config,

@@ -83,6 +83,11 @@ enum Command {
     /// LOANHOST_BASE_URL and LOANHOST_API_PREFIX; the server serves the same document at
     /// {api_prefix}/openapi.json.
     Openapi,
+    /// The audit log.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Plugin tooling.
     Plugin {
         #[command(subcommand)]
@@ -92,6 +97,21 @@ enum Command {
     /// limit the host sets (the host's own compile worker; not for direct use).
     #[command(name = "compile-worker", hide = true)]
     CompileWorker,
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Check audit logs' chain: the first line removed, changed, inserted or moved is named
+    /// (`FILE:LINE`), and lines removed from the end when the live log's head says so. Give a
+    /// rotated log's files oldest first (`audit.jsonl.2 audit.jsonl.1 audit.jsonl`).
+    Verify {
+        /// The audit key (default: the configuration's LOANHOST_AUDIT_KEY_FILE).
+        #[arg(long)]
+        key: Option<PathBuf>,
+        /// The log files, oldest first.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -282,6 +302,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Token { email } => cli::token::token(&config, &email).await,
+        Command::Audit {
+            command: AuditCommand::Verify { key, files },
+        } => cli::audit::verify_logs(key.as_deref().unwrap_or(&config.audit_key_file), &files),
         Command::Plugin {
             command: PluginCommand::Check { wasm, manifest },
         } => cli::registry::check(&config, &wasm, manifest.as_deref()).await,

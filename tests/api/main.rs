@@ -10,6 +10,7 @@ mod loan_months;
 mod loan_totals;
 
 mod audit;
+mod audit_chain;
 mod auth;
 mod authorization_response;
 mod budgets;

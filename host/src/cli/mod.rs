@@ -2,8 +2,9 @@
 //! commands (`loanhost plugin …`: `plugin.rs` parses them; `scaffold/`, `local.rs`, `watch.rs`
 //! and `signing_tool.rs` carry them out; `registry.rs` for those that use the configuration)
 //! `loanhost import` and `seed` (`data.rs`), the dev IdP's `loanhost token` (`token.rs`), and
-//! the process's logging and trace export.
+//! the process's logging and trace export, and `loanhost audit verify` (`audit.rs`).
 
+pub mod audit;
 pub mod data;
 pub mod local;
 pub mod logs;

@@ -105,6 +105,7 @@ impl Config {
         };
         let cache_dir = PathBuf::from(src.required("LOANHOST_CACHE_DIR"));
         let cache_key_file = sections::cache_key_file(&src, &cache_dir)?;
+        let audit_key_file = sections::audit_key_file(&src, &cache_dir);
         let (registered_redirects, authorize_callback) =
             sections::redirects(&src, &cache_key_file)?;
         Ok(Config {
@@ -138,6 +139,7 @@ impl Config {
             require_email_verified: src.boolean("LOANHOST_REQUIRE_EMAIL_VERIFIED")?,
             token_leeway: sections::token_leeway(&src)?,
             audit_log: src.required("LOANHOST_AUDIT_LOG"),
+            audit_key_file,
             tools_list: match src.required("LOANHOST_TOOLS_LIST").trim() {
                 "all" => ToolsList::All,
                 "callable" => ToolsList::Callable,

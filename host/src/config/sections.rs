@@ -192,6 +192,24 @@ pub(super) fn limits(src: &Source) -> Result<ServerLimits, ConfigError> {
 
 /// The key that authenticates `cache_dir`: the one named, or `<cache dir>.key` beside it;
 /// never inside it.
+/// `LOANHOST_AUDIT_KEY_FILE`, by default `<cache dir>.audit-key` beside the cache directory.
+pub(super) fn audit_key_file(src: &Source, cache_dir: &Path) -> PathBuf {
+    match src
+        .get("LOANHOST_AUDIT_KEY_FILE")
+        .filter(|f| !f.trim().is_empty())
+    {
+        Some(f) => PathBuf::from(f),
+        None => {
+            let mut name = cache_dir
+                .file_name()
+                .map(|n| n.to_os_string())
+                .unwrap_or_else(|| "cache".into());
+            name.push(".audit-key");
+            cache_dir.with_file_name(name)
+        }
+    }
+}
+
 pub(super) fn cache_key_file(src: &Source, cache_dir: &Path) -> Result<PathBuf, ConfigError> {
     let file = match src.get("LOANHOST_CACHE_KEY_FILE") {
         Some(f) => PathBuf::from(f),

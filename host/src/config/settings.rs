@@ -242,6 +242,8 @@ pub struct Config {
     pub token_leeway: std::time::Duration,
     /// Where audit lines go: `stdout`, `off`, or a file path.
     pub audit_log: String,
+    /// The key that seals audit lines.
+    pub audit_key_file: PathBuf,
     /// Which tools `tools/list` shows a caller.
     pub tools_list: ToolsList,
     /// The separate address of `GET /metrics` (none: no metrics listener).

@@ -7,11 +7,18 @@
 //! it is written by a thread of its own: a slow disk makes calls wait (without holding a
 //! request thread), never the host stall. A line that cannot be written within
 //! [`WRITE_WAIT`] is a failure: the answer is still sent, the failure logged and counted
-//! (`loanhost_audit_failures_total`). Imports nothing of ours.
+//! (`loanhost_audit_failures_total`). Every line is chained to the one before it and sealed
+//! under the host's audit key ([`chain`]): `loanhost audit verify` ([`verify`]) names the first
+//! line removed, changed, inserted or moved. Imports nothing of ours.
+
+pub mod chain;
+mod sink;
+pub mod verify;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::time::Duration;
 
@@ -73,30 +80,38 @@ pub struct AuditLog {
 
 impl AuditLog {
     /// From `LOANHOST_AUDIT_LOG`: `off`, `stdout`, or a file path (appended to, created with
-    /// mode 0600 when new).
-    pub fn open(setting: &str) -> Result<AuditLog, String> {
-        let sink: Box<dyn Write + Send> = match setting.trim() {
-            "off" => return Ok(AuditLog::off()),
-            "stdout" | "-" => Box::new(std::io::stdout()),
-            path => {
-                let mut options = std::fs::OpenOptions::new();
-                options.create(true).append(true);
-                #[cfg(unix)]
-                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-                Box::new(
-                    options
-                        .open(path)
-                        .map_err(|e| format!("cannot open {path} for appending: {e}"))?,
-                )
-            }
-        };
+    /// mode 0600 when new), each line sealed under the key in `key_file` (32 bytes, created
+    /// when missing). A file log continues the chain of its last line, or, when the file is
+    /// empty (rotated away), of its head (`<log>.head`); stdout starts a chain per process.
+    pub fn open(setting: &str, key_file: &Path) -> Result<AuditLog, String> {
+        let setting = setting.trim();
+        if setting == "off" {
+            return Ok(AuditLog::off());
+        }
+        let key = sink::audit_key(key_file)?;
+        let (out, head, head_file) = sink::open(setting, &key)?;
         let (tx, rx) = sync_channel::<Job>(QUEUE);
         std::thread::Builder::new()
             .name("audit-writer".into())
             .spawn(move || {
-                let mut sink = sink;
+                let (mut out, mut head, mut head_file) = (out, head, head_file);
                 for job in rx {
-                    let written = sink.write_all(&job.line).and_then(|_| sink.flush());
+                    let mut next = head.clone();
+                    let line = chain::seal(&key, &mut next, &job.line);
+                    let written = out.write_all(&line).and_then(|_| out.flush());
+                    if written.is_ok() {
+                        head = next;
+                        if let Some(f) = head_file.as_mut() {
+                            // In place and of a fixed length: never half a head on disk.
+                            let text = chain::head_text(&key, &head);
+                            if let Err(e) = sink::write_at_start(f, text.as_bytes()) {
+                                let _ = job
+                                    .done
+                                    .send(Err(format!("cannot write the chain's head: {e}")));
+                                continue;
+                            }
+                        }
+                    }
                     let _ = job.done.send(written.map_err(|e| e.to_string()));
                 }
             })
@@ -121,8 +136,8 @@ impl AuditLog {
         let Some(writer) = &self.writer else {
             return Ok(());
         };
-        let mut line = serde_json::to_vec(entry).map_err(|e| AuditFailure::Write(e.to_string()))?;
-        line.push(b'\n');
+        // Sealed and newline-ended by the writer, in the order lines are written.
+        let line = serde_json::to_vec(entry).map_err(|e| AuditFailure::Write(e.to_string()))?;
         let (done, written) = tokio::sync::oneshot::channel();
         match writer.try_send(Job { line, done }) {
             Ok(()) => {}
@@ -336,7 +351,8 @@ mod tests {
     async fn a_file_sink_appends_flushed_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let log = AuditLog::open(path.to_str().unwrap()).unwrap();
+        let key = dir.path().join("audit.key");
+        let log = AuditLog::open(path.to_str().unwrap(), &key).unwrap();
         let entry = AuditEntry {
             time: AuditEntry::now(),
             request_id: json!(1),
@@ -368,7 +384,7 @@ mod tests {
             (v["callId"].clone(), v["outcome"].clone()),
             (json!(7), json!("ok"))
         );
-        assert!(AuditLog::open("/nonexistent-dir/x.jsonl").is_err());
+        assert!(AuditLog::open("/nonexistent-dir/x.jsonl", &key).is_err());
     }
 
     /// Arguments nested `depth` deep, each level with a key of `key_bytes` and `wide` siblings.
@@ -425,7 +441,8 @@ mod tests {
         if !Path::new("/dev/full").exists() {
             return;
         }
-        let log = AuditLog::open("/dev/full").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::open("/dev/full", &dir.path().join("audit.key")).unwrap();
         let entry = AuditEntry {
             time: AuditEntry::now(),
             request_id: json!(1),

@@ -1,0 +1,133 @@
+//! Where audit lines go: stdout, or a file appended to with its chain's head beside it
+//! (`<log>.head`), and the audit key that seals them.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::chain::{self, Head};
+use super::verify;
+
+/// A sink, the head its chain continues from, and the head file to keep up to date (a file
+/// log only).
+pub(super) type Opened = (Box<dyn Write + Send>, Head, Option<std::fs::File>);
+
+/// Opens `setting` (`stdout`, `-`, or a path). A regular file continues its chain; stdout, or
+/// a path that is not a regular file (a pipe, a device), starts one, without a head file.
+pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
+    if matches!(setting, "stdout" | "-") {
+        return Ok((Box::new(std::io::stdout()), Head::start(), None));
+    }
+    let path = Path::new(setting);
+    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
+    let head = if regular {
+        last_head(key, path)?
+    } else {
+        Head::start()
+    };
+    let log = private(path, true)
+        .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))?;
+    if !regular {
+        return Ok((Box::new(log), head, None));
+    }
+    let head_path = verify::head_path(path);
+    let head_file = private(&head_path, false)
+        .map_err(|e| format!("cannot open {}: {e}", head_path.display()))?;
+    Ok((Box::new(log), head, Some(head_file)))
+}
+
+/// `path` opened to append (`append`) or to overwrite in place, created with mode 0600.
+fn private(path: &Path, append: bool) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true);
+    if append {
+        options.append(true);
+    } else {
+        options.write(true).truncate(false);
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// The audit key in `path`: 32 bytes, made once (mode 0600) when the file is missing.
+pub(super) fn audit_key(path: &Path) -> Result<[u8; 32], String> {
+    let bytes = crate::secret_file::read_or_create(path, || {
+        use rand::RngCore as _;
+        let mut key = vec![0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut key);
+        Ok(key)
+    })
+    .map_err(|e| {
+        format!(
+            "cannot read or create the audit key {}: {e}",
+            path.display()
+        )
+    })?;
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
+        format!(
+            "{}: an audit key is 32 bytes, this file has {}",
+            path.display(),
+            bytes.len()
+        )
+    })
+}
+
+/// The chain's head for a log at `path`: its last line's, or, when it has none, the head
+/// file's, or a new chain. A last line that is not sealed by this key is refused: the host
+/// would otherwise chain onto a line someone else wrote.
+fn last_head(key: &[u8; 32], path: &Path) -> Result<Head, String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let tail = match std::fs::File::open(path) {
+        Ok(mut f) => {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            let from = len.saturating_sub(TAIL_BYTES);
+            let mut buf = Vec::new();
+            f.seek(SeekFrom::Start(from))
+                .and_then(|_| f.read_to_end(&mut buf))
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            buf
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let text = tail.strip_suffix(b"\n").unwrap_or(&tail);
+    if let Some(last) = text
+        .rsplit(|b| *b == b'\n')
+        .next()
+        .filter(|l| !l.is_empty())
+    {
+        let sealed = chain::open(key, last).map_err(|e| {
+            format!(
+                "{}: its last line cannot be chained onto: {e} (start a new log: move this \
+                 one aside)",
+                path.display()
+            )
+        })?;
+        return Ok(Head {
+            seq: sealed.seq,
+            seal: sealed.seal,
+        });
+    }
+    let head_path = verify::head_path(path);
+    match std::fs::read_to_string(&head_path) {
+        Ok(text) if text.trim().is_empty() => Ok(Head::start()),
+        Ok(text) => chain::read_head(key, &text).ok_or_else(|| {
+            format!(
+                "{}: the chain's head is not sealed by the audit key",
+                head_path.display()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Head::start()),
+        Err(e) => Err(format!("cannot read {}: {e}", head_path.display())),
+    }
+}
+
+/// Bytes read from a log's end to find its last line (a line is bounded well below this).
+const TAIL_BYTES: u64 = 1 << 20;
+
+pub(super) fn write_at_start(f: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::{Seek as _, SeekFrom};
+    f.seek(SeekFrom::Start(0))?;
+    f.write_all(bytes)?;
+    f.flush()
+}

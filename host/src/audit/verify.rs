@@ -1,0 +1,176 @@
+//! `loanhost audit verify FILE…`: reads audit logs in the order given (a rotated log's parts,
+//! oldest first, as one chain) and names the first line removed, changed, inserted or moved,
+//! or the lines removed from the end when the live log's head (`<log>.head`) names a later
+//! line than the log holds. Imports nothing of ours.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+
+use super::chain::{self, Head, GENESIS};
+
+/// A chain that holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// Sealed lines read.
+    pub lines: u64,
+    /// The first line's `seq` (1 unless the first file is a later part of a rotated log).
+    pub first_seq: u64,
+    /// The last line.
+    pub last: Head,
+    /// Whether the head beside the last file was checked.
+    pub head_checked: bool,
+}
+
+/// Where and how the chain breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {what}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct Broken {
+    /// The file.
+    pub file: PathBuf,
+    /// The line (1-based), when the break is at one.
+    pub line: Option<u64>,
+    /// What is wrong.
+    pub what: String,
+}
+
+/// Where the head of the log at `path` is kept.
+pub fn head_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".head");
+    PathBuf::from(name)
+}
+
+/// Verifies `files`, in order, as one chain under `key`.
+pub fn verify(key: &[u8; 32], files: &[PathBuf]) -> Result<Verified, Broken> {
+    let mut last: Option<Head> = None;
+    let mut first_seq = 0;
+    let mut lines = 0;
+    for file in files {
+        let broken = |line: Option<u64>, what: String| Broken {
+            file: file.clone(),
+            line,
+            what,
+        };
+        let reader = std::fs::File::open(file)
+            .map(std::io::BufReader::new)
+            .map_err(|e| broken(None, format!("cannot read it: {e}")))?;
+        for (i, line) in reader.split(b'\n').enumerate() {
+            let at = Some(i as u64 + 1);
+            let line = line.map_err(|e| broken(at, format!("cannot read it: {e}")))?;
+            if line.is_empty() {
+                return Err(broken(
+                    at,
+                    "an empty line (a line was cut or inserted)".into(),
+                ));
+            }
+            let s = chain::open(key, &line).map_err(|e| broken(at, e.to_string()))?;
+            match &last {
+                None if s.seq == 1 && s.prev != GENESIS => {
+                    return Err(broken(at, "the first line names a line before it".into()))
+                }
+                None => first_seq = s.seq,
+                Some(prev) if s.seq == 1 && s.prev == GENESIS => {
+                    return Err(broken(
+                        at,
+                        format!(
+                            "a new chain starts here after seq {}: the host lost its chain's \
+                             head, or the lines after this chain's last were removed",
+                            prev.seq
+                        ),
+                    ))
+                }
+                Some(prev) if s.seq == prev.seq + 1 && s.prev == prev.seal => {}
+                Some(prev) if s.seq == prev.seq + 1 => {
+                    return Err(broken(
+                        at,
+                        format!(
+                            "the line before this one is not the one it was sealed after \
+                             (seq {} was replaced)",
+                            prev.seq
+                        ),
+                    ))
+                }
+                Some(prev) if s.seq > prev.seq + 1 => {
+                    let gone = s.seq - prev.seq - 1;
+                    return Err(broken(
+                        at,
+                        format!(
+                            "seq {} follows seq {}: {} removed or moved from here",
+                            s.seq,
+                            prev.seq,
+                            if gone == 1 {
+                                format!("seq {} was", prev.seq + 1)
+                            } else {
+                                format!("seq {}..{} were", prev.seq + 1, s.seq - 1)
+                            }
+                        ),
+                    ));
+                }
+                Some(prev) => {
+                    return Err(broken(
+                        at,
+                        format!(
+                            "seq {} follows seq {}: this line was inserted or moved here",
+                            s.seq, prev.seq
+                        ),
+                    ))
+                }
+            }
+            lines += 1;
+            last = Some(Head {
+                seq: s.seq,
+                seal: s.seal,
+            });
+        }
+    }
+    let Some(last) = last else {
+        let file = files.last().cloned().unwrap_or_default();
+        return Err(Broken {
+            file,
+            line: None,
+            what: "no audit line to verify".into(),
+        });
+    };
+    let head_checked = match files.last().map(|f| head_path(f)) {
+        Some(head) if head.exists() => {
+            check_head(key, &head, &last)?;
+            true
+        }
+        _ => false,
+    };
+    Ok(Verified {
+        lines,
+        first_seq,
+        last,
+        head_checked,
+    })
+}
+
+/// The live log's head against its last line: the host writes the head after each line, so
+/// a head at most the last line (one behind after a crash between the two) holds.
+fn check_head(key: &[u8; 32], path: &Path, last: &Head) -> Result<(), Broken> {
+    let broken = |what: String| Broken {
+        file: path.to_path_buf(),
+        line: None,
+        what,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| broken(format!("cannot read it: {e}")))?;
+    let head = chain::read_head(key, &text)
+        .ok_or_else(|| broken("the chain's head is not sealed by this key (edited)".into()))?;
+    if head.seq > last.seq {
+        let gone = head.seq - last.seq;
+        return Err(broken(format!(
+            "the head names seq {}, the log ends at seq {}: the last {gone} line{} removed",
+            head.seq,
+            last.seq,
+            if gone == 1 { " was" } else { "s were" }
+        )));
+    }
+    if head.seq == last.seq && head.seal != last.seal {
+        return Err(broken(format!(
+            "the log's last line (seq {}) is not the one the head names",
+            last.seq
+        )));
+    }
+    Ok(())
+}
