@@ -143,22 +143,7 @@ fn main() {
             rt.block_on(async {
                 for id in &picked {
                     let args = json!({"loanApplicationId": id});
-                    // The answer first: the application itself, and the reference finds it.
-                    let once = common::tools_call(
-                        &client,
-                        &served.url,
-                        &token,
-                        "get_loan_application",
-                        args.clone(),
-                    )
-                    .await;
-                    assert_eq!(
-                        once["result"]["structuredContent"]["id"], *id,
-                        "{engine} {who}: {once}"
-                    );
-                    assert_eq!(reference(&served.raw, id, me).await, *id);
-                    for _ in 0..rounds() {
-                        let t = Instant::now();
+                    let call = || {
                         common::tools_call(
                             &client,
                             &served.url,
@@ -166,7 +151,17 @@ fn main() {
                             "get_loan_application",
                             args.clone(),
                         )
-                        .await;
+                    };
+                    // The answer first: the application itself, and the reference finds it.
+                    let once = call().await;
+                    assert_eq!(
+                        once["result"]["structuredContent"]["id"], *id,
+                        "{engine} {who}: {once}"
+                    );
+                    assert_eq!(reference(&served.raw, id, me).await, *id);
+                    for _ in 0..rounds() {
+                        let t = Instant::now();
+                        call().await;
                         host.push(t.elapsed());
                         let t = Instant::now();
                         reference(&served.raw, id, me).await;

@@ -7,6 +7,15 @@ use serde_json::{json, Value};
 use crate::helpers::{seed_app, spawn_app_with, tool_manifest, tool_wasm, AppOptions, TestApp};
 
 async fn audited_app(path: &std::path::Path) -> TestApp {
+    audited_app_keyed(path, None).await
+}
+
+/// A server serving report_loans and mlo_pipeline_report, auditing to `path`, its lines
+/// sealed under the key in `key` (none: the server's default beside its cache folder).
+pub(crate) async fn audited_app_keyed(
+    path: &std::path::Path,
+    key: Option<&std::path::Path>,
+) -> TestApp {
     let mut options = AppOptions::default();
     for t in ["report_loans", "mlo_pipeline_report"] {
         options = options.plugin(t, tool_wasm(t), tool_manifest(t));
@@ -14,6 +23,11 @@ async fn audited_app(path: &std::path::Path) -> TestApp {
     options
         .env
         .push(("LOANHOST_AUDIT_LOG", path.display().to_string()));
+    if let Some(key) = key {
+        options
+            .env
+            .push(("LOANHOST_AUDIT_KEY_FILE", key.display().to_string()));
+    }
     spawn_app_with(options).await
 }
 

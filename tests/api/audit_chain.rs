@@ -7,22 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::helpers::{loanhost_binary, spawn_app_with, tool_manifest, tool_wasm, AppOptions};
+use crate::helpers::loanhost_binary;
 
-/// A server serving report_loans, auditing to `log` under the key in `key`.
+/// A server auditing to `log` under the key in `key`.
 async fn chained_app(log: &Path, key: &Path) -> crate::helpers::TestApp {
-    let mut options = AppOptions::default().plugin(
-        "report_loans",
-        tool_wasm("report_loans"),
-        tool_manifest("report_loans"),
-    );
-    options
-        .env
-        .push(("LOANHOST_AUDIT_LOG", log.display().to_string()));
-    options
-        .env
-        .push(("LOANHOST_AUDIT_KEY_FILE", key.display().to_string()));
-    spawn_app_with(options).await
+    crate::audit::audited_app_keyed(log, Some(key)).await
 }
 
 /// `calls` audited calls by the test Agent.

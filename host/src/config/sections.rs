@@ -192,6 +192,16 @@ pub(super) fn limits(src: &Source) -> Result<ServerLimits, ConfigError> {
 
 /// The key that authenticates `cache_dir`: the one named, or `<cache dir>.key` beside it;
 /// never inside it.
+/// A file beside the cache directory: `<cache dir><suffix>`.
+fn beside_cache(cache_dir: &Path, suffix: &str) -> PathBuf {
+    let mut name = cache_dir
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "cache".into());
+    name.push(suffix);
+    cache_dir.with_file_name(name)
+}
+
 /// `LOANHOST_AUDIT_KEY_FILE`, by default `<cache dir>.audit-key` beside the cache directory.
 pub(super) fn audit_key_file(src: &Source, cache_dir: &Path) -> PathBuf {
     match src
@@ -199,28 +209,14 @@ pub(super) fn audit_key_file(src: &Source, cache_dir: &Path) -> PathBuf {
         .filter(|f| !f.trim().is_empty())
     {
         Some(f) => PathBuf::from(f),
-        None => {
-            let mut name = cache_dir
-                .file_name()
-                .map(|n| n.to_os_string())
-                .unwrap_or_else(|| "cache".into());
-            name.push(".audit-key");
-            cache_dir.with_file_name(name)
-        }
+        None => beside_cache(cache_dir, ".audit-key"),
     }
 }
 
 pub(super) fn cache_key_file(src: &Source, cache_dir: &Path) -> Result<PathBuf, ConfigError> {
     let file = match src.get("LOANHOST_CACHE_KEY_FILE") {
         Some(f) => PathBuf::from(f),
-        None => {
-            let mut name = cache_dir
-                .file_name()
-                .map(|n| n.to_os_string())
-                .unwrap_or_else(|| "cache".into());
-            name.push(".key");
-            cache_dir.with_file_name(name)
-        }
+        None => beside_cache(cache_dir, ".key"),
     };
     if file.starts_with(cache_dir) {
         return Err(err(
