@@ -174,3 +174,104 @@ fn check_head(key: &[u8; 32], path: &Path, last: &Head) -> Result<(), Broken> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: [u8; 32] = [9; 32];
+
+    /// A log of `n` sealed lines in `dir`, its lines, and its head written beside it.
+    fn log(dir: &Path, n: u64) -> (PathBuf, Vec<Vec<u8>>) {
+        let mut head = Head::start();
+        let lines: Vec<Vec<u8>> = (1..=n)
+            .map(|i| chain::seal(&KEY, &mut head, format!(r#"{{"call":{i}}}"#).as_bytes()))
+            .collect();
+        let path = dir.join("audit.jsonl");
+        std::fs::write(&path, lines.concat()).unwrap();
+        std::fs::write(head_path(&path), chain::head_text(&KEY, &head)).unwrap();
+        (path, lines)
+    }
+
+    fn broken_at(path: &Path, lines: &[Vec<u8>]) -> Broken {
+        std::fs::write(path, lines.concat()).unwrap();
+        verify(&KEY, &[path.to_path_buf()]).unwrap_err()
+    }
+
+    #[test]
+    fn an_intact_log_verifies_with_its_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = log(dir.path(), 5);
+        let v = verify(&KEY, &[path]).unwrap();
+        assert_eq!(
+            (v.lines, v.first_seq, v.last.seq, v.head_checked),
+            (5, 1, 5, true)
+        );
+    }
+
+    #[test]
+    fn every_kind_of_edit_is_named_at_its_line() {
+        // Arrange
+        let dir = tempfile::tempdir().unwrap();
+        let (path, lines) = log(dir.path(), 5);
+        let mut changed = lines.clone();
+        changed[2] = String::from_utf8(changed[2].clone())
+            .unwrap()
+            .replace("\"call\":3", "\"call\":4")
+            .into_bytes();
+        let mut removed = lines.clone();
+        removed.remove(2);
+        let mut moved = lines.clone();
+        moved.swap(1, 2);
+        let mut resealed = lines.clone();
+        let mut other = Head {
+            seq: 2,
+            seal: "ab".repeat(32),
+        };
+        resealed[2] = chain::seal(&KEY, &mut other, br#"{"call":3}"#);
+
+        // Act / Assert
+        let at = |b: Broken| (b.line, b.what);
+        let (line, what) = at(broken_at(&path, &changed));
+        assert_eq!(line, Some(3));
+        assert!(what.contains("seal does not match"), "{what}");
+        let (line, what) = at(broken_at(&path, &removed));
+        assert_eq!(line, Some(3));
+        assert!(
+            what.contains("seq 4 follows seq 2: seq 3 was removed"),
+            "{what}"
+        );
+        let (line, what) = at(broken_at(&path, &moved));
+        assert_eq!(line, Some(2));
+        assert!(
+            what.contains("seq 3 follows seq 1: seq 2 was removed"),
+            "{what}"
+        );
+        let (line, what) = at(broken_at(&path, &resealed));
+        assert_eq!(line, Some(3));
+        assert!(what.contains("(seq 2 was replaced)"), "{what}");
+    }
+
+    #[test]
+    fn lines_cut_from_the_end_are_named_by_the_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, lines) = log(dir.path(), 5);
+        let b = broken_at(&path, &lines[..3]);
+        assert_eq!(b.file, head_path(&path));
+        assert!(
+            b.what.contains(
+                "the head names seq 5, the log ends at seq 3: the last 2 lines were removed"
+            ),
+            "{}",
+            b.what
+        );
+        // One behind the head (a crash between the line and its head) holds.
+        std::fs::write(&path, lines[..5].concat()).unwrap();
+        let mut head = Head::start();
+        for i in 1..=4u64 {
+            chain::seal(&KEY, &mut head, format!(r#"{{"call":{i}}}"#).as_bytes());
+        }
+        std::fs::write(head_path(&path), chain::head_text(&KEY, &head)).unwrap();
+        assert_eq!(verify(&KEY, &[path]).unwrap().last.seq, 5);
+    }
+}
