@@ -23,6 +23,7 @@ mod deploy;
 mod dev_idp_guard;
 mod differential;
 mod directory;
+mod entra;
 mod function_cache;
 // Shared with the attack suite, which uses parts these tests do not.
 #[allow(dead_code)]

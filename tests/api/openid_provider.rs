@@ -12,10 +12,10 @@ use crate::helpers::{free_port, spawn_app_with, AppOptions, TestApp};
 use crate::real_clients::python_client;
 
 /// The OP, and the loanhost in front of it.
-struct Setup {
-    app: TestApp,
-    issuer: String,
-    clients: Value,
+pub(crate) struct Setup {
+    pub app: TestApp,
+    pub issuer: String,
+    pub clients: Value,
     _op: tokio::process::Child,
 }
 
@@ -23,31 +23,57 @@ struct Setup {
 /// in front of an `oidc-provider` signing access tokens with `alg`; `extra_keys` publishes keys
 /// loanhost cannot verify with beside the signing keys.
 async fn setup(alg: &str, extra_keys: bool) -> Setup {
-    let op_port = free_port();
-    let issuer = format!("http://127.0.0.1:{op_port}");
-    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
-    options.env.extend([
-        ("LOANHOST_IDP_ISSUER", issuer.clone()),
-        ("LOANHOST_IDP_AUTHORIZE_URL", format!("{issuer}/auth")),
-        ("LOANHOST_IDP_TOKEN_URL", format!("{issuer}/token")),
-        ("LOANHOST_IDP_JWKS_URL", format!("{issuer}/jwks")),
-        ("LOANHOST_IDP_PROFILE", "oidc".to_string()),
-        ("LOANHOST_AUTHORIZE_CALLBACK", "true".to_string()),
-    ]);
-    let app = spawn_app_with(options).await;
     let env = [
-        ("OP_PORT", op_port.to_string()),
-        ("OP_AUDIENCE", "https://loanhost.local/mcp".to_string()),
-        (
-            "OP_REDIRECT_URI",
-            format!("{}/authorize/callback", app.base),
-        ),
         ("OP_ALG", alg.to_string()),
         (
             "OP_EXTRA_KEYS",
             if extra_keys { "1" } else { "0" }.to_string(),
         ),
     ];
+    setup_op("oidc", &[], &env).await
+}
+
+/// loanhost (the metadata tool, LOANHOST_IDP_PROFILE=`profile`, the callback on, beside
+/// `loanhost_env`) in front of an `oidc-provider` started with `op_env` (its audience
+/// loanhost's, unless `op_env` names one), on the OP's issuer whatever path it has.
+pub(crate) async fn setup_op(
+    profile: &str,
+    loanhost_env: &[(&'static str, String)],
+    op_env: &[(&'static str, String)],
+) -> Setup {
+    let op_port = free_port();
+    let mut options = AppOptions::with_tool("get_loan_reporting_metadata");
+    options.env.extend(loanhost_env.iter().cloned());
+    let audience = loanhost_env
+        .iter()
+        .find(|(k, _)| *k == "LOANHOST_MCP_AUDIENCE")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| "https://loanhost.local/mcp".into());
+    let tenant = if op_env.iter().any(|(k, v)| *k == "OP_MODE" && v == "entra") {
+        format!("/{ENTRA_TENANT}/v2.0")
+    } else {
+        String::new()
+    };
+    let issuer = format!("http://127.0.0.1:{op_port}{tenant}");
+    options.env.extend([
+        ("LOANHOST_IDP_ISSUER", issuer.clone()),
+        ("LOANHOST_IDP_AUTHORIZE_URL", format!("{issuer}/auth")),
+        ("LOANHOST_IDP_TOKEN_URL", format!("{issuer}/token")),
+        ("LOANHOST_IDP_JWKS_URL", format!("{issuer}/jwks")),
+        ("LOANHOST_IDP_PROFILE", profile.to_string()),
+        ("LOANHOST_AUTHORIZE_CALLBACK", "true".to_string()),
+    ]);
+    let app = spawn_app_with(options).await;
+    let mut env = vec![
+        ("OP_PORT", op_port.to_string()),
+        ("OP_AUDIENCE", audience),
+        ("OP_TENANT", ENTRA_TENANT.to_string()),
+        (
+            "OP_REDIRECT_URI",
+            format!("{}/authorize/callback", app.base),
+        ),
+    ];
+    env.extend(op_env.iter().cloned());
     // Node 22, which oidc-provider 9 supports (tests/clients brings it).
     let node = crate::helpers::root().join("tests/clients/node_modules/.bin/node");
     let (op, first) = crate::helpers::node_peer(&node, "oidc_op.mjs", &env).await;
@@ -60,9 +86,12 @@ async fn setup(alg: &str, extra_keys: bool) -> Setup {
     }
 }
 
+/// The tenant of the OP set up as Entra ID.
+pub(crate) const ENTRA_TENANT: &str = "7d3c1a9e-0b4f-4c2d-8e6a-5f9b1c2d3e4f";
+
 /// One sign-in with the Python SDK as `email`, with the OP's client `which` (`basic` or
 /// `post`); `cancel` cancels at the login page.
-async fn sign_in(s: &Setup, email: &str, which: &str, cancel: bool) -> Value {
+pub(crate) async fn sign_in(s: &Setup, email: &str, which: &str, cancel: bool) -> Value {
     let client = &s.clients[which];
     let method = format!("client_secret_{which}");
     let mut args = vec![
@@ -80,7 +109,7 @@ async fn sign_in(s: &Setup, email: &str, which: &str, cancel: bool) -> Value {
 }
 
 /// The `alg` of a JWT's header and its claims.
-fn header_and_claims(jwt: &str) -> (Value, Value) {
+pub(crate) fn header_and_claims(jwt: &str) -> (Value, Value) {
     use base64::Engine as _;
     let part = |i: usize| -> Value {
         let b = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -92,7 +121,7 @@ fn header_and_claims(jwt: &str) -> (Value, Value) {
 }
 
 /// A sign-in through the OP's login and consent pages, then a tool call without error.
-fn assert_called_after_the_ops_pages(out: &Value) {
+pub(crate) fn assert_called_after_the_ops_pages(out: &Value) {
     assert!(out.get("error").is_none(), "{out}");
     assert_eq!(out["isError"], false, "{out}");
     assert_eq!(

@@ -10,6 +10,14 @@
 // {base_url}/authorize/callback), OP_PORT (else a free one), OP_ALG (ES256 or RS256),
 // OP_EXTRA_KEYS=1 to publish, beside the signing keys, an Ed25519 key and keys loanhost does
 // not verify with (P-521, an X25519 key and an RSA key for encryption). Prints one JSON line: {"issuer", "clients": {...}}; serves until killed.
+//
+// OP_MODE=entra sets it up as Microsoft Entra ID (v2) behaves for an API: the issuer is one
+// tenant's (`/<OP_TENANT>/v2.0`), a `resource` parameter is refused (AADSTS901002), an
+// authorization request must name the API's scope `<OP_AUDIENCE>/.default` (AADSTS28000: Entra
+// would issue a token for another API), access tokens name the API by OP_TOKEN_AUDIENCE (the
+// application id, as v2 tokens do) and carry the account's email in OP_EMAIL_CLAIM (`upn` or
+// `preferred_username`), never `email`; `offline_access` is honoured without `prompt=consent`
+// (Entra does; oidc-provider follows OpenID Connect Core §11, so the stand-in adds the prompt).
 
 import http from "node:http";
 
@@ -19,6 +27,11 @@ import Provider, { errors } from "oidc-provider";
 const audience = process.env.OP_AUDIENCE;
 const callback = process.env.OP_REDIRECT_URI;
 const alg = process.env.OP_ALG || "ES256";
+const entra = process.env.OP_MODE === "entra";
+const tokenAudience = process.env.OP_TOKEN_AUDIENCE || audience;
+const emailClaim = process.env.OP_EMAIL_CLAIM || "email";
+const apiScope = `${audience.replace(/\/$/, "")}/.default`;
+const tenantPath = entra ? `/${process.env.OP_TENANT || "7d3c1a9e-0b4f-4c2d-8e6a-5f9b1c2d3e4f"}/v2.0` : "";
 if (!audience || !callback) throw new Error("OP_AUDIENCE and OP_REDIRECT_URI are required");
 
 async function key(keyAlg, kid, use, options = {}) {
@@ -44,7 +57,7 @@ const port = process.env.OP_PORT
         probe.close(() => resolve(port));
       });
     });
-const issuer = `http://127.0.0.1:${port}`;
+const issuer = `http://127.0.0.1:${port}${tenantPath}`;
 
 const clients = {
   basic: { client_id: "loanhost-basic", client_secret: "loanhost-basic-secret-0123456789abcdef" },
@@ -82,10 +95,19 @@ const provider = new Provider(issuer, {
       defaultResource: () => audience,
       useGrantedResource: () => true,
       getResourceServerInfo(ctx, resource) {
+        // At /auth the query is checked before the OP reads it (a resumed sign-in restores the
+        // defaulted resource); at /token a resource the request named is refused here.
+        if (entra && ctx.oidc.route === "token" && ctx.oidc.body?.resource !== undefined) {
+          throw new errors.InvalidTarget("AADSTS901002: The 'resource' request parameter is not supported.");
+        }
         if (resource !== audience) throw new errors.InvalidTarget();
+        const asked = (ctx.oidc.params.scope || "").split(" ");
+        if (entra && ctx.oidc.route === "authorization" && !asked.includes(apiScope)) {
+          throw new errors.InvalidScope(`AADSTS28000: the request names no scope of ${audience}`, apiScope);
+        }
         return {
-          scope: "offline_access",
-          audience,
+          scope: entra ? `offline_access ${apiScope}` : "offline_access",
+          audience: tokenAudience,
           accessTokenTTL: 3600,
           accessTokenFormat: "jwt",
           jwt: { sign: { alg } },
@@ -94,19 +116,43 @@ const provider = new Provider(issuer, {
     },
   },
   extraTokenClaims(ctx, token) {
-    return token.kind === "AccessToken" ? { email: token.accountId } : undefined;
+    if (token.kind !== "AccessToken") return undefined;
+    return entra ? { [emailClaim]: token.accountId, ver: "2.0" } : { email: token.accountId };
   },
   cookies: { keys: ["loanhost-test-cookie-key"] },
 });
 provider.proxy = false;
+if (entra) {
+  provider.use(async (ctx, next) => {
+    if (ctx.path === "/auth") {
+      if (ctx.query.resource !== undefined) {
+        ctx.status = 400;
+        ctx.body = { error: "invalid_target", error_description: "AADSTS901002: The 'resource' request parameter is not supported." };
+        return;
+      }
+      if (ctx.query.prompt === undefined) ctx.querystring = `${ctx.querystring}&prompt=consent`;
+    }
+    await next();
+  });
+}
 
 // The first line on standard output is the test's; anything printed later goes to standard
 // error (the test reads no more of standard output).
 process.stdout.on("error", () => {});
 console.log = (...args) => console.error(...args);
-const server = provider.listen(port, "127.0.0.1");
+// The tenant's path is the issuer's; every route is served under it and, for the OP's own
+// pages, without it.
+const handle = provider.callback();
+const server = http.createServer((req, res) => {
+  if (tenantPath && req.url.startsWith(tenantPath)) {
+    req.originalUrl = req.url;
+    req.url = req.url.slice(tenantPath.length) || "/";
+  }
+  handle(req, res);
+});
+server.listen(port, "127.0.0.1");
 server.on("listening", () => {
-  process.stdout.write(`${JSON.stringify({ issuer, clients, jwks: `${issuer}/jwks` })}\n`);
+  process.stdout.write(`${JSON.stringify({ issuer, clients, jwks: `${issuer}/jwks`, base: `http://127.0.0.1:${port}${tenantPath}` })}\n`);
 });
 process.stdin.on("end", () => process.exit(0));
 process.stdin.resume();

@@ -42,7 +42,7 @@ pub struct Scheme {
 /// Validates tokens of the configured schemes for one audience.
 pub struct TokenValidator {
     schemes: Vec<Scheme>,
-    audience: String,
+    audiences: Vec<String>,
     valid: ExpiringMap<[u8; 32], Valid>,
     refused: ExpiringMap<[u8; 32], String>,
     leeway: u64,
@@ -70,11 +70,18 @@ impl TokenValidator {
     pub fn new(audience: impl Into<String>, schemes: Vec<Scheme>) -> Self {
         TokenValidator {
             schemes,
-            audience: audience.into(),
+            audiences: vec![audience.into()],
             valid: ExpiringMap::new(CACHE_MAX),
             refused: ExpiringMap::new(CACHE_MAX),
             leeway: LEEWAY_SECS,
         }
+    }
+
+    /// The same validator also accepting tokens whose `aud` is `audience` (Entra ID names an
+    /// API by its application id in v2 tokens, by its App ID URI in v1 tokens).
+    pub fn also_for(mut self, audience: impl Into<String>) -> Self {
+        self.audiences.push(audience.into());
+        self
     }
 
     /// The same validator tolerating `leeway` of clock skew on `exp` and `nbf`.
@@ -157,7 +164,7 @@ impl TokenValidator {
         let key = DecodingKey::from_jwk(&jwk).map_err(|e| format!("unusable key: {e}"))?;
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&scheme.issuer]);
-        validation.set_audience(&[&self.audience]);
+        validation.set_audience(&self.audiences);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.leeway = self.leeway;
         validation.validate_nbf = true;

@@ -118,6 +118,14 @@ impl JwtAuthenticator {
         }
     }
 
+    /// The same authenticator reading the email from the first of `claims` a token carries
+    /// (Entra ID's access tokens: `upn`, `preferred_username`, `email`).
+    pub fn with_email_claims(mut self, claims: &[&str]) -> Self {
+        self.email_claims = claims.iter().map(|c| c.to_string()).collect();
+        self.verified_claims = claims.iter().map(|c| format!("{c}_verified")).collect();
+        self
+    }
+
     /// Refuses tokens without an `email_verified: true` claim (by default only an explicit
     /// `false` is refused).
     pub fn require_email_verified(mut self, required: bool) -> Self {
@@ -214,8 +222,15 @@ pub fn from_config(
             jwks: std::sync::Arc::new(jwks::Jwks::from_url(internal.jwks_url.clone())),
         });
     }
-    let validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes)
+    let entra = config.idp.profile == crate::config::IdpProfile::Entra;
+    let mut validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes)
         .with_leeway(config.token_leeway);
+    if let Some(app_id) = entra
+        .then(|| entra_application_id(&config.mcp_audience))
+        .flatten()
+    {
+        validator = validator.also_for(app_id);
+    }
     if config.require_email_verified {
         tracing::info!("tokens must carry email_verified: true beside their email claim");
     } else {
@@ -225,15 +240,35 @@ pub fn from_config(
              when the IdP lets users set an unverified email"
         );
     }
-    std::sync::Arc::new(
-        JwtAuthenticator::new(
-            validator,
-            directory,
-            config.email_claim.as_deref(),
-            &config.claims_namespace,
-        )
-        .require_email_verified(config.require_email_verified),
+    let authenticator = JwtAuthenticator::new(
+        validator,
+        directory,
+        config.email_claim.as_deref(),
+        &config.claims_namespace,
     )
+    .require_email_verified(config.require_email_verified);
+    let authenticator = match (entra, config.email_claim.is_none()) {
+        (true, true) => authenticator.with_email_claims(&ENTRA_EMAIL_CLAIMS),
+        _ => authenticator,
+    };
+    std::sync::Arc::new(authenticator)
+}
+
+/// Where Entra ID's access tokens carry a work account's email, most trusted first: `upn`
+/// (set by the tenant's administrators; an optional claim of v2 tokens), `preferred_username`
+/// (v2 tokens' sign-in name), `email` (an optional claim, which a user may be able to set).
+pub const ENTRA_EMAIL_CLAIMS: [&str; 3] = ["upn", "preferred_username", "email"];
+
+/// The application id of an Entra ID audience `api://<application id>` (Entra's default App
+/// ID URI): Entra's v2 access tokens name the API by that id in `aud`, v1 tokens by the URI.
+pub fn entra_application_id(audience: &str) -> Option<String> {
+    let id = audience.strip_prefix("api://")?.trim_end_matches('/');
+    let uuid = id.len() == 36
+        && id.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        });
+    uuid.then(|| id.to_string())
 }
 
 #[cfg(test)]
@@ -261,5 +296,27 @@ mod tests {
             Err(AuthError::Malformed)
         );
         assert_eq!(bearer_token(&HeaderMap::new()), Err(AuthError::Missing));
+    }
+
+    #[test]
+    fn an_entra_app_id_uri_names_its_application_id() {
+        let id = "4f1c0a7e-5b2d-4c3e-9a8f-0123456789ab";
+        assert_eq!(
+            entra_application_id(&format!("api://{id}")),
+            Some(id.into())
+        );
+        assert_eq!(
+            entra_application_id(&format!("api://{id}/")),
+            Some(id.into())
+        );
+        for other in [
+            "api://loanhost",
+            "https://loanhost.local/mcp",
+            "api://4f1c0a7e-5b2d-4c3e-9a8f-0123456789ab/mcp",
+            "api://4f1c0a7e_5b2d-4c3e-9a8f-0123456789ab",
+            "4f1c0a7e-5b2d-4c3e-9a8f-0123456789ab",
+        ] {
+            assert_eq!(entra_application_id(other), None, "{other}");
+        }
     }
 }

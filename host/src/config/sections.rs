@@ -29,14 +29,47 @@ pub(super) fn idp(src: &Source, dev: &str) -> Result<IdpConfig, ConfigError> {
         profile: match src.required("LOANHOST_IDP_PROFILE").trim() {
             "auth0" => IdpProfile::Auth0,
             "oidc" => IdpProfile::Oidc,
+            "entra" => IdpProfile::Entra,
             other => {
                 return Err(err(
                     "LOANHOST_IDP_PROFILE",
-                    format!("`{other}` is neither auth0 (the default) nor oidc"),
+                    format!("`{other}` is none of auth0 (the default), oidc and entra"),
                 ))
             }
         },
     })
+    .and_then(|idp| match idp.profile {
+        IdpProfile::Entra => entra_issuer(&idp.issuer).map(|()| idp),
+        _ => Ok(idp),
+    })
+}
+
+/// Entra ID signs each tenant's tokens with the tenant's own `iss`: the multi-tenant
+/// authorities (`common`, `organizations`, `consumers`) and a `{tenantid}` placeholder are not
+/// an issuer any token carries, so a host configured with one would refuse every sign-in.
+fn entra_issuer(issuer: &str) -> Result<(), ConfigError> {
+    let tenant = url::Url::parse(issuer).ok().and_then(|u| {
+        u.path_segments()
+            .and_then(|mut s| s.next().map(str::to_ascii_lowercase))
+    });
+    match tenant.as_deref() {
+        Some("common" | "organizations" | "consumers") => Err(err(
+            "LOANHOST_IDP_ISSUER",
+            format!(
+                "`{issuer}` is Entra ID's multi-tenant authority, not an issuer: with \
+                 LOANHOST_IDP_PROFILE=entra name the tenant's, \
+                 https://login.microsoftonline.com/<tenant id>/v2.0"
+            ),
+        )),
+        Some(t) if t.contains('{') || t.contains("%7b") => Err(err(
+            "LOANHOST_IDP_ISSUER",
+            format!(
+                "`{issuer}` holds a placeholder: with LOANHOST_IDP_PROFILE=entra name the \
+                 tenant's issuer, https://login.microsoftonline.com/<tenant id>/v2.0"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The internal scheme: both of its settings or neither, with an issuer of its own.

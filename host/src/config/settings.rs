@@ -106,6 +106,15 @@ pub enum IdpProfile {
     /// `prompt=consent` is added too (OpenID Connect Core §11: an OP ignores `offline_access`
     /// without it).
     Oidc,
+    /// `entra`: Microsoft Entra ID (v2 endpoints), which issues a token for an API only when
+    /// the request names the API's scope and refuses RFC 8707's `resource`. At `/authorize`
+    /// and `/token` the scope is `<audience>/.default` and `offline_access` (beside any
+    /// OpenID Connect scope the client asked for; other scopes are not Entra's to read), and
+    /// no `resource` or `audience` goes upstream. The issuer is one tenant's; the email is read
+    /// from `upn`, then `preferred_username`, then `email` (unless `LOANHOST_EMAIL_CLAIM`
+    /// names one); an audience `api://<application id>` also accepts tokens whose `aud` is
+    /// that application id (Entra's v2 access tokens).
+    Entra,
 }
 
 /// The facade's own callback for the IdP's authorization response

@@ -285,3 +285,54 @@ fn the_dev_idp_behind_a_public_url_asks_for_a_password() {
     assert!(password.matches("correct horse battery") && !password.matches("correct horse"));
     assert_eq!(format!("{password:?}"), "Password(..)");
 }
+
+#[test]
+fn entra_is_a_profile_for_one_tenants_issuer() {
+    let tenant = "https://login.microsoftonline.com/7d3c1a9e-0b4f-4c2d-8e6a-5f9b1c2d3e4f/v2.0";
+    let ok = with(&[
+        ("LOANHOST_IDP_PROFILE", "entra"),
+        ("LOANHOST_IDP_ISSUER", tenant),
+    ])
+    .unwrap();
+    assert_eq!(ok.idp.profile, IdpProfile::Entra);
+    for multi in ["common", "Organizations", "consumers"] {
+        let issuer = format!("https://login.microsoftonline.com/{multi}/v2.0");
+        let e = with(&[
+            ("LOANHOST_IDP_PROFILE", "entra"),
+            ("LOANHOST_IDP_ISSUER", &issuer),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "LOANHOST_IDP_ISSUER: `{issuer}` is Entra ID's multi-tenant authority"
+            )),
+            "{e}"
+        );
+    }
+    let e = with(&[
+        ("LOANHOST_IDP_PROFILE", "entra"),
+        (
+            "LOANHOST_IDP_ISSUER",
+            "https://login.microsoftonline.com/{tenantid}/v2.0",
+        ),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("holds a placeholder"), "{e}");
+    // The same issuer under another profile is the operator's to choose.
+    let oidc = with(&[
+        ("LOANHOST_IDP_PROFILE", "oidc"),
+        (
+            "LOANHOST_IDP_ISSUER",
+            "https://login.microsoftonline.com/common/v2.0",
+        ),
+    ]);
+    assert!(oidc.is_ok());
+    assert_eq!(
+        with(&[("LOANHOST_IDP_PROFILE", "okta")])
+            .unwrap_err()
+            .to_string(),
+        "LOANHOST_IDP_PROFILE: `okta` is none of auth0 (the default), oidc and entra"
+    );
+}

@@ -223,11 +223,7 @@ pub fn rewrite_authorize_with(
             ("state", Some(_)) => {}
             ("scope", _) => {
                 saw_scope = true;
-                let mut scopes: Vec<&str> = v.split(' ').filter(|s| !s.is_empty()).collect();
-                if !scopes.contains(&"offline_access") {
-                    scopes.push("offline_access");
-                }
-                out.append_pair("scope", &scopes.join(" "));
+                out.append_pair("scope", &upstream_scope(Some(v), audience, profile));
             }
             (k, _) if PASSED_THROUGH.contains(&k) => {
                 out.append_pair(k, v);
@@ -237,7 +233,7 @@ pub fn rewrite_authorize_with(
         }
     }
     if !saw_scope {
-        out.append_pair("scope", "offline_access");
+        out.append_pair("scope", &upstream_scope(None, audience, profile));
     }
     match profile {
         IdpProfile::Auth0 => {
@@ -248,6 +244,8 @@ pub fn rewrite_authorize_with(
             // OpenID Connect Core §11: `offline_access` is ignored without it.
             out.append_pair("prompt", "consent");
         }
+        // The API is named by its scope; Entra refuses `resource` (AADSTS901002).
+        IdpProfile::Entra => {}
     }
     if let Some(through) = through {
         let pending = super::keys::Pending {
@@ -259,6 +257,50 @@ pub fn rewrite_authorize_with(
         out.append_pair("state", &through.key.seal(&pending));
     }
     Ok(out.finish())
+}
+
+/// OpenID Connect's own scopes: Entra ID reads them beside one API's scope.
+const OPENID_SCOPES: [&str; 4] = ["openid", "profile", "email", "offline_access"];
+
+/// The scope the IdP is asked for, from the client's (`None`: it named none): the client's
+/// with `offline_access` added; for Entra ID its OpenID Connect scopes only (a scope of
+/// another API makes Entra refuse the request, AADSTS28000), then `<audience>/.default`.
+fn upstream_scope(client: Option<&str>, audience: &str, profile: IdpProfile) -> String {
+    let asked = client.unwrap_or("").split(' ').filter(|s| !s.is_empty());
+    let mut scopes: Vec<String> = match profile {
+        IdpProfile::Entra => asked
+            .filter(|s| OPENID_SCOPES.contains(s))
+            .map(str::to_string)
+            .collect(),
+        _ => asked.map(str::to_string).collect(),
+    };
+    if !scopes.iter().any(|s| s == "offline_access") {
+        scopes.push("offline_access".into());
+    }
+    if profile == IdpProfile::Entra {
+        scopes.push(format!("{}/.default", audience.trim_end_matches('/')));
+    }
+    scopes.join(" ")
+}
+
+/// A `/token` form for Entra ID: no `resource` (which it refuses), and the scope of
+/// [`upstream_scope`] in place of the client's (Entra issues a refreshed token for the API its
+/// scope names).
+pub fn rewrite_token_entra(body: &[u8], audience: &str) -> String {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(body).into_owned().collect();
+    let client = pairs
+        .iter()
+        .find(|(k, _)| k == "scope")
+        .map(|(_, v)| v.as_str());
+    let scope = upstream_scope(client, audience, IdpProfile::Entra);
+    let mut out = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &pairs {
+        if k != "resource" && k != "scope" && k != "audience" {
+            out.append_pair(k, v);
+        }
+    }
+    out.append_pair("scope", &scope);
+    out.finish()
 }
 
 /// A `/token` form with every `resource` replaced by `audience` (RFC 8707), or `None` when it
@@ -353,6 +395,9 @@ pub async fn token(State(state): State<Arc<OAuth>>, request: Request) -> Respons
                 Some(rewritten) => axum::body::Bytes::from(rewritten),
                 None => body,
             }
+        }
+        (IdpProfile::Entra, true) => {
+            axum::body::Bytes::from(rewrite_token_entra(&body, &state.config.mcp_audience))
         }
         _ => body,
     };

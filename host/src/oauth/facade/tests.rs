@@ -153,3 +153,39 @@ fn through_the_callback_the_idp_sees_the_callback_and_a_sealed_state() {
         assert!(description.contains(why), "{description}");
     }
 }
+
+#[test]
+fn entra_gets_the_apis_default_scope_and_no_resource_at_authorize() {
+    // Arrange: a client asking OpenID scopes and one of its own, naming its resource.
+    const API: &str = "api://4f1c0a7e-5b2d-4c3e-9a8f-0123456789ab";
+    let q = "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&resource=http%3A%2F%2Fme&audience=evil&scope=openid%20loans%3Aread%20email";
+    let bare = "response_type=code&client_id=c&code_challenge=abc&code_challenge_method=S256";
+    // Act
+    let entra = super::rewrite_authorize_with(q, API, IdpProfile::Entra, None).unwrap();
+    let without_scope = super::rewrite_authorize_with(bare, API, IdpProfile::Entra, None).unwrap();
+    // Assert
+    assert_eq!(
+        entra,
+        "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&scope=openid+email+offline_access+api%3A%2F%2F4f1c0a7e-5b2d-4c3e-9a8f-0123456789ab%2F.default"
+    );
+    assert!(
+        without_scope.ends_with(
+            "&scope=offline_access+api%3A%2F%2F4f1c0a7e-5b2d-4c3e-9a8f-0123456789ab%2F.default"
+        ),
+        "{without_scope}"
+    );
+}
+
+#[test]
+fn entra_gets_the_apis_default_scope_and_no_resource_at_token() {
+    let code = b"grant_type=authorization_code&code=c&resource=http%3A%2F%2F127.0.0.1%3A8080&code_verifier=v";
+    assert_eq!(
+        super::rewrite_token_entra(code, "api://loanhost/"),
+        "grant_type=authorization_code&code=c&code_verifier=v&scope=offline_access+api%3A%2F%2Floanhost%2F.default"
+    );
+    let refresh = b"grant_type=refresh_token&refresh_token=r&scope=openid+mcp&audience=x";
+    assert_eq!(
+        super::rewrite_token_entra(refresh, "api://loanhost"),
+        "grant_type=refresh_token&refresh_token=r&scope=openid+offline_access+api%3A%2F%2Floanhost%2F.default"
+    );
+}
