@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::openid_provider::{
-    assert_called_after_the_ops_pages, header_and_claims, setup_op, sign_in, Setup,
+    assert_called_after_the_ops_pages, header_and_claims, setup_op, sign_in, ts_sign_in, Setup,
 };
 
 /// The API's application id, and its App ID URI (loanhost's audience).
@@ -75,20 +75,9 @@ async fn an_agent_signs_in_through_entra_with_the_python_sdk_and_refreshes() {
 async fn an_admin_signs_in_through_entra_with_the_typescript_sdk_by_upn() {
     // Arrange
     let s = entra("entra", "upn").await;
-    let client = &s.clients["post"];
 
     // Act
-    let out = crate::real_clients::node_client(
-        "ts_oauth_client.mjs",
-        &[
-            &s.app.base,
-            "admin@example.com",
-            client["client_id"].as_str().unwrap(),
-            client["client_secret"].as_str().unwrap(),
-            "client_secret_post",
-        ],
-    )
-    .await;
+    let out = ts_sign_in(&s, "admin@example.com").await;
 
     // Assert
     assert_called_after_the_ops_pages(&out);

@@ -108,6 +108,22 @@ pub(crate) async fn sign_in(s: &Setup, email: &str, which: &str, cancel: bool) -
     python_client(&args).await
 }
 
+/// One sign-in with the TypeScript SDK as `email`, with the OP's `client_secret_post` client.
+pub(crate) async fn ts_sign_in(s: &Setup, email: &str) -> Value {
+    let client = &s.clients["post"];
+    crate::real_clients::node_client(
+        "ts_oauth_client.mjs",
+        &[
+            &s.app.base,
+            email,
+            client["client_id"].as_str().unwrap(),
+            client["client_secret"].as_str().unwrap(),
+            "client_secret_post",
+        ],
+    )
+    .await
+}
+
 /// The `alg` of a JWT's header and its claims.
 pub(crate) fn header_and_claims(jwt: &str) -> (Value, Value) {
     use base64::Engine as _;
@@ -253,20 +269,9 @@ async fn an_email_no_agent_has_is_refused_with_the_resource_metadata_pointer() {
 async fn the_typescript_sdk_signs_in_through_the_certified_op() {
     // Arrange
     let s = setup("ES256", true).await;
-    let client = &s.clients["post"];
 
     // Act
-    let out = crate::real_clients::node_client(
-        "ts_oauth_client.mjs",
-        &[
-            &s.app.base,
-            "Agent@Example.com",
-            client["client_id"].as_str().unwrap(),
-            client["client_secret"].as_str().unwrap(),
-            "client_secret_post",
-        ],
-    )
-    .await;
+    let out = ts_sign_in(&s, "Agent@Example.com").await;
 
     // Assert: through the OP's pages and the facade's callback (no iss reaches the client),
     // a tool call with the token, and a refresh token granted.

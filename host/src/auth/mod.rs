@@ -93,18 +93,13 @@ pub struct JwtAuthenticator {
 }
 
 impl JwtAuthenticator {
-    /// An authenticator over `validator`, resolving agents in `directory`. `email_claim` is
-    /// the configured claim; `None` reads `email`, then `{claims_namespace}/email`.
+    /// An authenticator over `validator`, resolving agents in `directory`, reading the email
+    /// from the first of `email_claims` a token carries ([`email_claims`]).
     pub fn new(
         validator: jwt::TokenValidator,
         directory: std::sync::Arc<crate::data::directory::Directory>,
-        email_claim: Option<&str>,
-        claims_namespace: &str,
+        email_claims: Vec<String>,
     ) -> Self {
-        let email_claims = match email_claim {
-            Some(c) => vec![c.to_string()],
-            None => vec!["email".to_string(), format!("{claims_namespace}/email")],
-        };
         let verified_claims = email_claims
             .iter()
             .map(|c| format!("{c}_verified"))
@@ -116,14 +111,6 @@ impl JwtAuthenticator {
             verified_claims,
             require_verified: false,
         }
-    }
-
-    /// The same authenticator reading the email from the first of `claims` a token carries
-    /// (Entra ID's access tokens: `upn`, `preferred_username`, `email`).
-    pub fn with_email_claims(mut self, claims: &[&str]) -> Self {
-        self.email_claims = claims.iter().map(|c| c.to_string()).collect();
-        self.verified_claims = claims.iter().map(|c| format!("{c}_verified")).collect();
-        self
     }
 
     /// Refuses tokens without an `email_verified: true` claim (by default only an explicit
@@ -222,14 +209,12 @@ pub fn from_config(
             jwks: std::sync::Arc::new(jwks::Jwks::from_url(internal.jwks_url.clone())),
         });
     }
-    let entra = config.idp.profile == crate::config::IdpProfile::Entra;
     let mut validator = jwt::TokenValidator::new(config.mcp_audience.clone(), schemes)
         .with_leeway(config.token_leeway);
-    if let Some(app_id) = entra
-        .then(|| entra_application_id(&config.mcp_audience))
-        .flatten()
-    {
-        validator = validator.also_for(app_id);
+    if config.idp.profile == crate::config::IdpProfile::Entra {
+        if let Some(app_id) = entra_application_id(&config.mcp_audience) {
+            validator = validator.also_for(app_id);
+        }
     }
     if config.require_email_verified {
         tracing::info!("tokens must carry email_verified: true beside their email claim");
@@ -240,18 +225,24 @@ pub fn from_config(
              when the IdP lets users set an unverified email"
         );
     }
-    let authenticator = JwtAuthenticator::new(
-        validator,
-        directory,
-        config.email_claim.as_deref(),
-        &config.claims_namespace,
+    std::sync::Arc::new(
+        JwtAuthenticator::new(validator, directory, email_claims(config))
+            .require_email_verified(config.require_email_verified),
     )
-    .require_email_verified(config.require_email_verified);
-    let authenticator = match (entra, config.email_claim.is_none()) {
-        (true, true) => authenticator.with_email_claims(&ENTRA_EMAIL_CLAIMS),
-        _ => authenticator,
-    };
-    std::sync::Arc::new(authenticator)
+}
+
+/// The claims a token's email is read from, first found first: `LOANHOST_EMAIL_CLAIM` when
+/// set; else for Entra ID [`ENTRA_EMAIL_CLAIMS`]; else `email`, then
+/// `{LOANHOST_CLAIMS_NAMESPACE}/email`.
+pub fn email_claims(config: &crate::config::Config) -> Vec<String> {
+    match (config.email_claim.as_deref(), config.idp.profile) {
+        (Some(claim), _) => vec![claim.to_string()],
+        (None, crate::config::IdpProfile::Entra) => ENTRA_EMAIL_CLAIMS.map(str::to_string).to_vec(),
+        (None, _) => vec![
+            "email".to_string(),
+            format!("{}/email", config.claims_namespace),
+        ],
+    }
 }
 
 /// Where Entra ID's access tokens carry a work account's email, most trusted first: `upn`

@@ -61,7 +61,8 @@ fn entra_issuer(issuer: &str) -> Result<(), ConfigError> {
                  https://login.microsoftonline.com/<tenant id>/v2.0"
             ),
         )),
-        Some(t) if t.contains('{') || t.contains("%7b") => Err(err(
+        // The URL parser has percent-encoded the braces of `{tenantid}`.
+        Some(t) if t.contains("%7b") => Err(err(
             "LOANHOST_IDP_ISSUER",
             format!(
                 "`{issuer}` holds a placeholder: with LOANHOST_IDP_PROFILE=entra name the \
