@@ -8,14 +8,18 @@ use tokio::net::TcpListener;
 
 use crate::auth::Authenticator;
 use crate::clock::Clock;
-use crate::config::CompilerSetting;
 use crate::config::Config;
+use crate::config::{BudgetScope, CompilerSetting};
+use crate::data::audit_anchors::AnchorStore;
+use crate::data::fleet_budgets::FleetLedger;
 use crate::data::Db;
 use crate::http::{router, serve, AppState};
 use crate::mcp::Dispatcher;
 use crate::oauth::devidp::{DevIdp, SigningKey};
 use crate::plugins::catalog::follow::Follower;
-use crate::plugins::{CallerLimits, Compiler, HostOptions, Plugins, Reloader, SignaturePolicy};
+use crate::plugins::{
+    CallerLimits, Compiler, Fleet, HostOptions, Plugins, Reloader, SignaturePolicy,
+};
 
 /// Longest the server waits, at start, for its plugins to be compiled before it binds.
 pub const STARTUP_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
@@ -135,6 +139,11 @@ impl Application {
                     .map_err(|e| anyhow::anyhow!("LOANHOST_AUTHORIZE_KEY_FILE: {e}"))?,
             )),
         };
+        let audit = Arc::new(
+            crate::audit::AuditLog::open(&config.audit_log, &config.audit_key_file)
+                .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,
+        );
+        anchor(&db, &audit, config.audit_anchor_every);
         let config = Arc::new(config);
         let oauth = Arc::new(crate::oauth::OAuth {
             config: config.clone(),
@@ -163,10 +172,7 @@ impl Application {
                 limits.max_batch as usize,
             )
             .with_tools_list(config.tools_list)
-            .with_audit(Arc::new(
-                crate::audit::AuditLog::open(&config.audit_log, &config.audit_key_file)
-                    .map_err(|e| anyhow::anyhow!("LOANHOST_AUDIT_LOG: {e}"))?,
-            )),
+            .with_audit(audit),
             config,
             authenticator,
             plugins,
@@ -315,7 +321,55 @@ async fn host_options(config: &Config) -> anyhow::Result<HostOptions> {
         plugin_seconds_per_minute: limits.caller_plugin_seconds_per_minute,
         result_mib_per_minute: limits.caller_result_mib_per_minute,
     };
+    options.fleet = fleet(config).await?;
     Ok(options)
+}
+
+/// On PostgreSQL, records the audit chain's last line in `audit_anchors` every `every`, when
+/// a line was written since (decision 0047): a task that ends with the audit log.
+fn anchor(db: &Db, audit: &crate::audit::AuditLog, every: std::time::Duration) {
+    let (Some(store), Some(mut heads)) = (AnchorStore::of(db), audit.heads()) else {
+        return;
+    };
+    tokio::spawn(async move {
+        let mut anchored = None;
+        loop {
+            tokio::time::sleep(every).await;
+            if heads.has_changed().is_err() {
+                return;
+            }
+            let Some(anchor) = heads.borrow_and_update().clone() else {
+                continue;
+            };
+            if anchored.as_ref() == Some(&anchor) {
+                continue;
+            }
+            let (chain, head) = (&anchor.chain, &anchor.head);
+            match store.record(chain, head.seq, &head.seal).await {
+                Ok(()) => anchored = Some(anchor),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot anchor the audit chain in PostgreSQL; trying again")
+                }
+            }
+        }
+    });
+}
+
+/// The fleet whose ledger the per-minute caller budgets are leased from: on PostgreSQL unless
+/// `LOANHOST_CALLER_BUDGETS=host` (decision 0048); SQLite serves one host.
+async fn fleet(config: &Config) -> anyhow::Result<Option<Arc<Fleet>>> {
+    if config.caller_budgets == BudgetScope::Host || config.database_url.starts_with("sqlite:") {
+        return Ok(None);
+    }
+    let db = Db::open_ledger(&config.database_url).await?;
+    match FleetLedger::of(&db) {
+        Some(ledger) => {
+            Ok(Some(Fleet::join(ledger).await.context(
+                "joining the fleet's budget ledger (LOANHOST_CALLER_BUDGETS)",
+            )?))
+        }
+        None => Ok(None),
+    }
 }
 
 /// The follower of the configured registry references, when there are any, after its first

@@ -108,6 +108,11 @@ enum AuditCommand {
         /// The audit key (default: the configuration's LOANHOST_AUDIT_KEY_FILE).
         #[arg(long)]
         key: Option<PathBuf>,
+        /// Also check the chain against its anchors in this PostgreSQL database (alone: the
+        /// configuration's LOANHOST_DATABASE_URL): lines cut from the end, a log rewound with
+        /// its head, a chain written again from an anchored line.
+        #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "DATABASE_URL")]
+        anchors: Option<String>,
         /// The log files, oldest first.
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -303,8 +308,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Token { email } => cli::token::token(&config, &email).await,
         Command::Audit {
-            command: AuditCommand::Verify { key, files },
-        } => cli::audit::verify_logs(key.as_deref().unwrap_or(&config.audit_key_file), &files),
+            command:
+                AuditCommand::Verify {
+                    key,
+                    anchors,
+                    files,
+                },
+        } => {
+            let anchors = anchors.map(|url| {
+                if url.is_empty() {
+                    config.database_url.clone()
+                } else {
+                    url
+                }
+            });
+            cli::audit::verify_logs(
+                key.as_deref().unwrap_or(&config.audit_key_file),
+                anchors.as_deref(),
+                &files,
+            )
+            .await
+        }
         Command::Plugin {
             command: PluginCommand::Check { wasm, manifest },
         } => cli::registry::check(&config, &wasm, manifest.as_deref()).await,

@@ -34,23 +34,36 @@ impl Drop for Host {
 }
 
 fn start_host(db_url: &str, plugins: &Path, cache: &Path, log: &Path) -> Host {
+    start_host_with(db_url, plugins, cache, log, &[])
+}
+
+fn start_host_with(
+    db_url: &str,
+    plugins: &Path,
+    cache: &Path,
+    log: &Path,
+    env: &[(&str, &str)],
+) -> Host {
     let port = kit::free_port();
-    let child = kit::serve(
+    let mut command = kit::serve(
         env!("CARGO_BIN_EXE_loanhost"),
         port,
         PUBLIC,
         db_url,
         plugins,
         cache,
-    )
-    .env("LOANHOST_TODAY", TODAY)
-    // Behind a public base URL the dev IdP (whose tokens the test mints) needs a password.
-    .env("LOANHOST_DEV_IDP_PASSWORD", "scale-out-test-password")
-    .env("LOANHOST_AUDIT_LOG", "off")
-    .stdout(Stdio::null())
-    .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
-    .spawn()
-    .expect("starting the loanhost binary");
+    );
+    command
+        .env("LOANHOST_TODAY", TODAY)
+        // Behind a public base URL the dev IdP (whose tokens the test mints) needs a password.
+        .env("LOANHOST_DEV_IDP_PASSWORD", "scale-out-test-password")
+        .env("LOANHOST_AUDIT_LOG", "off");
+    command.envs(env.iter().copied());
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
+        .spawn()
+        .expect("starting the loanhost binary");
     Host {
         child,
         base: format!("http://127.0.0.1:{port}"),
@@ -134,34 +147,44 @@ where
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_hosts_serve_one_postgres_database() {
-    // Arrange: one database with seeded data, one plugin directory, two processes.
-    let dir = tempfile::tempdir().unwrap();
-    let plugins = dir.path().join("plugins");
+/// The shipped plugins built into `dir/plugins`.
+fn plugin_dir(dir: &Path) -> PathBuf {
+    let plugins = dir.join("plugins");
     let status = Command::new(kit::root().join("scripts/build-plugins.sh"))
         .arg(&plugins)
         .stdout(Stdio::null())
         .status()
         .expect("running scripts/build-plugins.sh");
     assert!(status.success(), "building the plugins failed");
+    plugins
+}
+
+/// A fresh PostgreSQL database with `loans` seeded loans (and the demo directory).
+async fn seeded_database(dir: &Path, loans: u64) -> String {
     let db_url = fresh_postgres_database().await;
-    {
-        let db = loanhost::data::Db::open(&db_url).await.unwrap();
-        let seed = dir.path().join("seed");
-        loanhost::data::seed::write_dir(
-            loanhost::data::seed::SeedSpec {
-                loans: 2000,
-                seed: 7,
-                today: loanhost::config::parse_date(TODAY).unwrap(),
-            },
-            &seed,
-        )
+    let db = loanhost::data::Db::open(&db_url).await.unwrap();
+    let seed = dir.join("seed");
+    loanhost::data::seed::write_dir(
+        loanhost::data::seed::SeedSpec {
+            loans,
+            seed: 7,
+            today: loanhost::config::parse_date(TODAY).unwrap(),
+        },
+        &seed,
+    )
+    .unwrap();
+    loanhost::data::import::import_dir(&db, &seed, |_, _| {})
+        .await
         .unwrap();
-        loanhost::data::import::import_dir(&db, &seed, |_, _| {})
-            .await
-            .unwrap();
-    }
+    db_url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hosts_serve_one_postgres_database() {
+    // Arrange: one database with seeded data, one plugin directory, two processes.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugin_dir(dir.path());
+    let db_url = seeded_database(dir.path(), 2000).await;
     // One cache folder, empty: both hosts start at once and each makes the dev IdP's key and
     // the compile cache's key unless the other made it first; they must end with one of each.
     let cache = dir.path().join("cache");
@@ -307,4 +330,126 @@ async fn two_hosts_serve_one_postgres_database() {
         }
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_budget_holds_across_two_hosts() {
+    // Arrange: two hosts on one database with 120 calls a minute per caller: a burst of 20,
+    // refilled at 2 a second, leased in slices of 2 (decision 0048). On its own, each host
+    // would admit a burst of 20.
+    const PER_MINUTE: f64 = 120.0;
+    const BURST: f64 = 20.0;
+    const SLICE: f64 = 2.0;
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugin_dir(dir.path());
+    let db_url = seeded_database(dir.path(), 200).await;
+    let cache = dir.path().join("cache");
+    let env = [("LOANHOST_CALLER_CALLS_PER_MINUTE", "120")];
+    let mut hosts = [
+        start_host_with(
+            &db_url,
+            &plugins,
+            &cache,
+            &dir.path().join("host-0.log"),
+            &env,
+        ),
+        start_host_with(
+            &db_url,
+            &plugins,
+            &cache,
+            &dir.path().join("host-1.log"),
+            &env,
+        ),
+    ];
+    for h in &mut hosts {
+        kit::wait_until_serving(&h.base, &mut h.child, &h.log).await;
+    }
+    let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let token = |email: &str| {
+        key.mint(
+            &format!("{PUBLIC}/dev-idp"),
+            email,
+            "https://loanhost.local/mcp",
+            "",
+            Duration::from_secs(600),
+        )
+        .unwrap()
+    };
+    let agent = token("agent@demo.loanhost.local");
+    let admin = token("admin@demo.loanhost.local");
+    let metadata = json!({});
+
+    // Act: the agent's calls go to the hosts in turn until both refuse one in a row (at most
+    // 400 calls); then the admin calls each host once.
+    let started = Instant::now();
+    let (mut admitted, mut refused_in_a_row) = (0u32, 0);
+    for turn in 0..400 {
+        let host = &hosts[turn % 2];
+        let r = call(
+            &client,
+            host,
+            &agent,
+            "get_loan_reporting_metadata",
+            &metadata,
+        )
+        .await;
+        match r.status().as_u16() {
+            200 => {
+                admitted += 1;
+                refused_in_a_row = 0;
+            }
+            429 => {
+                refused_in_a_row += 1;
+                if refused_in_a_row == 2 {
+                    break;
+                }
+            }
+            other => panic!("host {}: {other}: {}", turn % 2, r.text().await.unwrap()),
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let admin_statuses = [
+        call(
+            &client,
+            &hosts[0],
+            &admin,
+            "get_loan_reporting_metadata",
+            &metadata,
+        )
+        .await
+        .status(),
+        call(
+            &client,
+            &hosts[1],
+            &admin,
+            "get_loan_reporting_metadata",
+            &metadata,
+        )
+        .await
+        .status(),
+    ];
+
+    // Assert: the fleet's burst once, give or take one slice per host, besides what refilled
+    // while the calls ran; hosts on their own would admit two bursts and two refills.
+    let refilled = (elapsed * PER_MINUTE / 60.0).ceil();
+    let admitted = f64::from(admitted);
+    assert_eq!(refused_in_a_row, 2, "both hosts refuse within 400 calls");
+    assert!(
+        admitted <= BURST + 2.0 * SLICE + refilled,
+        "{admitted} calls admitted across two hosts, more than the fleet's burst of {BURST} \
+         (+{refilled} refilled in {elapsed:.1} s)"
+    );
+    assert!(
+        admitted >= BURST - 2.0 * SLICE,
+        "{admitted} calls admitted across two hosts, fewer than the fleet's burst of {BURST}"
+    );
+    assert_eq!(
+        admin_statuses.map(|s| s.as_u16()),
+        [200, 200],
+        "another caller's budget is their own"
+    );
 }

@@ -287,3 +287,77 @@ async fn a_failed_audit_write_is_counted_and_the_call_still_answered() {
         "{metrics:?}"
     );
 }
+
+#[tokio::test]
+async fn rest_paths_are_charged_and_audited_naming_their_route_not_their_values() {
+    // Arrange: a server with get_loan_application, auditing; an admin who reads an
+    // application over REST and their own licences, and is then out of calls (two a ten
+    // seconds' burst: 12 a minute).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let tool = "get_loan_application";
+    let mut options = AppOptions::default().plugin(tool, tool_wasm(tool), tool_manifest(tool));
+    options
+        .env
+        .push(("LOANHOST_AUDIT_LOG", path.display().to_string()));
+    options
+        .env
+        .push(("LOANHOST_CALLER_CALLS_PER_MINUTE", "12".to_string()));
+    let app = spawn_app_with(options).await;
+    let data = seed_app(&app, 5, 100).await;
+    let id = data.applications[0]["id"].as_str().unwrap().to_string();
+    let admin = app.token_for("admin@demo.loanhost.local");
+    let get = |path: String| {
+        let (client, admin) = (&app.client, &admin);
+        async move { client.get(path).bearer_auth(admin).send().await.unwrap() }
+    };
+
+    // Act
+    let application = get(format!("{}/api/loan-applications/{id}", app.base)).await;
+    let application_status = application.status();
+    let application_bytes = application.bytes().await.unwrap().len() as u64;
+    let licenses = get(format!("{}/api/users/me/licenses", app.base)).await;
+    let licenses_status = licenses.status();
+    let licenses_bytes = licenses.bytes().await.unwrap().len() as u64;
+    let refused = get(format!("{}/api/users/me/licenses", app.base)).await;
+
+    // Assert: two answers, then the caller's budget is spent across both paths; every
+    // request has its line, with the route's template and no id from the path.
+    assert_eq!(application_status, 200);
+    assert_eq!(licenses_status, 200);
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let log = lines(&path);
+    let summary: Vec<(Value, Value, Value)> = log
+        .iter()
+        .map(|l| (l["route"].clone(), l["tool"].clone(), l["outcome"].clone()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (
+                json!("GET /api/loan-applications/{id}"),
+                json!(tool),
+                json!("ok")
+            ),
+            (
+                json!("GET /api/users/{userId}/licenses"),
+                Value::Null,
+                json!("ok")
+            ),
+            (
+                json!("GET /api/users/{userId}/licenses"),
+                Value::Null,
+                json!("rate_limited")
+            ),
+        ]
+    );
+    assert_eq!(log[0]["resultBytes"], application_bytes);
+    assert_eq!(log[1]["resultBytes"], licenses_bytes);
+    assert_eq!(log[0]["arguments"]["names"], json!(["loanApplicationId"]));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        !text.contains(&id),
+        "the application's id is not in the log"
+    );
+}

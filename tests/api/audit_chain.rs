@@ -24,11 +24,17 @@ async fn calls(app: &crate::helpers::TestApp, calls: usize) {
 
 /// `loanhost audit verify --key KEY FILES…`: (exit code, what it printed).
 fn verify(key: &Path, files: &[PathBuf]) -> (i32, String) {
+    verify_with(key, &[], files)
+}
+
+/// `loanhost audit verify --key KEY ARGS… FILES…`: (exit code, what it printed).
+fn verify_with(key: &Path, args: &[&str], files: &[PathBuf]) -> (i32, String) {
     let out = std::process::Command::new(loanhost_binary().expect("the loanhost binary is built"))
         .arg("audit")
         .arg("verify")
         .arg("--key")
         .arg(key)
+        .args(args)
         .args(files)
         .env_clear()
         .output()
@@ -183,4 +189,109 @@ async fn every_kind_of_edit_is_named_at_its_line() {
     }
     // The log as written still verifies.
     assert_eq!(verify(&key, &[log]).0, 0);
+}
+
+/// Waits until PostgreSQL at `url` holds an anchor of `seq` (the host anchors every second
+/// here; bounded at 60 s for a busy machine).
+async fn anchored(url: &str, seq: i64) {
+    let pool = sqlx::PgPool::connect(url).await.unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let (top,): (Option<i64>,) = sqlx::query_as("SELECT max(seq) FROM audit_anchors")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        if top == Some(seq) {
+            return;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "seq {seq} not anchored within 60 s (anchored: {top:?})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn anchors_in_postgresql_name_a_log_rewound_with_its_head_and_refuse_to_be_edited() {
+    // Arrange: a server on PostgreSQL anchoring its chain every second; four calls, anchored.
+    let dir = tempfile::tempdir().unwrap();
+    let (log, key) = (dir.path().join("audit.jsonl"), dir.path().join("audit.key"));
+    let url = crate::helpers::fresh_postgres_database().await;
+    let tool = "report_loans";
+    let mut options = crate::helpers::AppOptions::default().plugin(
+        tool,
+        crate::helpers::tool_wasm(tool),
+        crate::helpers::tool_manifest(tool),
+    );
+    for (k, v) in [
+        ("LOANHOST_AUDIT_LOG", log.display().to_string()),
+        ("LOANHOST_AUDIT_KEY_FILE", key.display().to_string()),
+        ("LOANHOST_DATABASE_URL", url.clone()),
+        ("LOANHOST_AUDIT_ANCHOR_SECS", "1".to_string()),
+    ] {
+        options.env.push((k, v));
+    }
+    {
+        let app = crate::helpers::spawn_app_with(options).await;
+        calls(&app, 4).await;
+        anchored(&url, 4).await;
+    }
+    let anchors = ["--anchors", url.as_str()];
+
+    // Act: the log as written; then cut to two lines with its head rewound to match them
+    // (what someone who can write both files, but not PostgreSQL, can do); then an attempt
+    // to move the anchor back.
+    let whole = verify_with(&key, &anchors, std::slice::from_ref(&log));
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    std::fs::write(&log, lines[..2].join("\n") + "\n").unwrap();
+    let key_bytes: [u8; 32] = std::fs::read(&key).unwrap().try_into().unwrap();
+    let head_path = dir.path().join("audit.jsonl.head");
+    let (_, chain) = loanhost::audit::chain::read_head_and_chain(
+        &key_bytes,
+        &std::fs::read_to_string(&head_path).unwrap(),
+    )
+    .expect("the head names its chain");
+    let second: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
+    let rewound_head = loanhost::audit::chain::Head {
+        seq: 2,
+        seal: second["seal"].as_str().unwrap().to_string(),
+    };
+    std::fs::write(
+        &head_path,
+        loanhost::audit::chain::head_text(&key_bytes, &rewound_head, chain.as_deref()),
+    )
+    .unwrap();
+    let without_anchors = verify(&key, std::slice::from_ref(&log));
+    let with_anchors = verify_with(&key, &anchors, std::slice::from_ref(&log));
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let delete = sqlx::query("DELETE FROM audit_anchors")
+        .execute(&pool)
+        .await;
+
+    // Assert
+    assert_eq!(whole.0, 0, "{}", whole.1);
+    assert!(whole.1.contains("none past its end"), "{}", whole.1);
+    assert_eq!(
+        without_anchors.0, 0,
+        "a rewind is consistent without anchors: {}",
+        without_anchors.1
+    );
+    assert_eq!(with_anchors.0, 1, "{}", with_anchors.1);
+    assert!(
+        with_anchors
+            .1
+            .contains("the log ends at seq 2, but seq 4 was anchored at"),
+        "{}",
+        with_anchors.1
+    );
+    let refused = delete.unwrap_err().to_string();
+    assert!(
+        refused.contains("audit anchors are only ever added"),
+        "{refused}"
+    );
 }

@@ -124,25 +124,63 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
-/// The head file's text for `head`: `<seq> <seal> <mac>` (the mac under the key, so the
-/// file cannot be rewound by hand to an earlier line without the key), newline-ended, of a
-/// fixed length (20-digit seq) so that it is overwritten in place.
-pub fn head_text(key: &[u8; 32], head: &Head) -> String {
+/// The head file's text for `head`: `<seq> <seal> <mac> <chain>` (the mac under the key, so
+/// the file cannot be rewound by hand to an earlier line without the key; `chain` the seal of
+/// the chain's first line, which names the chain's anchors), newline-ended, of a fixed length
+/// (20-digit seq) so that it is overwritten in place. Without a chain (a log continued from
+/// an earlier version's head), the three first parts.
+pub fn head_text(key: &[u8; 32], head: &Head, chain: Option<&str>) -> String {
     let seq = format!("{:020}", head.seq);
-    let m = mac(key, &[b"head ", seq.as_bytes(), b" ", head.seal.as_bytes()]);
-    format!("{seq} {} {m}\n", head.seal)
+    match chain {
+        Some(chain) => {
+            let m = mac(
+                key,
+                &[
+                    b"head ",
+                    seq.as_bytes(),
+                    b" ",
+                    head.seal.as_bytes(),
+                    b" chain ",
+                    chain.as_bytes(),
+                ],
+            );
+            format!("{seq} {} {m} {chain}\n", head.seal)
+        }
+        None => {
+            let m = mac(key, &[b"head ", seq.as_bytes(), b" ", head.seal.as_bytes()]);
+            format!("{seq} {} {m}\n", head.seal)
+        }
+    }
 }
 
 /// Reads a head file's text, checked under `key`.
 pub fn read_head(key: &[u8; 32], text: &str) -> Option<Head> {
-    let mut parts = text.split_whitespace();
-    let (seq, seal, m) = (parts.next()?, parts.next()?, parts.next()?);
+    read_head_and_chain(key, text).map(|(head, _)| head)
+}
+
+/// Reads a head file's text, checked under `key`: the head, and the chain it names (the seal
+/// of the chain's first line) when it names one.
+pub fn read_head_and_chain(key: &[u8; 32], text: &str) -> Option<(Head, Option<String>)> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let (seq, seal, m, chain) = match parts[..] {
+        [seq, seal, m] => (seq, seal, m, None),
+        [seq, seal, m, chain] if is_seal(chain) => (seq, seal, m, Some(chain)),
+        _ => return None,
+    };
     let head = Head {
         seq: seq.parse().ok()?,
         seal: seal.to_string(),
     };
-    (seal.len() == SEAL_HEX && head_text(key, &head).split_whitespace().nth(2) == Some(m))
-        .then_some(head)
+    (is_seal(seal) && head_text(key, &head, chain).split_whitespace().nth(2) == Some(m))
+        .then(|| (head, chain.map(str::to_string)))
+}
+
+/// Whether `text` is a seal: 64 lower-case hex digits.
+pub fn is_seal(text: &str) -> bool {
+    text.len() == SEAL_HEX
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 #[cfg(test)]
@@ -197,11 +235,21 @@ mod tests {
             seq: 41,
             seal: "ab".repeat(32),
         };
-        let text = head_text(&KEY, &head);
+        let text = head_text(&KEY, &head, None);
         assert_eq!(text.len(), 20 + 1 + 64 + 1 + 64 + 1);
-        assert_eq!(read_head(&KEY, &text), Some(head));
+        assert_eq!(read_head(&KEY, &text), Some(head.clone()));
         let rewound = text.replacen("00000000000000000041", "00000000000000000040", 1);
         assert_eq!(read_head(&KEY, &rewound), None);
         assert_eq!(read_head(&[1; 32], &text), None);
+        // With its chain: the chain is sealed with the head.
+        let chain = "cd".repeat(32);
+        let text = head_text(&KEY, &head, Some(&chain));
+        assert_eq!(text.len(), 20 + 1 + 64 + 1 + 64 + 1 + 64 + 1);
+        assert_eq!(
+            read_head_and_chain(&KEY, &text),
+            Some((head, Some(chain.clone())))
+        );
+        let other = text.replace(&chain, &"ce".repeat(32));
+        assert_eq!(read_head_and_chain(&KEY, &other), None);
     }
 }

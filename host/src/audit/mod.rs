@@ -73,9 +73,19 @@ struct Job {
     done: tokio::sync::oneshot::Sender<Result<(), String>>,
 }
 
+/// A chain's last line as the writer last wrote it: what an anchor records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    /// The chain: the seal of its first line.
+    pub chain: String,
+    /// The last line's `seq` and seal.
+    pub head: chain::Head,
+}
+
 /// The audit log of a server.
 pub struct AuditLog {
     writer: Option<SyncSender<Job>>,
+    heads: Option<tokio::sync::watch::Receiver<Option<Anchor>>>,
 }
 
 impl AuditLog {
@@ -89,21 +99,31 @@ impl AuditLog {
             return Ok(AuditLog::off());
         }
         let key = sink::audit_key(key_file)?;
-        let (out, head, head_file) = sink::open(setting, &key)?;
+        let (out, head, head_file, chain) = sink::open(setting, &key)?;
         let (tx, rx) = sync_channel::<Job>(QUEUE);
+        let (heads_tx, heads) = tokio::sync::watch::channel(None);
         std::thread::Builder::new()
             .name("audit-writer".into())
             .spawn(move || {
-                let (mut out, mut head, mut head_file) = (out, head, head_file);
+                let (mut out, mut head, mut head_file, mut chain) = (out, head, head_file, chain);
                 for job in rx {
                     let mut next = head.clone();
                     let line = chain::seal(&key, &mut next, &job.line);
                     let written = out.write_all(&line).and_then(|_| out.flush());
                     if written.is_ok() {
                         head = next;
+                        if head.seq == 1 {
+                            chain = Some(head.seal.clone());
+                        }
+                        if let Some(chain) = &chain {
+                            heads_tx.send_replace(Some(Anchor {
+                                chain: chain.clone(),
+                                head: head.clone(),
+                            }));
+                        }
                         if let Some(f) = head_file.as_mut() {
                             // In place and of a fixed length: never half a head on disk.
-                            let text = chain::head_text(&key, &head);
+                            let text = chain::head_text(&key, &head, chain.as_deref());
                             if let Err(e) = sink::write_at_start(f, text.as_bytes()) {
                                 let _ = job
                                     .done
@@ -116,12 +136,24 @@ impl AuditLog {
                 }
             })
             .map_err(|e| format!("cannot start the audit writer: {e}"))?;
-        Ok(AuditLog { writer: Some(tx) })
+        Ok(AuditLog {
+            writer: Some(tx),
+            heads: Some(heads),
+        })
     }
 
     /// No audit log.
     pub fn off() -> AuditLog {
-        AuditLog { writer: None }
+        AuditLog {
+            writer: None,
+            heads: None,
+        }
+    }
+
+    /// The chain's last line, as each line is written (`None` until a line of a chain whose
+    /// first line is known is written): what the host anchors outside the log.
+    pub fn heads(&self) -> Option<tokio::sync::watch::Receiver<Option<Anchor>>> {
+        self.heads.clone()
     }
 
     /// Whether entries are written anywhere (callers skip building them when not).
@@ -226,6 +258,10 @@ pub struct AuditEntry<'a> {
     pub result_bytes: u64,
     /// The arguments, redacted.
     pub arguments: ArgumentSummary,
+    /// The REST route that made the request (its template: `GET /api/users/{userId}/licenses`),
+    /// absent for `/mcp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<&'a str>,
 }
 
 impl AuditEntry<'_> {
@@ -374,6 +410,7 @@ mod tests {
             people_found: 0,
             result_bytes: 2,
             arguments: ArgumentSummary::default(),
+            route: None,
         };
         log.record(&entry).await.unwrap();
         log.record(&entry).await.unwrap();
@@ -464,6 +501,7 @@ mod tests {
             people_found: 0,
             result_bytes: 0,
             arguments: ArgumentSummary::default(),
+            route: None,
         };
         let e = log.record(&entry).await.unwrap_err();
         assert_eq!(e.label(), "write", "{e}");

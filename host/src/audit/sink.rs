@@ -7,32 +7,37 @@ use std::path::Path;
 use super::chain::{self, Head};
 use super::verify;
 
-/// A sink, the head its chain continues from, and the head file to keep up to date (a file
-/// log only).
-pub(super) type Opened = (Box<dyn Write + Send>, Head, Option<std::fs::File>);
+/// A sink, the head its chain continues from, the head file to keep up to date (a file log
+/// only), and the chain's name (the seal of its first line) when it is known.
+pub(super) type Opened = (
+    Box<dyn Write + Send>,
+    Head,
+    Option<std::fs::File>,
+    Option<String>,
+);
 
 /// Opens `setting` (`stdout`, `-`, or a path). A regular file continues its chain; stdout, or
 /// a path that is not a regular file (a pipe, a device), starts one, without a head file.
 pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
     if matches!(setting, "stdout" | "-") {
-        return Ok((Box::new(std::io::stdout()), Head::start(), None));
+        return Ok((Box::new(std::io::stdout()), Head::start(), None, None));
     }
     let path = Path::new(setting);
     let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
-    let head = if regular {
+    let (head, chain) = if regular {
         last_head(key, path)?
     } else {
-        Head::start()
+        (Head::start(), None)
     };
     let log = private(path, true)
         .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))?;
     if !regular {
-        return Ok((Box::new(log), head, None));
+        return Ok((Box::new(log), head, None, None));
     }
     let head_path = verify::head_path(path);
     let head_file = private(&head_path, false)
         .map_err(|e| format!("cannot open {}: {e}", head_path.display()))?;
-    Ok((Box::new(log), head, Some(head_file)))
+    Ok((Box::new(log), head, Some(head_file), chain))
 }
 
 /// `path` opened to append (`append`) or to overwrite in place, created with mode 0600.
@@ -73,9 +78,10 @@ pub(super) fn audit_key(path: &Path) -> Result<[u8; 32], String> {
 }
 
 /// The chain's head for a log at `path`: its last line's, or, when it has none, the head
-/// file's, or a new chain. A last line that is not sealed by this key is refused: the host
-/// would otherwise chain onto a line someone else wrote.
-fn last_head(key: &[u8; 32], path: &Path) -> Result<Head, String> {
+/// file's, or a new chain; and the chain's name, from the head file or the log's first line.
+/// A last line that is not sealed by this key is refused: the host would otherwise chain onto
+/// a line someone else wrote.
+fn last_head(key: &[u8; 32], path: &Path) -> Result<(Head, Option<String>), String> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let tail = match std::fs::File::open(path) {
         Ok(mut f) => {
@@ -103,21 +109,26 @@ fn last_head(key: &[u8; 32], path: &Path) -> Result<Head, String> {
                 path.display()
             )
         })?;
-        return Ok(Head {
+        let head = Head {
             seq: sealed.seq,
             seal: sealed.seal,
-        });
+        };
+        let named = std::fs::read_to_string(verify::head_path(path))
+            .ok()
+            .and_then(|text| chain::read_head_and_chain(key, &text))
+            .and_then(|(_, chain)| chain);
+        return Ok((head, named.or_else(|| verify::first_chain(key, path))));
     }
     let head_path = verify::head_path(path);
     match std::fs::read_to_string(&head_path) {
-        Ok(text) if text.trim().is_empty() => Ok(Head::start()),
-        Ok(text) => chain::read_head(key, &text).ok_or_else(|| {
+        Ok(text) if text.trim().is_empty() => Ok((Head::start(), None)),
+        Ok(text) => chain::read_head_and_chain(key, &text).ok_or_else(|| {
             format!(
                 "{}: the chain's head is not sealed by the audit key",
                 head_path.display()
             )
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Head::start()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Head::start(), None)),
         Err(e) => Err(format!("cannot read {}: {e}", head_path.display())),
     }
 }

@@ -3,6 +3,7 @@
 //! or the lines removed from the end when the live log's head (`<log>.head`) names a later
 //! line than the log holds. Imports nothing of ours.
 
+use std::collections::BTreeMap;
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 
@@ -19,7 +20,13 @@ pub struct Verified {
     pub last: Head,
     /// Whether the head beside the last file was checked.
     pub head_checked: bool,
+    /// Anchors checked against the lines they name.
+    pub anchors_checked: usize,
 }
+
+/// A chain's anchors, kept outside its log: per `seq`, the seal the line had and when it was
+/// anchored.
+pub type Anchors = BTreeMap<u64, (String, String)>;
 
 /// Where and how the chain breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,8 +47,47 @@ pub fn head_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The chain the log at `path` starts, when its first line is a chain's first: that line's
+/// seal (the name its anchors are kept under).
+pub fn first_chain(key: &[u8; 32], path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut first = Vec::new();
+    std::io::BufReader::new(file)
+        .read_until(b'\n', &mut first)
+        .ok()?;
+    let first = first.strip_suffix(b"\n").unwrap_or(&first);
+    chain::open(key, first)
+        .ok()
+        .filter(|s| s.seq == 1)
+        .map(|s| s.seal)
+}
+
+/// The chain `files` belong to: the one the head beside the last file names, else the one the
+/// first file starts.
+pub fn chain_of(key: &[u8; 32], files: &[PathBuf]) -> Option<String> {
+    files
+        .last()
+        .and_then(|f| std::fs::read_to_string(head_path(f)).ok())
+        .and_then(|text| chain::read_head_and_chain(key, &text))
+        .and_then(|(_, chain)| chain)
+        .or_else(|| files.first().and_then(|f| first_chain(key, f)))
+}
+
 /// Verifies `files`, in order, as one chain under `key`.
 pub fn verify(key: &[u8; 32], files: &[PathBuf]) -> Result<Verified, Broken> {
+    verify_anchored(key, files, &Anchors::new())
+}
+
+/// Verifies `files`, in order, as one chain under `key`, and against the chain's `anchors`:
+/// each line anchored must be the one anchored (a chain rewritten by whoever holds the key
+/// differs there), and no line anchored may be missing from the end (a log cut, or rewound
+/// with its head to an earlier state, ends before it).
+pub fn verify_anchored(
+    key: &[u8; 32],
+    files: &[PathBuf],
+    anchors: &Anchors,
+) -> Result<Verified, Broken> {
+    let mut anchors_checked = 0;
     let mut last: Option<Head> = None;
     let mut first_seq = 0;
     let mut lines = 0;
@@ -64,6 +110,19 @@ pub fn verify(key: &[u8; 32], files: &[PathBuf]) -> Result<Verified, Broken> {
                 ));
             }
             let s = chain::open(key, &line).map_err(|e| broken(at, e.to_string()))?;
+            if let Some((seal, when)) = anchors.get(&s.seq) {
+                if *seal != s.seal {
+                    return Err(broken(
+                        at,
+                        format!(
+                            "seq {} is not the line anchored at {when}: the chain was written \
+                             again from here (by whoever holds the audit key)",
+                            s.seq
+                        ),
+                    ));
+                }
+                anchors_checked += 1;
+            }
             match &last {
                 None if s.seq == 1 && s.prev != GENESIS => {
                     return Err(broken(at, "the first line names a line before it".into()))
@@ -138,11 +197,25 @@ pub fn verify(key: &[u8; 32], files: &[PathBuf]) -> Result<Verified, Broken> {
         }
         _ => false,
     };
+    if let Some((seq, (_, when))) = anchors.range(last.seq + 1..).next_back() {
+        let gone = seq - last.seq;
+        return Err(Broken {
+            file: files.last().cloned().unwrap_or_default(),
+            line: None,
+            what: format!(
+                "the log ends at seq {}, but seq {seq} was anchored at {when}: at least {gone} \
+                 line{} removed from its end (or the log and its head were rewound)",
+                last.seq,
+                if gone == 1 { " was" } else { "s were" }
+            ),
+        });
+    }
     Ok(Verified {
         lines,
         first_seq,
         last,
         head_checked,
+        anchors_checked,
     })
 }
 
@@ -189,7 +262,16 @@ mod tests {
             .collect();
         let path = dir.join("audit.jsonl");
         std::fs::write(&path, lines.concat()).unwrap();
-        std::fs::write(head_path(&path), chain::head_text(&KEY, &head)).unwrap();
+        let chain = lines.first().map(|l| {
+            chain::open(&KEY, l.strip_suffix(b"\n").unwrap())
+                .unwrap()
+                .seal
+        });
+        std::fs::write(
+            head_path(&path),
+            chain::head_text(&KEY, &head, chain.as_deref()),
+        )
+        .unwrap();
         (path, lines)
     }
 
@@ -271,7 +353,84 @@ mod tests {
         for i in 1..=4u64 {
             chain::seal(&KEY, &mut head, format!(r#"{{"call":{i}}}"#).as_bytes());
         }
-        std::fs::write(head_path(&path), chain::head_text(&KEY, &head)).unwrap();
+        std::fs::write(head_path(&path), chain::head_text(&KEY, &head, None)).unwrap();
         assert_eq!(verify(&KEY, &[path]).unwrap().last.seq, 5);
+    }
+
+    /// Anchors of `lines` at these seqs.
+    fn anchored(lines: &[Vec<u8>], seqs: &[u64]) -> Anchors {
+        seqs.iter()
+            .map(|seq| {
+                let line = &lines[*seq as usize - 1];
+                let seal = chain::open(&KEY, line.strip_suffix(b"\n").unwrap())
+                    .unwrap()
+                    .seal;
+                (*seq, (seal, format!("t{seq}")))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn anchors_name_a_log_rewound_with_its_head_and_a_chain_written_again() {
+        // Arrange: a log of 6 lines anchored at seq 2 and 5.
+        let dir = tempfile::tempdir().unwrap();
+        let (path, lines) = log(dir.path(), 6);
+        let anchors = anchored(&lines, &[2, 5]);
+        let chain = chain_of(&KEY, std::slice::from_ref(&path));
+
+        // Act: whole; rewound to 4 lines with a head of 4 (consistent without the anchors);
+        // rewritten by a key holder from seq 5 on.
+        let whole = verify_anchored(&KEY, std::slice::from_ref(&path), &anchors).unwrap();
+        let mut head = Head::start();
+        for i in 1..=4u64 {
+            chain::seal(&KEY, &mut head, format!(r#"{{"call":{i}}}"#).as_bytes());
+        }
+        std::fs::write(&path, lines[..4].concat()).unwrap();
+        std::fs::write(
+            head_path(&path),
+            chain::head_text(&KEY, &head, chain.as_deref()),
+        )
+        .unwrap();
+        let rewound_without = verify(&KEY, std::slice::from_ref(&path));
+        let rewound = verify_anchored(&KEY, std::slice::from_ref(&path), &anchors).unwrap_err();
+        let mut rewritten = lines[..4].to_vec();
+        for i in 5..=6u64 {
+            rewritten.push(chain::seal(
+                &KEY,
+                &mut head,
+                format!(r#"{{"call":{}}}"#, i * 10).as_bytes(),
+            ));
+        }
+        std::fs::write(&path, rewritten.concat()).unwrap();
+        std::fs::write(
+            head_path(&path),
+            chain::head_text(&KEY, &head, chain.as_deref()),
+        )
+        .unwrap();
+        let written_again =
+            verify_anchored(&KEY, std::slice::from_ref(&path), &anchors).unwrap_err();
+
+        // Assert
+        assert_eq!(chain, first_chain(&KEY, &path));
+        assert_eq!(whole.anchors_checked, 2);
+        assert!(
+            rewound_without.is_ok(),
+            "a rewind is invisible without anchors"
+        );
+        assert!(
+            rewound.what.contains(
+                "the log ends at seq 4, but seq 5 was anchored at t5: at least 1 line was removed"
+            ),
+            "{}",
+            rewound.what
+        );
+        assert_eq!(written_again.line, Some(5));
+        assert!(
+            written_again
+                .what
+                .contains("seq 5 is not the line anchored at t5"),
+            "{}",
+            written_again.what
+        );
     }
 }

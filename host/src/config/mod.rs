@@ -16,8 +16,9 @@ mod settings;
 mod source;
 mod values;
 pub use settings::{
-    AllowedRedirect, AuthorizeCallback, CompilerSetting, Config, ConfigError, FollowOptions,
-    IdpConfig, IdpProfile, InternalScheme, Password, RegistryOptions, ServerLimits, ToolsList,
+    AllowedRedirect, AuthorizeCallback, BudgetScope, CompilerSetting, Config, ConfigError,
+    FollowOptions, IdpConfig, IdpProfile, InternalScheme, Password, RegistryOptions, ServerLimits,
+    ToolsList,
 };
 pub use values::parse_date;
 
@@ -140,6 +141,7 @@ impl Config {
             token_leeway: sections::token_leeway(&src)?,
             audit_log: src.required("LOANHOST_AUDIT_LOG"),
             audit_key_file,
+            audit_anchor_every: src.seconds("LOANHOST_AUDIT_ANCHOR_SECS", 3600)?,
             tools_list: match src.required("LOANHOST_TOOLS_LIST").trim() {
                 "all" => ToolsList::All,
                 "callable" => ToolsList::Callable,
@@ -147,6 +149,16 @@ impl Config {
                     return Err(err(
                         "LOANHOST_TOOLS_LIST",
                         format!("`{other}` is not `all` or `callable`"),
+                    ))
+                }
+            },
+            caller_budgets: match src.required("LOANHOST_CALLER_BUDGETS").trim() {
+                "fleet" => BudgetScope::Fleet,
+                "host" => BudgetScope::Host,
+                other => {
+                    return Err(err(
+                        "LOANHOST_CALLER_BUDGETS",
+                        format!("`{other}` is not `fleet` or `host`"),
                     ))
                 }
             },

@@ -78,6 +78,17 @@ pub enum ToolsList {
     Callable,
 }
 
+/// Whose the per-minute caller budgets are (`LOANHOST_CALLER_BUDGETS`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BudgetScope {
+    /// `fleet` (the default): on PostgreSQL, leased from the fleet's ledger; on SQLite, the
+    /// one host's.
+    #[default]
+    Fleet,
+    /// `host`: each host's own.
+    Host,
+}
+
 /// The upstream identity provider's endpoints.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdpConfig {
@@ -253,8 +264,12 @@ pub struct Config {
     pub audit_log: String,
     /// The key that seals audit lines.
     pub audit_key_file: PathBuf,
+    /// How often the audit chain's last line is anchored in PostgreSQL.
+    pub audit_anchor_every: std::time::Duration,
     /// Which tools `tools/list` shows a caller.
     pub tools_list: ToolsList,
+    /// Whose the per-minute caller budgets are.
+    pub caller_budgets: BudgetScope,
     /// The separate address of `GET /metrics` (none: no metrics listener).
     pub metrics_listen: Option<SocketAddr>,
     /// Where spans are exported (OTLP over HTTP), if anywhere. The `loanhost` binary sets

@@ -39,6 +39,19 @@ fn tools_are_listed_to_every_caller_unless_only_the_callable_are_asked_for() {
 }
 
 #[test]
+fn budgets_are_the_fleets_unless_each_hosts_own_are_asked_for() {
+    assert_eq!(Config::default().caller_budgets, BudgetScope::Fleet);
+    let host = with(&[("LOANHOST_CALLER_BUDGETS", "host")]).unwrap();
+    assert_eq!(host.caller_budgets, BudgetScope::Host);
+    assert_eq!(
+        with(&[("LOANHOST_CALLER_BUDGETS", "cluster")])
+            .unwrap_err()
+            .to_string(),
+        "LOANHOST_CALLER_BUDGETS: `cluster` is not `fleet` or `host`"
+    );
+}
+
+#[test]
 fn unknown_variable_is_named() {
     // A misspelt name (built here, so that the name itself appears nowhere in the sources).
     let misspelt = format!("LOANHOST_{}", "LISTN");

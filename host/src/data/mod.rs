@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod agents;
 mod application_fields;
+pub mod audit_anchors;
 mod capability_fields;
 pub mod catalog;
 mod catalog_tables;
@@ -11,6 +12,7 @@ pub mod cursor;
 pub mod directory;
 pub mod exposure;
 pub mod field_reference;
+pub mod fleet_budgets;
 pub mod grant;
 pub mod history_keys;
 pub mod import;

@@ -58,6 +58,8 @@ enum PoolKind {
     Reports,
     /// A benchmark's raw-SQL reference: the report pool's size, no ping on hand-out.
     Reference,
+    /// The fleet's budget ledger: two connections, no ping (a lease is one round trip).
+    Ledger,
 }
 
 /// The portable migrations (one DDL for both engines), then each engine's own from schema v3 on
@@ -140,6 +142,12 @@ impl Db {
         Self::connect(url, PoolKind::Reference).await
     }
 
+    /// A pool for the fleet's budget ledger (`fleet_budgets`): calls wait on it only when a
+    /// host's slice of a caller's budget is spent, never behind identity lookups or reports.
+    pub async fn open_ledger(url: &str) -> Result<Db, DbError> {
+        Self::connect(url, PoolKind::Ledger).await
+    }
+
     async fn connect(url: &str, kind: PoolKind) -> Result<Db, DbError> {
         let (max, acquire) = match (kind, url.starts_with("sqlite:")) {
             (PoolKind::General, true) => (8, Duration::from_secs(30)),
@@ -150,8 +158,9 @@ impl Db {
             (PoolKind::Reports, true) => (6, Duration::from_secs(10)),
             (PoolKind::Reports, false) => (4, Duration::from_secs(10)),
             (PoolKind::Reference, _) => (6, Duration::from_secs(10)),
+            (PoolKind::Ledger, _) => (2, Duration::from_secs(2)),
         };
-        let ping = kind != PoolKind::Reference;
+        let ping = !matches!(kind, PoolKind::Reference | PoolKind::Ledger);
         let db = if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
                 .map_err(|e| DbError::Connect(format!("`{url}`: {e}")))?

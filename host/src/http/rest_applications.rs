@@ -2,10 +2,10 @@
 //! same plugin as the MCP tool `get_loan_application` (the same sandbox, roles, per-loan scope,
 //! field grants and section-completion report), with the bearer token of every REST path. An
 //! application the caller may not read is `404`, exactly as an unknown one; errors are
-//! `ProblemDetails`.
+//! `ProblemDetails`. Charged to the caller's budgets and audited as a `tools/call` is.
 
 use axum::extract::{OriginalUri, Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
@@ -30,7 +30,12 @@ pub async fn loan_application(
         Err(refused) => return refused,
     };
     let arguments = json!({"loanApplicationId": id});
-    match state.plugins.call(TOOL, &caller, &arguments).await {
+    let route = format!("GET {}/loan-applications/{{id}}", state.config.api_prefix);
+    let answered = state
+        .dispatcher
+        .call_for_rest(&caller, &route, TOOL, &arguments)
+        .await;
+    match answered {
         Ok(model) => Json(model).into_response(),
         Err(e) => refusal(e, &instance),
     }
@@ -45,15 +50,7 @@ fn refusal(e: CallError, instance: &str) -> Response {
             instance,
         ),
         CallError::Throttled(refusal, retry) => {
-            let mut resp = problem(
-                StatusCode::TOO_MANY_REQUESTS,
-                &refusal.to_string(),
-                instance,
-            );
-            if let Ok(v) = HeaderValue::from_str(&retry.to_string()) {
-                resp.headers_mut().insert("Retry-After", v);
-            }
-            resp
+            super::rest_licenses::throttled(&refusal.to_string(), retry, instance)
         }
         CallError::Tool(ToolCallError::InvalidParams(m)) if m.contains("no loan application") => {
             problem(

@@ -9,6 +9,7 @@ use tracing::Instrument as _;
 
 use serde_json::{json, Value};
 
+use super::accounting::Via;
 use super::modern;
 use super::protocol::{
     object, object_params, Reply, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND, RATE_LIMITED,
@@ -16,7 +17,7 @@ use super::protocol::{
 };
 use super::request::{call_params, Method, Request};
 use super::resources;
-use crate::audit::{self, summarize, AuditEntry, AuditLog};
+use crate::audit::{self, AuditLog};
 use crate::config::ToolsList;
 use crate::identity::Identity;
 use crate::plugins::callers::Refusal;
@@ -38,9 +39,9 @@ pub enum Revision {
 /// Answers MCP requests for an authenticated caller.
 #[derive(Clone)]
 pub struct Dispatcher {
-    plugins: Arc<Plugins>,
-    audit: Arc<AuditLog>,
-    metrics: Arc<Metrics>,
+    pub(super) plugins: Arc<Plugins>,
+    pub(super) audit: Arc<AuditLog>,
+    pub(super) metrics: Arc<Metrics>,
     max_batch: usize,
     tools_list: ToolsList,
 }
@@ -162,6 +163,7 @@ impl Dispatcher {
                 ),
             )),
         })
+        .await
     }
 
     /// The metrics the dispatcher counts in.
@@ -186,19 +188,19 @@ impl Dispatcher {
     /// for a request that runs no plugin, shared bytes (a view) included. So a view read
     /// costs what a tool result of its size costs, and a batch of them runs out of budget as
     /// calls do. `what` names the method or tool in the log.
-    fn admit(
+    async fn admit(
         &self,
         caller: &Identity,
         what: &str,
         tool_call: bool,
     ) -> Result<Ticket, (Refusal, u64)> {
-        self.plugins.admit(caller, tool_call).inspect_err(|(refusal, _)| {
+        self.plugins.admit(caller, tool_call).await.inspect_err(|(refusal, _)| {
             tracing::info!(request = ?audit::bounded(what), tool_call, user_id = %caller.user_id, %refusal, "request refused by the caller's budget");
         })
     }
 
     /// Answers a request that runs no plugin, admitted and charged by [`Dispatcher::admit`].
-    fn charged(
+    async fn charged(
         &self,
         caller: &Identity,
         method: &str,
@@ -206,6 +208,7 @@ impl Dispatcher {
     ) -> Result<Reply, RpcError> {
         let mut ticket = self
             .admit(caller, method, false)
+            .await
             .map_err(|(refusal, retry)| throttled_error(&refusal, retry))?;
         let reply = answer()?;
         ticket.charge_result(reply.encoded_len() as u64);
@@ -253,13 +256,13 @@ impl Dispatcher {
         let (name, arguments) = match call_params(params) {
             Ok(p) => p,
             Err((name, e)) => {
-                let (e, outcome) = match self.admit(caller, "tools/call", false) {
+                let (e, outcome) = match self.admit(caller, "tools/call", false).await {
                     Ok(_ticket) => (e, "invalid_request"),
                     Err((refusal, retry)) => (throttled_error(&refusal, retry), "rate_limited"),
                 };
                 self.audit(
                     caller,
-                    id,
+                    Via::Mcp(id),
                     name.as_deref(),
                     &Value::Null,
                     outcome,
@@ -274,7 +277,7 @@ impl Dispatcher {
             .registry()
             .get(&name)
             .is_some_and(|p| !self.shows(caller, &p));
-        let (outcome, usage) = match self.admit(caller, &name, true) {
+        let (outcome, usage) = match self.admit(caller, &name, true).await {
             // A tool the caller is not shown answers as an unknown one, at the same cost.
             Ok(_ticket) if hidden => (
                 Err(CallError::UnknownTool(name.clone())),
@@ -291,13 +294,8 @@ impl Dispatcher {
                 CallUsage::default(),
             ),
         };
-        let code = match &outcome {
-            Ok(_) => "ok",
-            Err(CallError::UnknownTool(_)) => "unknown_tool",
-            Err(CallError::Throttled(..)) => "rate_limited",
-            Err(CallError::Tool(e)) => e.code(),
-        };
-        self.record(caller, id, &name, &arguments, code, &usage)
+        let code = super::accounting::outcome_code(&outcome);
+        self.record(caller, Via::Mcp(id), &name, &arguments, code, &usage)
             .await;
         match outcome {
             Ok(output) => Ok(Reply {
@@ -326,92 +324,10 @@ impl Dispatcher {
             .into()),
         }
     }
-
-    /// Records what a call used, once: its metrics (by tool and outcome: the call's total,
-    /// instantiation, guest and database time; its queries) and its audit line.
-    async fn record(
-        &self,
-        caller: &Identity,
-        id: &Value,
-        name: &str,
-        arguments: &Value,
-        code: &str,
-        usage: &CallUsage,
-    ) {
-        self.audit(caller, id, Some(name), arguments, code, usage)
-            .await;
-        let secs = |d: std::time::Duration| d.as_secs_f64();
-        let timing = &usage.timing;
-        self.metrics.call(
-            if usage.digest.is_some() {
-                name
-            } else {
-                "(unknown)"
-            },
-            code,
-            [
-                ("total", secs(usage.duration)),
-                ("instantiate", secs(timing.instantiate)),
-                ("guest", secs(timing.run.saturating_sub(usage.data.db_time))),
-                ("database", secs(usage.data.db_time)),
-            ],
-        );
-        self.metrics
-            .data_queries(usage.data.queries, usage.data.from_totals);
-    }
-
-    /// Writes the audit line of a call; a line not written is logged and counted, and the
-    /// answer is sent all the same (`docs/threat-model.md`, "The audit trail").
-    async fn audit(
-        &self,
-        caller: &Identity,
-        id: &Value,
-        tool: Option<&str>,
-        arguments: &Value,
-        outcome: &str,
-        report: &CallUsage,
-    ) {
-        if !self.audit.is_on() {
-            return;
-        }
-        let plugin = tool.and_then(|t| self.plugins.registry().get(t));
-        let schema = plugin
-            .as_ref()
-            .map_or(&Value::Null, |p| &p.tool.input_schema);
-        let written = self
-            .audit
-            .record(&AuditEntry {
-                time: AuditEntry::now(),
-                request_id: audit::bounded_id(id),
-                call_id: report.call_id,
-                user_id: &caller.user_id,
-                roles: caller.roles.iter().map(|r| r.as_str()).collect(),
-                tool: tool.map(audit::bounded),
-                plugin_digest: report.digest.as_deref(),
-                plugin_source: report.origin.as_ref().map(|o| o.source.as_str()),
-                artifact_digest: report.origin.as_ref().map(|o| o.digest.as_str()),
-                signer_key_id: report.signer.as_deref(),
-                outcome,
-                duration_ms: report.duration.as_secs_f64() * 1000.0,
-                db_time_ms: report.data.db_time.as_secs_f64() * 1000.0,
-                queries: report.data.queries,
-                rows_read: report.data.rows,
-                rows_listed: report.data.listed,
-                loans_listed: &report.data.listed_loans,
-                people_found: report.data.people,
-                result_bytes: report.result_bytes,
-                arguments: summarize(arguments, schema),
-            })
-            .await;
-        if let Err(e) = written {
-            tracing::error!(error = %e, call_id = report.call_id, user_id = %caller.user_id, "audit line not written; the call is answered");
-            Metrics::count(&self.metrics.audit_failures, e.label());
-        }
-    }
 }
 
 /// The `-32050` error of a call refused for its caller's budget.
-fn throttled_error(refusal: &Refusal, retry: u64) -> RpcError {
+pub(super) fn throttled_error(refusal: &Refusal, retry: u64) -> RpcError {
     RpcError::retry_later(
         RATE_LIMITED,
         format!("{refusal}; retry after {retry} s"),

@@ -5,6 +5,7 @@
 //! sessions; the revision is chosen per request. The HTTP route that carries it, `POST /mcp`,
 //! is `http::mcp_route`: this layer imports nothing from `http`.
 
+mod accounting;
 mod answer;
 mod batch;
 pub mod body;

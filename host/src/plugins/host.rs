@@ -129,7 +129,7 @@ impl Plugins {
             },
             registry: Registry::default(),
             policy: options.policy,
-            callers: CallerBudgets::new(options.callers),
+            callers: CallerBudgets::with_fleet(options.callers, options.fleet),
             next_call: AtomicU64::new(1),
             metrics: options.metrics,
         }))
@@ -213,15 +213,15 @@ impl Plugins {
     /// in-flight slots; a request that runs no plugin (a malformed `tools/call`, a list, a
     /// view read) does not. `Err` is the refusal, with its `Retry-After` seconds, when a
     /// budget is spent. The MCP layer calls it once per request (`mcp::dispatch`).
-    pub fn admit(
+    pub async fn admit(
         &self,
         caller: &Identity,
         tool_call: bool,
     ) -> Result<callers::Ticket, (Refusal, u64)> {
         let admitted = if tool_call {
-            self.callers.admit(&caller.user_id)
+            self.callers.admit(&caller.user_id).await
         } else {
-            self.callers.admit_request(&caller.user_id)
+            self.callers.admit_request(&caller.user_id).await
         };
         admitted.map_err(|refusal| {
             let retry = refusal.retry_after(self.callers.limits());
@@ -238,7 +238,7 @@ impl Plugins {
         caller: &Identity,
         arguments: &Value,
     ) -> (Result<ToolOutput, CallError>, CallUsage) {
-        match self.admit(caller, true) {
+        match self.admit(caller, true).await {
             Ok(ticket) => self.call_admitted(ticket, name, caller, arguments).await,
             Err((refusal, retry)) => (
                 Err(CallError::Throttled(refusal, retry)),

@@ -29,7 +29,7 @@ pub mod wit;
 pub use options::{HostOptions, DEFAULT_PLUGIN_MEMORY_MIB};
 pub use output::{ToolCallError, ToolOutput};
 
-pub use callers::{CallerBudgets, CallerLimits, Refusal};
+pub use callers::{CallerBudgets, CallerLimits, Fleet, Refusal};
 pub use catalog::loader::{LoadError, Origin, Plugin, PluginFiles, ToolInfo};
 pub use catalog::manifest::{Manifest, ManifestError};
 pub use catalog::registry::Registry;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::callers::CallerLimits;
+use super::callers::{CallerLimits, Fleet};
 use super::catalog::signature::SignaturePolicy;
 use super::sandbox::cache;
 use super::sandbox::compiler::{CompileLimits, Compiler};
@@ -34,6 +34,8 @@ pub struct HostOptions {
     pub permit_wait: std::time::Duration,
     /// Per-caller budgets.
     pub callers: CallerLimits,
+    /// The fleet whose ledger the per-minute budgets are leased from (`None`: this host's).
+    pub fleet: Option<Arc<Fleet>>,
     /// Plugin log lines per second, host-wide.
     pub log_lines_per_second: u32,
     /// Where the host counts what it does.
@@ -60,6 +62,7 @@ impl HostOptions {
             memory_mib: DEFAULT_PLUGIN_MEMORY_MIB,
             permit_wait: std::time::Duration::from_secs(5),
             callers: CallerLimits::default(),
+            fleet: None,
             log_lines_per_second: 200,
             metrics: Arc::default(),
             compiler: Compiler::for_this_process(CompileLimits::default()),
