@@ -33,6 +33,11 @@ impl<K: Eq + Hash, V: Clone> ExpiringMap<K, V> {
             .cloned()
     }
 
+    /// Forgets `key`.
+    pub fn remove(&self, key: &K) {
+        self.entries.lock().expect("expiring map lock").remove(key);
+    }
+
     /// Keeps `value` for `key` for `ttl`.
     pub fn insert(&self, key: K, value: V, ttl: Duration) {
         let mut entries = self.entries.lock().expect("expiring map lock");

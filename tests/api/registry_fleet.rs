@@ -62,8 +62,18 @@ impl Host {
             ("LOANHOST_REGISTRY_PLAIN_HTTP", registry.to_string()),
             ("LOANHOST_REGISTRY_INTERVAL_SECS", interval.to_string()),
             ("LOANHOST_REGISTRY_ALLOW_UNSIGNED", "true".to_string()),
+            // The hosts share one caller's budgets (decision 0048): this test's callers call
+            // without pause on both, and are not what it is about.
             ("LOANHOST_CALLER_MAX_CONCURRENT", "1000".to_string()),
             ("LOANHOST_CALLER_CALLS_PER_MINUTE", "1000000".to_string()),
+            (
+                "LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE",
+                "100000".to_string(),
+            ),
+            (
+                "LOANHOST_CALLER_RESULT_MIB_PER_MINUTE",
+                "1000000".to_string(),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -142,6 +142,27 @@ impl Jwks {
         })
     }
 
+    /// Whether the set as last fetched still holds `key` under `kid` (as [`Jwks::key`] would
+    /// find it): a token validated with a key the issuer has since removed is not accepted
+    /// from the validation cache. Reads memory only.
+    pub fn holds(&self, kid: Option<&str>, key: &Jwk) -> bool {
+        let cache = self.cache.read().expect("jwks cache lock");
+        let found = match kid {
+            Some(kid) => cache.keys.find(kid),
+            None if cache.keys.keys.len() == 1 => cache.keys.keys.first(),
+            None => None,
+        };
+        found == Some(key)
+    }
+
+    /// Replaces the set (a fixed set's rotation in tests).
+    #[cfg(test)]
+    pub fn replace(&self, keys: JwkSet) {
+        let mut cache = self.cache.write().expect("jwks cache lock");
+        cache.keys = Arc::new(keys);
+        cache.fetched = Some(Instant::now());
+    }
+
     fn refresh_in_background(self: &Arc<Self>) {
         if self.background.swap(true, Ordering::AcqRel) {
             return;

@@ -54,8 +54,19 @@ pub struct TokenValidator {
 /// token is remembered until its `exp` (at most [`CACHE_VALID_FOR`]); a refused one for
 /// [`CACHE_INVALID_FOR`], except when its key was unknown (a rotation may bring the key).
 /// Valid and refused tokens are kept apart, each map with its own bound: a flood of distinct
-/// bad tokens fills (and clears) only the refused one, never evicting the valid tokens.
-type Valid = (Arc<Map<String, Value>>, &'static str);
+/// bad tokens fills (and clears) only the refused one, never evicting the valid tokens. A
+/// valid token is answered from the cache only while its scheme's key set still holds the
+/// key that verified it: a key removed from the issuer's set (revoked, or rotated out)
+/// refuses its tokens from the moment this host's copy of the set no longer holds it.
+#[derive(Clone)]
+struct Valid {
+    claims: Arc<Map<String, Value>>,
+    /// The scheme that accepted it (its index in `schemes`).
+    scheme: usize,
+    /// The `kid` it named, and the key that verified it.
+    kid: Option<String>,
+    key: Arc<jsonwebtoken::jwk::Jwk>,
+}
 
 /// Longest a validated token is remembered.
 pub const CACHE_VALID_FOR: std::time::Duration = std::time::Duration::from_secs(300);
@@ -105,15 +116,25 @@ impl TokenValidator {
         token: &str,
         key: [u8; 32],
     ) -> Result<(Arc<Map<String, Value>>, &'static str), String> {
-        if let Some(((claims, scheme), _)) = self.valid.get(&key) {
-            return Ok((claims, scheme));
+        if let Some((valid, _)) = self.valid.get(&key) {
+            let scheme = &self.schemes[valid.scheme];
+            if scheme.jwks.holds(valid.kid.as_deref(), &valid.key) {
+                return Ok((valid.claims, scheme.name));
+            }
+            // Its key is gone from the issuer's set: verified again (and refused) below.
+            self.valid.remove(&key);
         }
         if let Some((reason, _)) = self.refused.get(&key) {
             return Err(reason);
         }
-        let result = self.verify(token).await.map(|(c, s)| (Arc::new(c), s));
-        match &result {
-            Ok((claims, scheme)) => {
+        let verified = self.verify(token).await;
+        let result = verified
+            .as_ref()
+            .map(|v| (v.claims.clone(), self.schemes[v.scheme].name))
+            .map_err(Clone::clone);
+        match verified {
+            Ok(valid) => {
+                let claims = &valid.claims;
                 let epoch = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_secs())
@@ -125,7 +146,7 @@ impl TokenValidator {
                     .unwrap_or(0);
                 let ttl = std::time::Duration::from_secs(left).min(CACHE_VALID_FOR);
                 if !ttl.is_zero() {
-                    self.valid.insert(key, (claims.clone(), scheme), ttl);
+                    self.valid.insert(key, valid, ttl);
                 }
             }
             Err(reason)
@@ -140,17 +161,18 @@ impl TokenValidator {
     }
 
     /// Verifies a token: algorithm, issuer → scheme → key, signature, claims.
-    async fn verify(&self, token: &str) -> Result<(Map<String, Value>, &'static str), String> {
+    async fn verify(&self, token: &str) -> Result<Valid, String> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|e| format!("malformed header: {e}"))?;
         if !ACCEPTED.contains(&header.alg) {
             return Err(format!("algorithm {:?} is not accepted", header.alg));
         }
         let issuer = unverified_issuer(token)?;
-        let scheme = self
+        let (index, scheme) = self
             .schemes
             .iter()
-            .find(|s| s.issuer == issuer)
+            .enumerate()
+            .find(|(_, s)| s.issuer == issuer)
             .ok_or_else(|| format!("unknown issuer {issuer:?}"))?;
         let jwk = scheme.jwks.key(header.kid.as_deref()).await?;
         if let Some(key_alg) = jwk.common.key_algorithm {
@@ -170,7 +192,12 @@ impl TokenValidator {
         validation.validate_nbf = true;
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|e| e.to_string())?;
-        Ok((data.claims, scheme.name))
+        Ok(Valid {
+            claims: Arc::new(data.claims),
+            scheme: index,
+            kid: header.kid,
+            key: Arc::new(jwk),
+        })
     }
 }
 
@@ -259,6 +286,65 @@ mod tests {
             left(short_until) <= Duration::from_secs(20),
             "{:?}",
             left(short_until)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cached_token_is_refused_once_its_key_leaves_the_set() {
+        // Arrange: a validator over a key set that rotates; a token validated (cached).
+        let set = Arc::new(Jwks::fixed(jwks()));
+        let v = TokenValidator::new(
+            "aud",
+            vec![Scheme {
+                name: "upstream",
+                issuer: ISSUER.into(),
+                jwks: set.clone(),
+            }],
+        );
+        let t = token(3600);
+        v.validate(&t).await.unwrap();
+        let mut next = jwks().keys[0].clone();
+        next.common.key_id = Some("next".into());
+        let both = jsonwebtoken::jwk::JwkSet {
+            keys: vec![jwks().keys[0].clone(), next.clone()],
+        };
+        let mut replaced = jwks();
+        if let jsonwebtoken::jwk::AlgorithmParameters::RSA(rsa) = &mut replaced.keys[0].algorithm {
+            // Another modulus: one digit of the key's changed.
+            let flipped = if rsa.n.as_bytes()[10] == b'A' {
+                "B"
+            } else {
+                "A"
+            };
+            rsa.n.replace_range(10..11, flipped);
+        }
+
+        // Act: a key rotated in beside it; then the token's key removed; then put back; then
+        // another key published under the token's kid.
+        set.replace(both);
+        let beside = v.validate(&t).await;
+        set.replace(jsonwebtoken::jwk::JwkSet { keys: vec![next] });
+        let removed = v.validate(&t).await;
+        let forgotten = v.valid.get(&crate::auth::token_key(&t)).is_none();
+        set.replace(jwks());
+        let back = v.validate(&t).await;
+        set.replace(replaced);
+        let other_key = v.validate(&t).await;
+
+        // Assert
+        assert!(beside.is_ok(), "{beside:?}");
+        assert_eq!(
+            removed.unwrap_err(),
+            format!(
+                "no signing key with kid {:?}",
+                jwks().keys[0].common.key_id.clone().unwrap()
+            )
+        );
+        assert!(forgotten, "the cache no longer holds it");
+        assert!(back.is_ok(), "{back:?}");
+        assert!(
+            other_key.is_err(),
+            "a kid re-used for another key: {other_key:?}"
         );
     }
 

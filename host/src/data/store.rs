@@ -58,7 +58,8 @@ enum PoolKind {
     Reports,
     /// A benchmark's raw-SQL reference: the report pool's size, no ping on hand-out.
     Reference,
-    /// The fleet's budget ledger: two connections, no ping (a lease is one round trip).
+    /// The fleet's budget ledger: two connections, pinged when handed out (a lease is once
+    /// per slice: a dropped session is replaced rather than read as a lost ledger).
     Ledger,
 }
 
@@ -160,7 +161,7 @@ impl Db {
             (PoolKind::Reference, _) => (6, Duration::from_secs(10)),
             (PoolKind::Ledger, _) => (2, Duration::from_secs(2)),
         };
-        let ping = !matches!(kind, PoolKind::Reference | PoolKind::Ledger);
+        let ping = kind != PoolKind::Reference;
         let db = if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
                 .map_err(|e| DbError::Connect(format!("`{url}`: {e}")))?
