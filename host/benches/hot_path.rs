@@ -1,5 +1,6 @@
 //! The HTTP hot path, as throughput: authenticated `tools/call get_loan_reporting_metadata`
-//! against loanhost and against a bare reference written here (axum + jsonwebtoken: verify the
+//! against loanhost (every check kept: the token, the agent, the budgets, a fresh instance,
+//! the sealed audit line written to a file) and against a bare reference written here (axum + jsonwebtoken: verify the
 //! RS256 bearer token on every request, parse the JSON-RPC body, answer the same bytes
 //! loanhost answers), in the same run, on loopback, at 16 and 64 connections. The load
 //! generator runs in this process and shares the machine's cores with the server, as the
@@ -68,11 +69,16 @@ fn main() {
         // loanhost with the metadata plugin, a fresh SQLite database and one agent.
         let port = common::free_port();
         let plugins = common::plugins_dir(dir.path(), &["get_loan_reporting_metadata"]);
-        let env = common::server_env(
+        let mut env = common::server_env(
             port,
             format!("sqlite://{}", dir.path().join("hot.db").display()),
             &plugins,
             &dir.path().join("cache"),
+        );
+        // Every check a user's server makes, the audit line included (to a file, sealed).
+        env.insert(
+            "LOANHOST_AUDIT_LOG".into(),
+            dir.path().join("audit.jsonl").display().to_string(),
         );
         let config = Config::from_map(&env).unwrap();
         let (issuer, audience) = (config.idp.issuer.clone(), config.mcp_audience.clone());

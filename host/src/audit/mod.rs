@@ -14,10 +14,10 @@
 pub mod chain;
 mod sink;
 pub mod verify;
+mod writer;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::time::Duration;
@@ -68,7 +68,7 @@ impl AuditFailure {
 }
 
 /// A line for the writer, and where to say it was written.
-struct Job {
+pub(crate) struct Job {
     line: Vec<u8>,
     done: tokio::sync::oneshot::Sender<Result<(), String>>,
 }
@@ -102,39 +102,17 @@ impl AuditLog {
         let (out, head, head_file, chain) = sink::open(setting, &key)?;
         let (tx, rx) = sync_channel::<Job>(QUEUE);
         let (heads_tx, heads) = tokio::sync::watch::channel(None);
+        let writer = writer::Writer {
+            out,
+            head,
+            head_file,
+            chain,
+            key,
+            heads: heads_tx,
+        };
         std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || {
-                let (mut out, mut head, mut head_file, mut chain) = (out, head, head_file, chain);
-                for job in rx {
-                    let mut next = head.clone();
-                    let line = chain::seal(&key, &mut next, &job.line);
-                    let written = out.write_all(&line).and_then(|_| out.flush());
-                    if written.is_ok() {
-                        head = next;
-                        if head.seq == 1 {
-                            chain = Some(head.seal.clone());
-                        }
-                        if let Some(chain) = &chain {
-                            heads_tx.send_replace(Some(Anchor {
-                                chain: chain.clone(),
-                                head: head.clone(),
-                            }));
-                        }
-                        if let Some(f) = head_file.as_mut() {
-                            // In place and of a fixed length: never half a head on disk.
-                            let text = chain::head_text(&key, &head, chain.as_deref());
-                            if let Err(e) = sink::write_at_start(f, text.as_bytes()) {
-                                let _ = job
-                                    .done
-                                    .send(Err(format!("cannot write the chain's head: {e}")));
-                                continue;
-                            }
-                        }
-                    }
-                    let _ = job.done.send(written.map_err(|e| e.to_string()));
-                }
-            })
+            .spawn(move || writer.run(rx))
             .map_err(|e| format!("cannot start the audit writer: {e}"))?;
         Ok(AuditLog {
             writer: Some(tx),
