@@ -96,8 +96,7 @@ impl Application {
     ) -> anyhow::Result<Application> {
         let limits = config.limits;
         let metrics = Arc::new(crate::telemetry::Metrics::default());
-        let mut options = host_options(&config).await?;
-        options.metrics = metrics.clone();
+        let options = host_options(&config, &metrics).await?;
         let metrics_listener = match config.metrics_listen {
             None => None,
             Some(addr) => Some(
@@ -283,7 +282,10 @@ pub fn dev_idp_key_path(config: &Config) -> std::path::PathBuf {
 /// The plugin host's options from the configuration: the signature policy, the clock, the
 /// compile cache and its key, the reports' own pool (identity lookups never wait behind
 /// them), the compiler, and the per-call and per-caller limits.
-async fn host_options(config: &Config) -> anyhow::Result<HostOptions> {
+async fn host_options(
+    config: &Config,
+    metrics: &Arc<crate::telemetry::Metrics>,
+) -> anyhow::Result<HostOptions> {
     let policy = SignaturePolicy::new(config.require_signed_plugins, &config.trusted_keys)
         .map_err(|e| anyhow::anyhow!("LOANHOST_TRUSTED_KEYS: {e}"))?;
     let clock = config.today.map(Clock::fixed).unwrap_or_else(Clock::system);
@@ -321,7 +323,8 @@ async fn host_options(config: &Config) -> anyhow::Result<HostOptions> {
         plugin_seconds_per_minute: limits.caller_plugin_seconds_per_minute,
         result_mib_per_minute: limits.caller_result_mib_per_minute,
     };
-    options.fleet = fleet(config).await?;
+    options.fleet = fleet(config, metrics).await?;
+    options.metrics = metrics.clone();
     Ok(options)
 }
 
@@ -357,14 +360,17 @@ fn anchor(db: &Db, audit: &crate::audit::AuditLog, every: std::time::Duration) {
 
 /// The fleet whose ledger the per-minute caller budgets are leased from: on PostgreSQL unless
 /// `LOANHOST_CALLER_BUDGETS=host` (decision 0048); SQLite serves one host.
-async fn fleet(config: &Config) -> anyhow::Result<Option<Arc<Fleet>>> {
+async fn fleet(
+    config: &Config,
+    metrics: &Arc<crate::telemetry::Metrics>,
+) -> anyhow::Result<Option<Arc<Fleet>>> {
     if config.caller_budgets == BudgetScope::Host || config.database_url.starts_with("sqlite:") {
         return Ok(None);
     }
     let db = Db::open_ledger(&config.database_url).await?;
     match FleetLedger::of(&db) {
         Some(ledger) => {
-            Ok(Some(Fleet::join(ledger).await.context(
+            Ok(Some(Fleet::join(ledger, metrics.clone()).await.context(
                 "joining the fleet's budget ledger (LOANHOST_CALLER_BUDGETS)",
             )?))
         }

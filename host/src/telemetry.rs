@@ -110,6 +110,10 @@ pub struct Metrics {
     pub db_connections: Family<Label, Gauge>,
     /// Audit lines not written, by reason (`write`, `queue_full`, `stalled`).
     pub audit_failures: Family<Label, Counter>,
+    /// Leases of callers' budgets from a fleet's ledger, by outcome (`kind`): `ok`, `lost`
+    /// (the ledger could not be read: this host's share granted instead), `share` (granted
+    /// from this host's share while the ledger is taken as lost).
+    pub fleet_leases: Family<Label, Counter>,
     /// Requests refused by the HTTP layer's limits, by reason (`body_timeout`,
     /// `per_address`, `uploads`, `token_forwards`, `busy`, `authorize_callback`).
     pub http_refusals: Family<Label, Counter>,
@@ -146,6 +150,7 @@ impl Default for Metrics {
             plugin_memory_bytes: Gauge::default(),
             db_connections: Family::default(),
             audit_failures: Family::default(),
+            fleet_leases: Family::default(),
             http_refusals: Family::default(),
             data_queries: Family::default(),
             mcp_operation_seconds: Family::new_with_constructor(latency),
@@ -261,6 +266,11 @@ impl Metrics {
             "audit_failures",
             "Audit lines not written, by reason (the call was answered)",
             self.audit_failures.clone(),
+        );
+        registry.register(
+            "fleet_leases",
+            "Leases of callers' budgets from the fleet's ledger, by outcome",
+            self.fleet_leases.clone(),
         );
         registry.register(
             "http_refusals",

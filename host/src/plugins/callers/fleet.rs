@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::bucket::MemoryLedger;
 use crate::data::fleet_budgets::{FleetLedger, LeaseRequest};
+use crate::telemetry::Metrics;
 
 /// Longest a call waits for a lease before its host reads the ledger as lost.
 pub const LEASE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -30,7 +31,6 @@ enum Primary {
 }
 
 /// A host's part in a fleet's budgets: its ledger, the hosts alive, and its own share.
-#[derive(Debug)]
 pub struct Fleet {
     primary: Primary,
     host: String,
@@ -40,23 +40,40 @@ pub struct Fleet {
     own: MemoryLedger,
     /// Until when the ledger is taken as lost.
     down_until: Mutex<Option<Instant>>,
+    /// Where leases are counted (`loanhost_fleet_leases_total`).
+    metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fleet")
+            .field("host", &self.host)
+            .field("hosts", &self.hosts())
+            .field("lost", &self.is_down())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Fleet {
-    fn with(primary: Primary, hosts: u32) -> Fleet {
+    fn with(primary: Primary, hosts: u32, metrics: Arc<Metrics>) -> Fleet {
         Fleet {
             primary,
             host: host_id(),
             hosts: AtomicU32::new(hosts.max(1)),
             own: MemoryLedger::new(false),
             down_until: Mutex::new(None),
+            metrics,
         }
     }
 
     /// The fleet of the hosts on `ledger`'s database: this host says it is alive (the
     /// ledger's first read, before any call is admitted), then every [`HEARTBEAT_EVERY`].
-    pub async fn join(ledger: FleetLedger) -> Result<Arc<Fleet>, crate::data::DbError> {
-        let fleet = Arc::new(Fleet::with(Primary::Postgres(ledger.clone()), 1));
+    /// Leases are counted in `metrics`.
+    pub async fn join(
+        ledger: FleetLedger,
+        metrics: Arc<Metrics>,
+    ) -> Result<Arc<Fleet>, crate::data::DbError> {
+        let fleet = Arc::new(Fleet::with(Primary::Postgres(ledger.clone()), 1, metrics));
         let alive = ledger.heartbeat(&fleet.host).await?;
         fleet.hosts.store(alive, Ordering::Relaxed);
         tracing::info!(
@@ -83,13 +100,18 @@ impl Fleet {
     /// alive.
     #[cfg(test)]
     pub(super) fn in_memory(ledger: Arc<MemoryLedger>, hosts: u32) -> Arc<Fleet> {
-        Arc::new(Fleet::with(Primary::Memory(ledger), hosts))
+        Arc::new(Fleet::with(Primary::Memory(ledger), hosts, Arc::default()))
     }
 
     /// A fleet whose ledger cannot be read, with `hosts` alive.
     #[cfg(test)]
     pub(super) fn unreachable(hosts: u32) -> Arc<Fleet> {
-        Arc::new(Fleet::with(Primary::Unreachable, hosts))
+        Arc::new(Fleet::with(Primary::Unreachable, hosts, Arc::default()))
+    }
+
+    /// Where its leases are counted.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The hosts counted alive when this host last asked (at least 1).
@@ -104,12 +126,14 @@ impl Fleet {
         if !self.is_down() {
             match self.lease_primary(caller, parts).await {
                 Ok(granted) => {
+                    Metrics::count(&self.metrics.fleet_leases, "ok");
                     if self.down_until.lock().expect("fleet lock").take().is_some() {
                         tracing::info!("the fleet's budget ledger answers again");
                     }
                     return granted;
                 }
                 Err(e) => {
+                    Metrics::count(&self.metrics.fleet_leases, "lost");
                     *self.down_until.lock().expect("fleet lock") =
                         Some(Instant::now() + OUTAGE_RETRY);
                     tracing::warn!(
@@ -119,6 +143,8 @@ impl Fleet {
                     );
                 }
             }
+        } else {
+            Metrics::count(&self.metrics.fleet_leases, "share");
         }
         self.own.lease(caller, share(parts, self.hosts()))
     }

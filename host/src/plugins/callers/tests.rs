@@ -196,9 +196,19 @@ async fn a_host_that_loses_the_ledger_grants_only_its_share_of_the_refill() {
 
     // Act
     let first = lost.admit("u").await;
+    let second = lost.admit("u").await;
 
-    // Assert: its own share starts empty (no burst of its own beside what the fleet leased).
+    // Assert: its own share starts empty (no burst of its own beside what the fleet leased);
+    // the lost ledger is counted once, then the leases from the share.
     assert_eq!(first.unwrap_err(), Refusal::Rate(600));
+    assert_eq!(second.unwrap_err(), Refusal::Rate(600));
+    let leases = &lost.fleet().unwrap().metrics().fleet_leases;
+    let count = |kind: &str| {
+        leases
+            .get_or_create(&crate::telemetry::Label { kind: kind.into() })
+            .get()
+    };
+    assert_eq!((count("lost"), count("share"), count("ok")), (1, 1, 0));
 }
 
 #[test]
