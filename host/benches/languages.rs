@@ -143,6 +143,11 @@ fn host(db: &Db, cache: &Path, key: [u8; 32], profile: bool) -> Arc<Plugins> {
     Plugins::with_options(options).unwrap()
 }
 
+/// The servers of act 3 run as a user runs them; the memory and edit steps call more than a
+/// user's budgets allow.
+const AS_USER: served::Setup = served::Setup::AsUsersRunIt;
+const LIFTED: served::Setup = served::Setup::Lifted;
+
 fn main() {
     // Arrange: the three builds, and the Python and TypeScript ones again with stage marks.
     let scratch = tempfile::tempdir().unwrap();
@@ -327,12 +332,17 @@ fn main() {
     let mut rows = Vec::new();
     rt.block_on(async {
         for (language, dir, _) in &builds {
-            let plugins = served::plugin_dir(
-                &scratch.path().join(format!("served-{language}")),
-                &[(dir, "report_loans")],
-            );
+            // The folder `make plugins` writes: an interpreter's examples are `report_loans`
+            // and `query_loans`, served together as a user serves the folder.
+            let mut tools: Vec<(&Path, &str)> = vec![(dir.as_path(), "report_loans")];
+            if *language != "Rust" {
+                tools.push((dir.as_path(), "query_loans"));
+            }
+            let plugins =
+                served::plugin_dir(&scratch.path().join(format!("served-{language}")), &tools);
             let log = logs.join(format!("{language}.log"));
-            let server = served::loanhost(&client, &db_file, &plugins, &served_cache, &log).await;
+            let server =
+                served::loanhost(&client, &db_file, &plugins, &served_cache, &log, AS_USER).await;
             let expected = &lines[0].answer;
             let name = format!("loanhost, {language}");
             rows.push(served::row(&client, &server, name, &args, expected, calls).await);
@@ -349,7 +359,8 @@ fn main() {
                 drop(server);
                 let log = logs.join(format!("{language}-again.log"));
                 let again =
-                    served::loanhost(&client, &db_file, &plugins, &served_cache, &log).await;
+                    served::loanhost(&client, &db_file, &plugins, &served_cache, &log, AS_USER)
+                        .await;
                 let name = "  restarted, from the cache".to_string();
                 rows.push(served::row(&client, &again, name, &args, expected, calls).await);
             }
@@ -402,7 +413,15 @@ async fn memory_of_hosts(
     logs: &Path,
 ) -> (f64, f64) {
     let shipped = scratch.join("dist");
-    let six = served::loanhost(client, db_file, &shipped, cache, &logs.join("six.log")).await;
+    let six = served::loanhost(
+        client,
+        db_file,
+        &shipped,
+        cache,
+        &logs.join("six.log"),
+        LIFTED,
+    )
+    .await;
     let idle = six.rss_mib();
     drop(six);
     let renamed = build.join("renamed");
@@ -433,7 +452,15 @@ async fn memory_of_hosts(
         .collect();
     tools.extend(names.iter().map(|n| (shipped.as_path(), n.as_str())));
     let plugins = served::plugin_dir(&dir, &tools);
-    let mixed = served::loanhost(client, db_file, &plugins, cache, &logs.join("mixed.log")).await;
+    let mixed = served::loanhost(
+        client,
+        db_file,
+        &plugins,
+        cache,
+        &logs.join("mixed.log"),
+        LIFTED,
+    )
+    .await;
     let args = json!({"groupBy": "Status", "metric": "Sum"});
     for i in 0..1000 {
         let tool = [

@@ -76,7 +76,7 @@ pub async fn edit_to_served(
             .unwrap(),
     );
     let log = logs.join(format!("edit-{language}.log"));
-    let server = served::loanhost(client, db, &deploy, cache, &log).await;
+    let server = served::loanhost(client, db, &deploy, cache, &log, served::Setup::Lifted).await;
     let before = served_digest(client, &server, None).await;
     let first = started.elapsed();
     let said = message(client, &server).await;

@@ -1,5 +1,6 @@
 //! The `languages` run through servers, as a caller sees it: one `loanhost serve` process per
-//! set of plugins (the release binary, its compile worker and compile cache, on the bench's
+//! set of plugins (the release binary with its defaults, audit line and `info` log included,
+//! but the calls per minute lifted; its compile worker and compile cache, on the bench's
 //! SQLite file), called over HTTP with a dev IdP token, and the native Python MCP server
 //! (`native_mcp_server.py`) beside them. Each server's resident memory is read from /proc.
 
@@ -54,19 +55,45 @@ impl Server {
 /// The demo Agent every call is made as.
 pub const AGENT: &str = "agent@demo.loanhost.local";
 
-/// Starts `loanhost serve` on `db` serving the plugin folder `plugins`; returns once `/ready`
-/// answers. `cache` holds its compiled plugins (kept between runs).
+/// How a server is set up: as a user runs it, or with every budget lifted (for steps that
+/// call it more than a user's budget allows, to measure something else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setup {
+    /// The server's defaults, but the calls per minute (see [`loanhost`]).
+    AsUsersRunIt,
+    /// Every per-caller budget lifted, the audit off.
+    Lifted,
+}
+
+/// Starts `loanhost serve` on `db` serving the plugin folder `plugins`, set up as `setup`
+/// says; returns once `/ready` answers. `cache` holds its compiled plugins (kept between
+/// runs).
 pub async fn loanhost(
     client: &reqwest::Client,
     db: &Path,
     plugins: &Path,
     cache: &Path,
     log: &Path,
+    setup: Setup,
 ) -> Server {
     let port = common::free_port();
     let mut env: BTreeMap<String, String> =
         common::server_env(port, format!("sqlite://{}", db.display()), plugins, cache);
     env.insert("LOANHOST_TODAY".into(), "2026-11-22".into());
+    // As a user runs it (issue #75): the server's defaults, its audit line on (to stdout) and
+    // its log at `info`, but for the calls per minute, whose default (600, bursts of 100) would
+    // refuse this bench's calls from about the 101st.
+    let lifted = [
+        "LOANHOST_AUDIT_LOG",
+        "LOANHOST_CALLER_MAX_CONCURRENT",
+        "LOANHOST_CALLER_PLUGIN_SECONDS_PER_MINUTE",
+        "LOANHOST_CALLER_RESULT_MIB_PER_MINUTE",
+    ];
+    if setup == Setup::AsUsersRunIt {
+        for setting in lifted {
+            env.remove(setting);
+        }
+    }
     let metrics_port = common::free_port();
     env.insert(
         "LOANHOST_METRICS_LISTEN".into(),
@@ -90,7 +117,7 @@ pub async fn loanhost(
     let child = Command::new(env!("CARGO_BIN_EXE_loanhost"))
         .arg("serve")
         .envs(&env)
-        .env("RUST_LOG", "warn")
+        .env_remove("RUST_LOG")
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
