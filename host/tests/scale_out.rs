@@ -147,6 +147,27 @@ where
     }
 }
 
+/// An HTTP client for the hosts, and a minter of the dev IdP's tokens with the key the hosts
+/// made in `cache` (both hosts sign and accept with it).
+fn client_and_tokens(cache: &Path) -> (reqwest::Client, impl Fn(&str) -> String) {
+    let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let token = move |email: &str| {
+        key.mint(
+            &format!("{PUBLIC}/dev-idp"),
+            email,
+            "https://loanhost.local/mcp",
+            "",
+            Duration::from_secs(600),
+        )
+        .unwrap()
+    };
+    (client, token)
+}
+
 /// The shipped plugins built into `dir/plugins`.
 fn plugin_dir(dir: &Path) -> PathBuf {
     let plugins = dir.join("plugins");
@@ -196,21 +217,7 @@ async fn two_hosts_serve_one_postgres_database() {
         kit::wait_until_serving(&h.base, &mut h.child, &h.log).await;
     }
     // The key both hosts sign and accept with (below, each accepts tokens it did not sign).
-    let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap();
-    let token = |email: &str| {
-        key.mint(
-            &format!("{PUBLIC}/dev-idp"),
-            email,
-            "https://loanhost.local/mcp",
-            "",
-            Duration::from_secs(600),
-        )
-        .unwrap()
-    };
+    let (client, token) = client_and_tokens(&cache);
     let admin = token("admin@demo.loanhost.local");
     let all_tools = tools(&client, &hosts[0], &admin).await;
     let shipped = std::fs::read_to_string(kit::root().join("plugins/tools/SHIPPED"))
@@ -364,21 +371,7 @@ async fn a_callers_budget_holds_across_two_hosts() {
     for h in &mut hosts {
         kit::wait_until_serving(&h.base, &mut h.child, &h.log).await;
     }
-    let key = SigningKey::load_or_create(&cache.join("dev-idp-rsa.pem")).unwrap();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap();
-    let token = |email: &str| {
-        key.mint(
-            &format!("{PUBLIC}/dev-idp"),
-            email,
-            "https://loanhost.local/mcp",
-            "",
-            Duration::from_secs(600),
-        )
-        .unwrap()
-    };
+    let (client, token) = client_and_tokens(&cache);
     let agent = token("agent@demo.loanhost.local");
     let admin = token("admin@demo.loanhost.local");
     let metadata = json!({});

@@ -98,6 +98,7 @@ pub fn document(base_url: &str, api_prefix: &str) -> Value {
                         "401": problem("No bearer token, or one that is not valid.", "ProblemDetails"),
                         "403": problem("The caller holds none of the roles that read licences.", "ProblemDetails"),
                         "404": problem("No user with this id whose licences the caller may read.", "ProblemDetails"),
+                        "429": problem("The caller's budget is spent; retry after the Retry-After header's seconds.", "ProblemDetails"),
                         "503": problem("The platform database is unavailable; retry after the Retry-After header's seconds.", "ProblemDetails")
                     }
                 }
