@@ -94,10 +94,7 @@ pub fn open(key: &[u8; 32], line: &[u8]) -> Result<Sealed, Unsealed> {
         .strip_prefix(SEAL_PREFIX.as_bytes())
         .and_then(|t| t.strip_suffix(b"\"}"))
         .and_then(|s| std::str::from_utf8(s).ok())
-        .filter(|s| {
-            s.bytes()
-                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-        })
+        .filter(|s| is_seal(s))
         .ok_or(Unsealed::Malformed("no seal at its end"))?;
     let expected = mac(key, &[body, b"}"]);
     if !constant_time_eq(expected.as_bytes(), seal.as_bytes()) {

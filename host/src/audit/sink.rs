@@ -113,11 +113,7 @@ fn last_head(key: &[u8; 32], path: &Path) -> Result<(Head, Option<String>), Stri
             seq: sealed.seq,
             seal: sealed.seal,
         };
-        let named = std::fs::read_to_string(verify::head_path(path))
-            .ok()
-            .and_then(|text| chain::read_head_and_chain(key, &text))
-            .and_then(|(_, chain)| chain);
-        return Ok((head, named.or_else(|| verify::first_chain(key, path))));
+        return Ok((head, verify::chain_of(key, &[path.to_path_buf()])));
     }
     let head_path = verify::head_path(path);
     match std::fs::read_to_string(&head_path) {

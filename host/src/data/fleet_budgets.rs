@@ -98,18 +98,34 @@ impl FleetLedger {
     }
 }
 
+/// The steps both ledgers are held to (the SQL function here, and the ledger kept in memory of
+/// `plugins::callers`): a caller, what it asks and owes of each budget, and what is granted.
+/// A bucket of 10 that does not refill: 4 and 4 calls, then 2 of the 4.5 asked (whole calls);
+/// another caller's own 4; 2.5 s of plugin time (not rounded); then 13 s owed take that
+/// bucket below zero, so 1 s more is refused.
+#[cfg(test)]
+pub(crate) fn ledger_steps() -> Vec<(&'static str, [LeaseRequest; 3], [f64; 3])> {
+    let ask = |want: f64, debt: f64| LeaseRequest {
+        burst: 10.0,
+        per_second: 0.0,
+        want,
+        debt,
+    };
+    let nothing = ask(0.0, 0.0);
+    vec![
+        ("u", [ask(4.0, 0.0), nothing, nothing], [4.0, 0.0, 0.0]),
+        ("u", [ask(4.0, 0.0), nothing, nothing], [4.0, 0.0, 0.0]),
+        ("u", [ask(4.5, 0.0), nothing, nothing], [2.0, 0.0, 0.0]),
+        ("v", [ask(4.0, 0.0), nothing, nothing], [4.0, 0.0, 0.0]),
+        ("u", [nothing, ask(2.5, 0.0), nothing], [0.0, 2.5, 0.0]),
+        ("u", [nothing, ask(0.0, 13.0), nothing], [0.0, 0.0, 0.0]),
+        ("u", [nothing, ask(1.0, 0.0), nothing], [0.0, 0.0, 0.0]),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ask(want: f64, debt: f64) -> LeaseRequest {
-        LeaseRequest {
-            burst: 10.0,
-            per_second: 0.0,
-            want,
-            debt,
-        }
-    }
 
     async fn fresh_ledger(tag: &str) -> FleetLedger {
         let server = sqlx::PgPool::connect(&crate::data::test_postgres_url())
@@ -132,44 +148,12 @@ mod tests {
     async fn leases_come_out_of_one_bucket_and_debts_go_below_zero() {
         // Arrange: a fresh PostgreSQL database.
         let ledger = fresh_ledger("lease").await;
-        let nothing = ask(0.0, 0.0);
 
-        // Act: two hosts lease 4 calls each, then one asks for 4.5 more; then 13 s of debt.
-        let a = ledger
-            .lease("u", [ask(4.0, 0.0), nothing, nothing])
-            .await
-            .unwrap();
-        let b = ledger
-            .lease("u", [ask(4.0, 0.0), nothing, nothing])
-            .await
-            .unwrap();
-        let c = ledger
-            .lease("u", [ask(4.5, 0.0), nothing, nothing])
-            .await
-            .unwrap();
-        let other = ledger
-            .lease("v", [ask(4.0, 0.0), nothing, nothing])
-            .await
-            .unwrap();
-        let time = ledger
-            .lease("u", [nothing, ask(2.5, 0.0), nothing])
-            .await
-            .unwrap();
-        let indebted = ledger
-            .lease("u", [nothing, ask(0.0, 13.0), nothing])
-            .await
-            .unwrap();
-        let after = ledger
-            .lease("u", [nothing, ask(1.0, 0.0), nothing])
-            .await
-            .unwrap();
-
-        // Assert: 10 calls in all, whole; another caller's bucket is their own; seconds are
-        // not rounded; a bucket in debt grants nothing until it refills.
-        assert_eq!((a[0], b[0], c[0]), (4.0, 4.0, 2.0));
-        assert_eq!(other[0], 4.0);
-        assert_eq!(time[1], 2.5);
-        assert_eq!((indebted[1], after[1]), (0.0, 0.0));
+        // Act / Assert: each step grants what `ledger_steps` says.
+        for (step, (caller, asked, granted)) in ledger_steps().into_iter().enumerate() {
+            let got = ledger.lease(caller, asked).await.unwrap();
+            assert_eq!(got, granted, "step {step}: {caller} asked {asked:?}");
+        }
     }
 
     #[tokio::test]

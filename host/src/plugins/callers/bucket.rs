@@ -32,10 +32,8 @@ impl Bucket {
 
     /// The ledger's lease on this bucket: refills it, charges `debt` (which may take it below
     /// zero), then grants up to `want` of what is left, never below zero, whole when `whole`.
+    /// The caller skips a request that asks and owes nothing, as the SQL function does.
     pub(super) fn lease(&mut self, request: &LeaseRequest, whole: bool, now: Instant) -> f64 {
-        if request.want <= 0.0 && request.debt <= 0.0 {
-            return 0.0;
-        }
         self.refill(request.burst, request.per_second, now);
         self.level -= request.debt.max(0.0);
         let mut grant = request.want.max(0.0).min(self.level).max(0.0);
@@ -54,7 +52,8 @@ impl Bucket {
 #[derive(Debug)]
 pub struct MemoryLedger {
     start_full: bool,
-    buckets: Mutex<HashMap<(String, usize), (Bucket, f64)>>,
+    /// Per caller and budget: the bucket, and the burst and refill it was last leased with.
+    buckets: Mutex<HashMap<(String, usize), (Bucket, LeaseRequest)>>,
 }
 
 /// Buckets remembered before full ones are forgotten.
@@ -75,21 +74,22 @@ impl MemoryLedger {
         let now = Instant::now();
         let mut buckets = self.buckets.lock().expect("memory ledger lock");
         if buckets.len() > PRUNE_ABOVE {
-            buckets.retain(|_, (b, burst)| {
-                b.refill(*burst, 0.0, now);
-                b.level < *burst
+            buckets.retain(|_, (b, last)| {
+                b.refill(last.burst, last.per_second, now);
+                b.level < last.burst
             });
         }
         let mut granted = [0.0; 3];
         for (i, request) in parts.iter().enumerate() {
+            // As `fleet_budget_lease`: nothing asked and nothing owed reads nothing.
             if request.want <= 0.0 && request.debt <= 0.0 {
                 continue;
             }
             let start = if self.start_full { request.burst } else { 0.0 };
-            let (bucket, burst) = buckets
+            let (bucket, last) = buckets
                 .entry((caller.to_string(), i))
-                .or_insert((Bucket::at(start, now), request.burst));
-            *burst = request.burst;
+                .or_insert((Bucket::at(start, now), *request));
+            *last = *request;
             granted[i] = bucket.lease(request, i == 0, now);
         }
         granted
@@ -100,49 +100,33 @@ impl MemoryLedger {
 mod tests {
     use super::*;
 
-    fn ask(want: f64, debt: f64) -> LeaseRequest {
-        LeaseRequest {
-            burst: 10.0,
-            per_second: 0.0,
-            want,
-            debt,
-        }
-    }
-
     #[test]
     fn the_memory_ledger_leases_as_the_database_does() {
-        // The same steps as data::fleet_budgets' test of `fleet_budget_lease`.
+        // The steps the SQL function is tested with (data::fleet_budgets), on a ledger in memory.
         let ledger = MemoryLedger::new(true);
-        let nothing = ask(0.0, 0.0);
-        let a = ledger.lease("u", [ask(4.0, 0.0), nothing, nothing]);
-        let b = ledger.lease("u", [ask(4.0, 0.0), nothing, nothing]);
-        let c = ledger.lease("u", [ask(4.5, 0.0), nothing, nothing]);
-        let other = ledger.lease("v", [ask(4.0, 0.0), nothing, nothing]);
-        let time = ledger.lease("u", [nothing, ask(2.5, 0.0), nothing]);
-        let indebted = ledger.lease("u", [nothing, ask(0.0, 13.0), nothing]);
-        let after = ledger.lease("u", [nothing, ask(1.0, 0.0), nothing]);
-        assert_eq!((a[0], b[0], c[0]), (4.0, 4.0, 2.0));
-        assert_eq!(other[0], 4.0);
-        assert_eq!(time[1], 2.5);
-        assert_eq!((indebted[1], after[1]), (0.0, 0.0));
+        for (step, (caller, asked, granted)) in crate::data::fleet_budgets::ledger_steps()
+            .into_iter()
+            .enumerate()
+        {
+            let got = ledger.lease(caller, asked);
+            assert_eq!(got, granted, "step {step}: {caller} asked {asked:?}");
+        }
     }
 
     #[test]
     fn an_empty_ledger_grants_only_what_has_refilled() {
         let ledger = MemoryLedger::new(false);
-        let first = ledger.lease(
-            "u",
-            [
-                LeaseRequest {
-                    burst: 10.0,
-                    per_second: 0.0,
-                    want: 5.0,
-                    debt: 0.0,
-                },
-                ask(0.0, 0.0),
-                ask(0.0, 0.0),
-            ],
-        );
+        let nothing = LeaseRequest {
+            burst: 10.0,
+            per_second: 0.0,
+            want: 0.0,
+            debt: 0.0,
+        };
+        let calls = LeaseRequest {
+            want: 5.0,
+            ..nothing
+        };
+        let first = ledger.lease("u", [calls, nothing, nothing]);
         assert_eq!(first, [0.0, 0.0, 0.0]);
     }
 }

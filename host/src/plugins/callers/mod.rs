@@ -80,6 +80,16 @@ const CALLS: usize = 0;
 const TIME: usize = 1;
 const RESULTS: usize = 2;
 
+/// Whether what is left of budget `i` (a bucket's level, or a fleet's slices held here) admits
+/// no call: a call takes one whole call, and plugin time and result bytes while any is left.
+fn spent(i: usize, left: f64) -> bool {
+    if i == CALLS {
+        left < 1.0
+    } else {
+        left <= 0.0
+    }
+}
+
 /// A host leases a tenth of a budget's burst at a time (a whole call at least): the fleet's
 /// error, one slice per host (decision 0048).
 const SLICE_DIVISOR: f64 = 10.0;
@@ -103,6 +113,7 @@ impl CallerLimits {
         }
     }
 
+    /// The refusal when budget `i` is spent.
     fn refusal(&self, i: usize) -> Refusal {
         match i {
             CALLS => Refusal::Rate(self.calls_per_minute),
@@ -249,23 +260,11 @@ impl CallerBudgets {
                 self.limits.max_concurrent,
             )));
         }
-        if state.buckets[CALLS].level < 1.0 {
-            return Err(Blocked::Refused(self.limits.refusal(CALLS)));
-        }
-        for i in [TIME, RESULTS] {
-            if state.buckets[i].level <= 0.0 {
-                return Err(Blocked::Refused(self.limits.refusal(i)));
-            }
+        if let Some(i) = (0..3).find(|&i| spent(i, state.buckets[i].level)) {
+            return Err(Blocked::Refused(self.limits.refusal(i)));
         }
         if self.fleet.is_some() {
-            let spent = |i: usize| {
-                if i == CALLS {
-                    state.leased[i] < 1.0
-                } else {
-                    state.leased[i] <= 0.0
-                }
-            };
-            if let Some(i) = (0..3).find(|i| spent(*i)) {
+            if let Some(i) = (0..3).find(|&i| spent(i, state.leased[i])) {
                 return Err(Blocked::Lease(i, state.leasing.clone()));
             }
             state.leased[CALLS] -= 1.0;
@@ -290,21 +289,17 @@ impl CallerBudgets {
         let mut callers = self.callers.lock().expect("caller budgets lock");
         let leased = &mut callers.get_mut(user)?.leased;
         Some(std::array::from_fn(|i| {
-            let spent = if i == CALLS {
-                leased[i] < 1.0
+            let want = if ask && spent(i, leased[i]) {
+                self.limits.slice(i)
             } else {
-                leased[i] <= 0.0
+                0.0
             };
             let debt = (-leased[i]).max(0.0);
             leased[i] = leased[i].max(0.0);
             LeaseRequest {
                 burst: burst(per_minute[i]),
                 per_second: per_minute[i] / 60.0,
-                want: if ask && spent {
-                    self.limits.slice(i)
-                } else {
-                    0.0
-                },
+                want,
                 debt,
             }
         }))
@@ -358,7 +353,8 @@ impl CallerBudgets {
         if let Some(state) = callers.get_mut(user) {
             state.in_flight = state.in_flight.saturating_sub(u32::from(slot));
             // The buckets may go below zero: a long call or a large result is paid for
-            // before the next call (on a fleet, charged to the ledger at the next lease).
+            // before the next call (on a fleet, charged to the ledger when the call ends:
+            // `settle`).
             for (i, cost) in [(TIME, time), (RESULTS, results)] {
                 state.buckets[i].level -= cost;
                 if self.fleet.is_some() {
@@ -371,6 +367,7 @@ impl CallerBudgets {
         }
     }
 }
+
 /// An admitted call; dropping it ends the call.
 #[derive(Debug)]
 pub struct Ticket {
