@@ -25,6 +25,7 @@ mod differential;
 mod directory;
 mod entra;
 mod function_cache;
+mod okta;
 // Shared with the attack suite, which uses parts these tests do not.
 #[allow(dead_code)]
 mod hostile_registry;

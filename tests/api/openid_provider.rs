@@ -49,17 +49,28 @@ pub(crate) async fn setup_op(
         .find(|(k, _)| *k == "LOANHOST_MCP_AUDIENCE")
         .map(|(_, v)| v.clone())
         .unwrap_or_else(|| "https://loanhost.local/mcp".into());
-    let tenant = if op_env.iter().any(|(k, v)| *k == "OP_MODE" && v == "entra") {
-        format!("/{ENTRA_TENANT}/v2.0")
-    } else {
-        String::new()
+    let mode = op_env
+        .iter()
+        .find(|(k, _)| *k == "OP_MODE")
+        .map(|(_, v)| v.as_str());
+    // The issuer's path, and its routes' names (Okta's are its own).
+    let (tenant, [authorize, token, jwks]) = match mode {
+        Some("entra") => (format!("/{ENTRA_TENANT}/v2.0"), ["auth", "token", "jwks"]),
+        Some("okta") => (
+            "/oauth2/default".to_string(),
+            ["v1/authorize", "v1/token", "v1/keys"],
+        ),
+        _ => (String::new(), ["auth", "token", "jwks"]),
     };
     let issuer = format!("http://127.0.0.1:{op_port}{tenant}");
     options.env.extend([
         ("LOANHOST_IDP_ISSUER", issuer.clone()),
-        ("LOANHOST_IDP_AUTHORIZE_URL", format!("{issuer}/auth")),
-        ("LOANHOST_IDP_TOKEN_URL", format!("{issuer}/token")),
-        ("LOANHOST_IDP_JWKS_URL", format!("{issuer}/jwks")),
+        (
+            "LOANHOST_IDP_AUTHORIZE_URL",
+            format!("{issuer}/{authorize}"),
+        ),
+        ("LOANHOST_IDP_TOKEN_URL", format!("{issuer}/{token}")),
+        ("LOANHOST_IDP_JWKS_URL", format!("{issuer}/{jwks}")),
         ("LOANHOST_IDP_PROFILE", profile.to_string()),
         ("LOANHOST_AUTHORIZE_CALLBACK", "true".to_string()),
     ]);

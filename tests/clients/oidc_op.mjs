@@ -18,6 +18,14 @@
 // application id, as v2 tokens do) and carry the account's email in OP_EMAIL_CLAIM (`upn` or
 // `preferred_username`), never `email`; `offline_access` is honoured without `prompt=consent`
 // (Entra does; oidc-provider follows OpenID Connect Core §11, so the stand-in adds the prompt).
+//
+// OP_MODE=okta sets it up as an Okta custom authorization server behaves: the issuer is the
+// server's (`/oauth2/default`), its routes Okta's (`/v1/authorize`, `/v1/token`, `/v1/keys`),
+// a scope it does not define is refused (`invalid_scope`), access tokens carry the audience it
+// is configured with (OP_AUDIENCE) whatever the request names, and Okta's claims (`sub` the
+// login, `uid`, `cid`, `scp`, `ver: 1`) beside the `email` claim an operator adds. Okta's
+// documentation names no `resource` parameter: the stand-in refuses one, the stricter reading.
+// `offline_access` is honoured without `prompt=consent`, as Okta does.
 
 import http from "node:http";
 
@@ -28,10 +36,17 @@ const audience = process.env.OP_AUDIENCE;
 const callback = process.env.OP_REDIRECT_URI;
 const alg = process.env.OP_ALG || "ES256";
 const entra = process.env.OP_MODE === "entra";
+const okta = process.env.OP_MODE === "okta";
+// The scopes an Okta authorization server defines out of the box.
+const oktaScopes = ["openid", "profile", "email", "address", "phone", "offline_access", "device_sso"];
 const tokenAudience = process.env.OP_TOKEN_AUDIENCE || audience;
 const emailClaim = process.env.OP_EMAIL_CLAIM || "email";
 const apiScope = `${audience.replace(/\/$/, "")}/.default`;
-const tenantPath = entra ? `/${process.env.OP_TENANT || "7d3c1a9e-0b4f-4c2d-8e6a-5f9b1c2d3e4f"}/v2.0` : "";
+const tenantPath = entra
+  ? `/${process.env.OP_TENANT || "7d3c1a9e-0b4f-4c2d-8e6a-5f9b1c2d3e4f"}/v2.0`
+  : okta
+    ? "/oauth2/default"
+    : "";
 if (!audience || !callback) throw new Error("OP_AUDIENCE and OP_REDIRECT_URI are required");
 
 async function key(keyAlg, kid, use, options = {}) {
@@ -82,6 +97,7 @@ const provider = new Provider(issuer, {
     },
   ],
   jwks: { keys },
+  ...(okta ? { routes: { authorization: "/v1/authorize", token: "/v1/token", jwks: "/v1/keys", userinfo: "/v1/userinfo" } } : {}),
   // The sign-in page's login is the account's email.
   async findAccount(ctx, id) {
     return { accountId: id, async claims() { return { sub: id, email: id, email_verified: true }; } };
@@ -100,6 +116,10 @@ const provider = new Provider(issuer, {
         if (entra && ctx.oidc.route === "token" && ctx.oidc.body?.resource !== undefined) {
           throw new errors.InvalidTarget("AADSTS901002: The 'resource' request parameter is not supported.");
         }
+        // At /token a scope beyond the grant is refused by the OP itself (`invalid_scope`).
+        if (okta && ctx.oidc.route === "token" && ctx.oidc.body?.resource !== undefined) {
+          throw new errors.InvalidRequest("The 'resource' parameter is not supported by this authorization server.");
+        }
         if (resource !== audience) throw new errors.InvalidTarget();
         const asked = (ctx.oidc.params.scope || "").split(" ");
         if (entra && ctx.oidc.route === "authorization" && !asked.includes(apiScope)) {
@@ -117,6 +137,9 @@ const provider = new Provider(issuer, {
   },
   extraTokenClaims(ctx, token) {
     if (token.kind !== "AccessToken") return undefined;
+    if (okta) {
+      return { email: token.accountId, uid: `00u${Buffer.from(token.accountId).toString("hex").slice(0, 17)}`, cid: token.clientId, scp: (token.scope || "").split(" ").filter(Boolean), ver: 1 };
+    }
     return entra ? { [emailClaim]: token.accountId, ver: "2.0" } : { email: token.accountId };
   },
   cookies: { keys: ["loanhost-test-cookie-key"] },
@@ -129,6 +152,25 @@ if (entra) {
         ctx.status = 400;
         ctx.body = { error: "invalid_target", error_description: "AADSTS901002: The 'resource' request parameter is not supported." };
         return;
+      }
+      if (ctx.query.prompt === undefined) ctx.querystring = `${ctx.querystring}&prompt=consent`;
+    }
+    await next();
+  });
+}
+if (okta) {
+  const undefinedScope = (scope) => (scope || "").split(" ").filter((s) => s && !oktaScopes.includes(s));
+  provider.use(async (ctx, next) => {
+    const refuse = (error, error_description) => {
+      ctx.status = 400;
+      ctx.body = { error, error_description };
+    };
+    if (ctx.path === "/v1/authorize") {
+      if (ctx.query.resource !== undefined || ctx.query.audience !== undefined) {
+        return refuse("invalid_request", "The 'resource' parameter is not supported by this authorization server.");
+      }
+      if (undefinedScope(ctx.query.scope).length > 0) {
+        return refuse("invalid_scope", "One or more scopes are not configured for the authorization server resource.");
       }
       if (ctx.query.prompt === undefined) ctx.querystring = `${ctx.querystring}&prompt=consent`;
     }

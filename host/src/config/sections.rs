@@ -30,16 +30,18 @@ pub(super) fn idp(src: &Source, dev: &str) -> Result<IdpConfig, ConfigError> {
             "auth0" => IdpProfile::Auth0,
             "oidc" => IdpProfile::Oidc,
             "entra" => IdpProfile::Entra,
+            "okta" => IdpProfile::Okta,
             other => {
                 return Err(err(
                     "LOANHOST_IDP_PROFILE",
-                    format!("`{other}` is none of auth0 (the default), oidc and entra"),
+                    format!("`{other}` is none of auth0 (the default), oidc, entra and okta"),
                 ))
             }
         },
     })
     .and_then(|idp| match idp.profile {
         IdpProfile::Entra => entra_issuer(&idp.issuer).map(|()| idp),
+        IdpProfile::Okta => okta_issuer(&idp.issuer).map(|()| idp),
         _ => Ok(idp),
     })
 }
@@ -70,6 +72,32 @@ fn entra_issuer(issuer: &str) -> Result<(), ConfigError> {
             ),
         )),
         _ => Ok(()),
+    }
+}
+
+/// Okta signs a custom authorization server's tokens with its issuer,
+/// `https://<domain>/oauth2/<id>`. The org authorization server (`https://<domain>`) issues
+/// tokens for Okta's own APIs, which no other resource server can validate; a host configured
+/// with it would refuse every sign-in.
+fn okta_issuer(issuer: &str) -> Result<(), ConfigError> {
+    let segments: Vec<String> = url::Url::parse(issuer)
+        .ok()
+        .and_then(|u| {
+            u.path_segments()
+                .map(|s| s.filter(|s| !s.is_empty()).map(str::to_string).collect())
+        })
+        .unwrap_or_default();
+    match segments.as_slice() {
+        [oauth2, id] if oauth2 == "oauth2" && !id.contains("%7B") => Ok(()),
+        _ => Err(err(
+            "LOANHOST_IDP_ISSUER",
+            format!(
+                "`{issuer}` is not an Okta custom authorization server's issuer: with \
+                 LOANHOST_IDP_PROFILE=okta name one, https://<your Okta domain>/oauth2/<id> \
+                 (e.g. /oauth2/default); the org authorization server's tokens are for Okta's \
+                 own APIs"
+            ),
+        )),
     }
 }
 

@@ -126,6 +126,13 @@ pub enum IdpProfile {
     /// names one); an audience `api://<application id>` also accepts tokens whose `aud` is
     /// that application id (Entra's v2 access tokens).
     Entra,
+    /// `okta`: an Okta custom authorization server, whose tokens carry the audience it is
+    /// configured with (it reads no `resource`) and which refuses a scope it does not define.
+    /// At `/authorize` and `/token` the scope is the client's OpenID Connect scopes and
+    /// `offline_access`; no `resource`, `audience` or `prompt` goes upstream. The issuer is a
+    /// custom authorization server's (`https://<domain>/oauth2/<id>`): the org authorization
+    /// server's tokens are for Okta's own APIs.
+    Okta,
 }
 
 /// The facade's own callback for the IdP's authorization response

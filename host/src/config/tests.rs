@@ -343,9 +343,45 @@ fn entra_is_a_profile_for_one_tenants_issuer() {
     ]);
     assert!(oidc.is_ok());
     assert_eq!(
-        with(&[("LOANHOST_IDP_PROFILE", "okta")])
+        with(&[("LOANHOST_IDP_PROFILE", "ping")])
             .unwrap_err()
             .to_string(),
-        "LOANHOST_IDP_PROFILE: `okta` is none of auth0 (the default), oidc and entra"
+        "LOANHOST_IDP_PROFILE: `ping` is none of auth0 (the default), oidc, entra and okta"
     );
+}
+
+#[test]
+fn okta_is_a_profile_for_a_custom_authorization_servers_issuer() {
+    for issuer in [
+        "https://acme.okta.com/oauth2/default",
+        "https://id.acme.com/oauth2/aus1a2b3c4d5e6f7g8h9/",
+    ] {
+        let ok = with(&[
+            ("LOANHOST_IDP_PROFILE", "okta"),
+            ("LOANHOST_IDP_ISSUER", issuer),
+        ])
+        .unwrap();
+        assert_eq!(ok.idp.profile, IdpProfile::Okta);
+    }
+    for not_one in [
+        "https://acme.okta.com",
+        "https://acme.okta.com/",
+        "https://acme.okta.com/oauth2",
+        "https://acme.okta.com/oauth2/{authServerId}",
+        "https://acme.okta.com/oauth2/default/v1",
+        "not a url",
+    ] {
+        let e = with(&[
+            ("LOANHOST_IDP_PROFILE", "okta"),
+            ("LOANHOST_IDP_ISSUER", not_one),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "LOANHOST_IDP_ISSUER: `{not_one}` is not an Okta custom authorization server's"
+            )),
+            "{e}"
+        );
+    }
 }

@@ -246,6 +246,9 @@ pub fn rewrite_authorize_with(
         }
         // The API is named by its scope; Entra refuses `resource` (AADSTS901002).
         IdpProfile::Entra => {}
+        // The authorization server's own audience; Okta reads no `resource`, and issues
+        // refresh tokens for `offline_access` without a consent prompt.
+        IdpProfile::Okta => {}
     }
     if let Some(through) = through {
         let pending = super::keys::Pending {
@@ -259,16 +262,18 @@ pub fn rewrite_authorize_with(
     Ok(out.finish())
 }
 
-/// OpenID Connect's own scopes: Entra ID reads them beside one API's scope.
+/// OpenID Connect's own scopes: Entra ID reads them beside one API's scope, and every Okta
+/// authorization server defines them.
 const OPENID_SCOPES: [&str; 4] = ["openid", "profile", "email", "offline_access"];
 
 /// The scope the IdP is asked for, from the client's (`None`: it named none): the client's
-/// with `offline_access` added; for Entra ID its OpenID Connect scopes only (a scope of
-/// another API makes Entra refuse the request, AADSTS28000), then `<audience>/.default`.
+/// with `offline_access` added; for Entra ID and Okta its OpenID Connect scopes only (a scope
+/// of another API makes Entra refuse the request, AADSTS28000; one the authorization server
+/// does not define makes Okta refuse it, `invalid_scope`), then for Entra `<audience>/.default`.
 fn upstream_scope(client: Option<&str>, audience: &str, profile: IdpProfile) -> String {
     let asked = client.unwrap_or("").split(' ').filter(|s| !s.is_empty());
     let mut scopes: Vec<String> = match profile {
-        IdpProfile::Entra => asked
+        IdpProfile::Entra | IdpProfile::Okta => asked
             .filter(|s| OPENID_SCOPES.contains(s))
             .map(str::to_string)
             .collect(),
@@ -283,23 +288,30 @@ fn upstream_scope(client: Option<&str>, audience: &str, profile: IdpProfile) -> 
     scopes.join(" ")
 }
 
-/// A `/token` form for Entra ID: no `resource` (which it refuses), and the scope of
-/// [`upstream_scope`] in place of the client's (Entra issues a refreshed token for the API its
-/// scope names).
-pub fn rewrite_token_entra(body: &[u8], audience: &str) -> String {
+/// A `/token` form for Entra ID or Okta: no `resource` or `audience` (Entra refuses
+/// `resource`; Okta's tokens carry its authorization server's audience), and the scope of
+/// [`upstream_scope`] in place of the client's: always for Entra (which issues a refreshed
+/// token for the API its scope names), for Okta only when the client named one (a refresh
+/// without one keeps the scopes granted).
+pub fn rewrite_token_scoped(body: &[u8], audience: &str, profile: IdpProfile) -> String {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(body).into_owned().collect();
     let client = pairs
         .iter()
         .find(|(k, _)| k == "scope")
         .map(|(_, v)| v.as_str());
-    let scope = upstream_scope(client, audience, IdpProfile::Entra);
+    let scope = match (client, profile) {
+        (None, IdpProfile::Okta) => None,
+        _ => Some(upstream_scope(client, audience, profile)),
+    };
     let mut out = url::form_urlencoded::Serializer::new(String::new());
     for (k, v) in &pairs {
         if k != "resource" && k != "scope" && k != "audience" {
             out.append_pair(k, v);
         }
     }
-    out.append_pair("scope", &scope);
+    if let Some(scope) = scope {
+        out.append_pair("scope", &scope);
+    }
     out.finish()
 }
 
@@ -396,9 +408,9 @@ pub async fn token(State(state): State<Arc<OAuth>>, request: Request) -> Respons
                 None => body,
             }
         }
-        (IdpProfile::Entra, true) => {
-            axum::body::Bytes::from(rewrite_token_entra(&body, &state.config.mcp_audience))
-        }
+        (profile @ (IdpProfile::Entra | IdpProfile::Okta), true) => axum::body::Bytes::from(
+            rewrite_token_scoped(&body, &state.config.mcp_audience, profile),
+        ),
         _ => body,
     };
     let mut req = state

@@ -180,12 +180,45 @@ fn entra_gets_the_apis_default_scope_and_no_resource_at_authorize() {
 fn entra_gets_the_apis_default_scope_and_no_resource_at_token() {
     let code = b"grant_type=authorization_code&code=c&resource=http%3A%2F%2F127.0.0.1%3A8080&code_verifier=v";
     assert_eq!(
-        super::rewrite_token_entra(code, "api://loanhost/"),
+        super::rewrite_token_scoped(code, "api://loanhost/", IdpProfile::Entra),
         "grant_type=authorization_code&code=c&code_verifier=v&scope=offline_access+api%3A%2F%2Floanhost%2F.default"
     );
     let refresh = b"grant_type=refresh_token&refresh_token=r&scope=openid+mcp&audience=x";
     assert_eq!(
-        super::rewrite_token_entra(refresh, "api://loanhost"),
+        super::rewrite_token_scoped(refresh, "api://loanhost", IdpProfile::Entra),
         "grant_type=refresh_token&refresh_token=r&scope=openid+offline_access+api%3A%2F%2Floanhost%2F.default"
+    );
+}
+
+#[test]
+fn okta_gets_the_clients_openid_scopes_and_no_resource_audience_or_prompt_at_authorize() {
+    // Arrange: a client asking OpenID scopes and one the authorization server does not define.
+    let q = "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&resource=http%3A%2F%2Fme&audience=evil&scope=openid%20loans%3Aread%20email";
+    let bare = "response_type=code&client_id=c&code_challenge=abc&code_challenge_method=S256";
+    // Act
+    let okta = super::rewrite_authorize_with(q, AUD, IdpProfile::Okta, None).unwrap();
+    let without_scope = super::rewrite_authorize_with(bare, AUD, IdpProfile::Okta, None).unwrap();
+    // Assert
+    assert_eq!(
+        okta,
+        "response_type=code&client_id=c&redirect_uri=http%3A%2F%2Fx%2Fcb&state=s&code_challenge=abc&code_challenge_method=S256&scope=openid+email+offline_access"
+    );
+    assert_eq!(
+        without_scope,
+        "response_type=code&client_id=c&code_challenge=abc&code_challenge_method=S256&scope=offline_access"
+    );
+}
+
+#[test]
+fn okta_gets_no_resource_or_audience_at_token_and_a_scope_only_when_asked() {
+    let code = b"grant_type=authorization_code&code=c&resource=http%3A%2F%2F127.0.0.1%3A8080&code_verifier=v";
+    assert_eq!(
+        super::rewrite_token_scoped(code, AUD, IdpProfile::Okta),
+        "grant_type=authorization_code&code=c&code_verifier=v"
+    );
+    let refresh = b"grant_type=refresh_token&refresh_token=r&scope=openid+mcp&audience=x";
+    assert_eq!(
+        super::rewrite_token_scoped(refresh, AUD, IdpProfile::Okta),
+        "grant_type=refresh_token&refresh_token=r&scope=openid+offline_access"
     );
 }
