@@ -302,6 +302,7 @@ async fn host_options(
     options.memory_mib = limits.plugin_memory_mib;
     options.heavy_queries = limits.heavy_queries as usize;
     options.log_lines_per_second = limits.plugin_log_lines_per_second;
+    options.calls_audited = config.audit_log.trim() != "off";
     let compile_limits = crate::plugins::CompileLimits {
         timeout: limits.compile_timeout,
         memory_mib: limits.compile_memory_mib,

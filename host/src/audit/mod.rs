@@ -4,8 +4,9 @@
 //! token, an email, or an argument value that may be personal data: arguments are recorded by
 //! name, with values only for fields whose schema enumerates them. A line is bounded whatever
 //! the request holds ([`MAX_NAMES`], [`MAX_DEPTH`], [`MAX_NAME_BYTES`], [`MAX_VALUES`]), and
-//! it is written by a thread of its own: a slow disk makes calls wait (without holding a
-//! request thread), never the host stall. A line that cannot be written within
+//! it is written with a group commit ([`writer`]): in the calls' own tasks to a file, by a
+//! thread of its own to a pipe or a terminal (a slow reader makes calls wait without holding a
+//! request thread, never the host stall). A line that cannot be written within
 //! [`WRITE_WAIT`] is a failure: the answer is still sent, the failure logged and counted
 //! (`loanhost_audit_failures_total`). Every line is chained to the one before it and sealed
 //! under the host's audit key ([`chain`]): `loanhost audit verify` ([`verify`]) names the first
@@ -70,7 +71,15 @@ impl AuditFailure {
 /// A line for the writer, and where to say it was written.
 pub(crate) struct Job {
     line: Vec<u8>,
-    done: tokio::sync::oneshot::Sender<Result<(), String>>,
+    done: tokio::sync::oneshot::Sender<writer::Done>,
+}
+
+/// How lines reach the writer.
+enum Route {
+    /// Written in the calls' own tasks (a file, `/dev/null`).
+    Inline(std::sync::Arc<writer::Inline>),
+    /// Handed to the writer's thread (a pipe, a terminal, a socket).
+    Thread(SyncSender<Job>),
 }
 
 /// A chain's last line as the writer last wrote it: what an anchor records.
@@ -84,7 +93,7 @@ pub struct Anchor {
 
 /// The audit log of a server.
 pub struct AuditLog {
-    writer: Option<SyncSender<Job>>,
+    writer: Option<Route>,
     heads: Option<tokio::sync::watch::Receiver<Option<Anchor>>>,
 }
 
@@ -99,23 +108,28 @@ impl AuditLog {
             return Ok(AuditLog::off());
         }
         let key = sink::audit_key(key_file)?;
-        let (out, head, head_file, chain) = sink::open(setting, &key)?;
-        let (tx, rx) = sync_channel::<Job>(QUEUE);
+        let opened = sink::open(setting, &key)?;
         let (heads_tx, heads) = tokio::sync::watch::channel(None);
         let writer = writer::Writer {
-            out,
-            head,
-            head_file,
-            chain,
+            out: opened.out,
+            head: opened.head,
+            head_file: opened.head_file,
+            chain: opened.chain,
             key,
             heads: heads_tx,
         };
-        std::thread::Builder::new()
-            .name("audit-writer".into())
-            .spawn(move || writer.run(rx))
-            .map_err(|e| format!("cannot start the audit writer: {e}"))?;
+        let path = if opened.may_block {
+            let (tx, rx) = sync_channel::<Job>(QUEUE);
+            std::thread::Builder::new()
+                .name("audit-writer".into())
+                .spawn(move || writer::run_thread(writer, rx))
+                .map_err(|e| format!("cannot start the audit writer: {e}"))?;
+            Route::Thread(tx)
+        } else {
+            Route::Inline(std::sync::Arc::new(writer::Inline::new(writer)))
+        };
         Ok(AuditLog {
-            writer: Some(tx),
+            writer: Some(path),
             heads: Some(heads),
         })
     }
@@ -148,19 +162,50 @@ impl AuditLog {
         };
         // Sealed and newline-ended by the writer, in the order lines are written.
         let line = serde_json::to_vec(entry).map_err(|e| AuditFailure::Write(e.to_string()))?;
-        let (done, written) = tokio::sync::oneshot::channel();
-        match writer.try_send(Job { line, done }) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => return Err(AuditFailure::QueueFull),
-            Err(TrySendError::Disconnected(_)) => {
-                return Err(AuditFailure::Write("the audit writer has stopped".into()))
-            }
+        let (done, mut written) = tokio::sync::oneshot::channel();
+        let job = Job { line, done };
+        let refused = match writer {
+            Route::Inline(inline) => inline
+                .submit(job, QUEUE)
+                .err()
+                .map(|_| AuditFailure::QueueFull),
+            Route::Thread(tx) => match tx.try_send(job) {
+                Ok(()) => None,
+                Err(TrySendError::Full(_)) => Some(AuditFailure::QueueFull),
+                Err(TrySendError::Disconnected(_)) => {
+                    Some(AuditFailure::Write("the audit writer has stopped".into()))
+                }
+            },
+        };
+        if let Some(refused) = refused {
+            return Err(refused);
         }
-        match tokio::time::timeout(WRITE_WAIT, written).await {
-            Ok(Ok(Ok(()))) => Ok(()),
-            Ok(Ok(Err(e))) => Err(AuditFailure::Write(e)),
-            Ok(Err(_)) => Err(AuditFailure::Write("the audit writer has stopped".into())),
-            Err(_) => Err(AuditFailure::Stalled),
+        let deadline = tokio::time::Instant::now() + WRITE_WAIT;
+        loop {
+            // A line written by this call itself is told at once: no timer is set.
+            let told = match written.try_recv() {
+                Ok(told) => Ok(told),
+                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => Err(()),
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {
+                    match tokio::time::timeout_at(deadline, &mut written).await {
+                        Ok(told) => told.map_err(|_| ()),
+                        Err(_) => return Err(AuditFailure::Stalled),
+                    }
+                }
+            };
+            match told {
+                Ok(writer::Done::Written(Ok(()))) => return Ok(()),
+                Ok(writer::Done::Written(Err(e))) => return Err(AuditFailure::Write(e)),
+                Ok(writer::Done::Lead(line)) => {
+                    let Route::Inline(inline) = writer else {
+                        unreachable!("only the inline writer hands on its lead");
+                    };
+                    let (done, again) = tokio::sync::oneshot::channel();
+                    inline.lead_with(line, done);
+                    written = again;
+                }
+                Err(()) => return Err(AuditFailure::Write("the audit writer has stopped".into())),
+            }
         }
     }
 }
@@ -324,164 +369,4 @@ fn count_names(value: &Value) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::path::Path;
-
-    #[test]
-    fn only_enumerated_values_are_kept() {
-        let schema = json!({"properties": {
-            "groupBy": {"enum": ["Status", "Month"]},
-            "filter": {"properties": {
-                "statuses": {"items": {"enum": ["Loan Open"]}},
-                "searchText": {"type": "string"}
-            }}
-        }});
-        let args = json!({"groupBy": "Status", "filter": {"statuses": ["Loan Open", "Smith"], "searchText": "ima.obrien@example.com"}, "free": "secret"});
-        let s = summarize(&args, &schema);
-        assert_eq!(
-            s.names,
-            [
-                "filter",
-                "filter.searchText",
-                "filter.statuses",
-                "free",
-                "groupBy"
-            ]
-        );
-        assert_eq!(
-            s.values,
-            BTreeMap::from([
-                ("filter.statuses".to_string(), json!(["Loan Open"])),
-                ("groupBy".to_string(), json!("Status"))
-            ])
-        );
-        let line = serde_json::to_string(&s).unwrap();
-        assert!(!line.contains("obrien") && !line.contains("secret") && !line.contains("Smith"));
-    }
-
-    #[tokio::test]
-    async fn a_file_sink_appends_flushed_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.jsonl");
-        let key = dir.path().join("audit.key");
-        let log = AuditLog::open(path.to_str().unwrap(), &key).unwrap();
-        let entry = AuditEntry {
-            time: AuditEntry::now(),
-            request_id: json!(1),
-            call_id: 7,
-            user_id: "u",
-            roles: vec!["Agent", "User"],
-            tool: Some("t".into()),
-            plugin_digest: None,
-            plugin_source: None,
-            artifact_digest: None,
-            signer_key_id: None,
-            outcome: "ok",
-            duration_ms: 1.5,
-            db_time_ms: 0.0,
-            queries: 0,
-            rows_read: 0,
-            rows_listed: 0,
-            loans_listed: &[],
-            people_found: 0,
-            result_bytes: 2,
-            arguments: ArgumentSummary::default(),
-            route: None,
-        };
-        log.record(&entry).await.unwrap();
-        log.record(&entry).await.unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().count(), 2);
-        let v: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-        assert_eq!(
-            (v["callId"].clone(), v["outcome"].clone()),
-            (json!(7), json!("ok"))
-        );
-        assert!(AuditLog::open("/nonexistent-dir/x.jsonl", &key).is_err());
-    }
-
-    /// Arguments nested `depth` deep, each level with a key of `key_bytes` and `wide` siblings.
-    fn nested(depth: usize, key_bytes: usize, wide: usize) -> Value {
-        let mut v = json!(1);
-        for d in 0..depth {
-            let mut m = Map::new();
-            for w in 0..wide {
-                m.insert(format!("{d}-{w}-{}", "k".repeat(key_bytes)), json!(0));
-            }
-            m.insert(format!("{d}-{}", "k".repeat(key_bytes)), v);
-            v = Value::Object(m);
-        }
-        v
-    }
-
-    #[test]
-    fn a_summary_is_bounded_however_deep_and_wide_the_arguments() {
-        // About 1 MiB of arguments, 120 levels of 8 KiB keys: unbounded, the names with their
-        // full prefixes would be ~60 MB.
-        let args = nested(120, 8 * 1024, 0);
-        let s = summarize(&args, &Value::Null);
-        assert_eq!(s.names.len(), MAX_DEPTH);
-        assert_eq!(s.names_omitted, 120 - MAX_DEPTH as u64);
-        let line = serde_json::to_string(&s).unwrap();
-        assert!(line.len() < 1024, "{} bytes: {line}", line.len());
-        // Wide: names past MAX_NAMES are counted.
-        let wide = nested(2, 10, 100);
-        let s = summarize(&wide, &Value::Null);
-        assert_eq!(s.names.len(), MAX_NAMES);
-        assert_eq!(s.names.len() as u64 + s.names_omitted, 2 * 101);
-        // Enumerated values: at most MAX_VALUES kept.
-        let schema = json!({"properties": {"statuses": {"items": {"enum": ["Loan Open"]}}}});
-        let s = summarize(&json!({"statuses": vec!["Loan Open"; 10_000]}), &schema);
-        assert_eq!(s.values["statuses"].as_array().unwrap().len(), MAX_VALUES);
-        // Names, tool names and string ids are cut at a character boundary.
-        let long = "é".repeat(100);
-        assert!(bounded(&long).len() <= MAX_NAME_BYTES + '…'.len_utf8());
-        assert!(bounded(&long).ends_with('…'));
-        assert_eq!(bounded("report_loans"), "report_loans");
-        assert_eq!(
-            bounded_id(&json!("x".repeat(10_000)))
-                .as_str()
-                .unwrap()
-                .len(),
-            MAX_NAME_BYTES + '…'.len_utf8()
-        );
-        assert_eq!(bounded_id(&json!(7)), json!(7));
-    }
-
-    #[tokio::test]
-    async fn a_failed_write_is_reported_not_hidden() {
-        // /dev/full accepts the open and fails every write with ENOSPC.
-        if !Path::new("/dev/full").exists() {
-            return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let log = AuditLog::open("/dev/full", &dir.path().join("audit.key")).unwrap();
-        let entry = AuditEntry {
-            time: AuditEntry::now(),
-            request_id: json!(1),
-            call_id: 1,
-            user_id: "u",
-            roles: vec![],
-            tool: None,
-            plugin_digest: None,
-            plugin_source: None,
-            artifact_digest: None,
-            signer_key_id: None,
-            outcome: "ok",
-            duration_ms: 0.0,
-            db_time_ms: 0.0,
-            queries: 0,
-            rows_read: 0,
-            rows_listed: 0,
-            loans_listed: &[],
-            people_found: 0,
-            result_bytes: 0,
-            arguments: ArgumentSummary::default(),
-            route: None,
-        };
-        let e = log.record(&entry).await.unwrap_err();
-        assert_eq!(e.label(), "write", "{e}");
-    }
-}
+mod tests;

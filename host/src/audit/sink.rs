@@ -2,25 +2,40 @@
 //! (`<log>.head`), and the audit key that seals them.
 
 use std::io::Write;
+use std::os::fd::AsFd as _;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::Path;
 
 use super::chain::{self, Head};
 use super::verify;
 
-/// A sink, the head its chain continues from, the head file to keep up to date (a file log
-/// only), and the chain's name (the seal of its first line) when it is known.
-pub(super) type Opened = (
-    Box<dyn Write + Send>,
-    Head,
-    Option<std::fs::File>,
-    Option<String>,
-);
+/// An opened sink: where lines go, the head its chain continues from, the head file to keep
+/// up to date (a file log only), the chain's name (the seal of its first line) when it is
+/// known, and whether a write may block for as long as a reader pleases (a pipe, a terminal,
+/// a socket) rather than go to the page cache (a regular file, `/dev/null`).
+pub(super) struct Opened {
+    pub(super) out: Box<dyn Write + Send>,
+    pub(super) head: Head,
+    pub(super) head_file: Option<std::fs::File>,
+    pub(super) chain: Option<String>,
+    pub(super) may_block: bool,
+}
 
 /// Opens `setting` (`stdout`, `-`, or a path). A regular file continues its chain; stdout, or
 /// a path that is not a regular file (a pipe, a device), starts one, without a head file.
 pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
     if matches!(setting, "stdout" | "-") {
-        return Ok((Box::new(std::io::stdout()), Head::start(), None, None));
+        let may_block = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_or(true, |fd| may_block(&std::fs::File::from(fd)));
+        return Ok(Opened {
+            out: Box::new(std::io::stdout()),
+            head: Head::start(),
+            head_file: None,
+            chain: None,
+            may_block,
+        });
     }
     let path = Path::new(setting);
     let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
@@ -32,12 +47,34 @@ pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
     let log = private(path, true)
         .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))?;
     if !regular {
-        return Ok((Box::new(log), head, None, None));
+        return Ok(Opened {
+            may_block: may_block(&log),
+            out: Box::new(log),
+            head,
+            head_file: None,
+            chain: None,
+        });
     }
     let head_path = verify::head_path(path);
     let head_file = private(&head_path, false)
         .map_err(|e| format!("cannot open {}: {e}", head_path.display()))?;
-    Ok((Box::new(log), head, Some(head_file), chain))
+    Ok(Opened {
+        out: Box::new(log),
+        head,
+        head_file: Some(head_file),
+        chain,
+        may_block: false,
+    })
+}
+
+/// Whether a write to `f` may wait on a reader: anything but a regular file or `/dev/null`.
+fn may_block(f: &std::fs::File) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(m) = f.metadata() else {
+        return true;
+    };
+    let null = std::fs::metadata("/dev/null").map(|n| n.rdev()).ok();
+    !(m.is_file() || (m.file_type().is_char_device() && Some(m.rdev()) == null))
 }
 
 /// `path` opened to append (`append`) or to overwrite in place, created with mode 0600.
@@ -132,9 +169,8 @@ fn last_head(key: &[u8; 32], path: &Path) -> Result<(Head, Option<String>), Stri
 /// Bytes read from a log's end to find its last line (a line is bounded well below this).
 const TAIL_BYTES: u64 = 1 << 20;
 
-pub(super) fn write_at_start(f: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::{Seek as _, SeekFrom};
-    f.seek(SeekFrom::Start(0))?;
-    f.write_all(bytes)?;
-    f.flush()
+/// Writes `bytes` at the start of `f`, in one system call (`pwrite`): the head file is
+/// rewritten in place, of a fixed length.
+pub(super) fn write_at_start(f: &std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(f, bytes, 0)
 }

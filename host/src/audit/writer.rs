@@ -1,17 +1,38 @@
-//! The audit writer's thread: seals the lines it is handed, in order, and writes them with a
-//! group commit: the lines queued while one write was under way are sealed and written
-//! together, with one write and one flush (and one head), and each call is told only once its
-//! line is flushed. One call alone is written at once, as before; many at once cost one
-//! system call between them instead of one each.
+//! The audit writer: seals the lines it is handed, in order, and writes them with a group
+//! commit: the lines queued while one write was under way are sealed and written together,
+//! with one write (and one head), and each call is told only once its line is written.
+//!
+//! Two ways to run it, chosen by the sink ([`super::sink::blocks`]):
+//! - **in the calls' own tasks** ([`Inline`]), for a regular file or `/dev/null`, whose writes
+//!   go to the page cache: the first call to find the writer idle leads, writing its line and
+//!   every line queued meanwhile, and the calls that queued theirs wait for it. No thread
+//!   hand-off and no wake-up for a call alone: the writes nginx makes of its access log from
+//!   its event loop, for the same reason. A leader writes at most [`ROUNDS`] batches, then
+//!   hands the lead to the oldest call still waiting.
+//! - **on a thread of its own** ([`run_thread`]), for a pipe, a terminal or a socket, which
+//!   may block for as long as its reader pleases: calls then wait without holding a request
+//!   thread.
 
 use std::io::Write;
 use std::sync::mpsc::Receiver;
+use std::sync::Mutex;
 
 use super::chain::{self, Head};
 use super::{sink, Anchor, Job};
 
 /// Lines written together at most.
 const BATCH: usize = 256;
+/// Batches a leader writes before it hands the lead on: a call's answer waits for its own
+/// line, not for everyone else's.
+const ROUNDS: usize = 4;
+
+/// What a waiting call is told.
+pub(crate) enum Done {
+    /// Its line was written (or the write failed, with why).
+    Written(Result<(), String>),
+    /// Its line was not written yet: the call leads now, its own line first.
+    Lead(Vec<u8>),
+}
 
 /// The writer's state: where lines go, the chain's head and name, its key, and where each
 /// head is published (for the anchors).
@@ -24,33 +45,136 @@ pub(super) struct Writer {
     pub(super) heads: tokio::sync::watch::Sender<Option<Anchor>>,
 }
 
-impl Writer {
-    /// Writes the lines `jobs` brings until every sender is gone.
-    pub(super) fn run(mut self, jobs: Receiver<Job>) {
-        while let Ok(first) = jobs.recv() {
-            let mut batch = vec![first];
-            while batch.len() < BATCH {
-                match jobs.try_recv() {
-                    Ok(job) => batch.push(job),
-                    Err(_) => break,
-                }
+/// Writes the lines `jobs` brings, on the calling thread, until every sender is gone.
+pub(super) fn run_thread(mut writer: Writer, jobs: Receiver<Job>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
             }
-            let written = self.write(&batch);
-            for job in batch {
-                let _ = job.done.send(written.clone());
-            }
+        }
+        let written = writer.write(batch.iter().map(|j| j.line.as_slice()));
+        for job in batch {
+            let _ = job.done.send(Done::Written(written.clone()));
+        }
+    }
+}
+
+/// The writer run in the calls' own tasks: the lines waiting, whether a call leads, and the
+/// writer (locked by the leader alone).
+pub(super) struct Inline {
+    pending: Mutex<Pending>,
+    writer: Mutex<Writer>,
+}
+
+/// Lines queued for the leader, and whether there is one.
+#[derive(Default)]
+struct Pending {
+    jobs: Vec<Job>,
+    leading: bool,
+}
+
+impl Inline {
+    pub(super) fn new(writer: Writer) -> Inline {
+        Inline {
+            pending: Mutex::new(Pending::default()),
+            writer: Mutex::new(writer),
         }
     }
 
-    /// Seals `batch` after the chain's head, writes and flushes it, then moves the head (and
-    /// its file) past it. Nothing moves when the write fails: the next lines are sealed after
-    /// the last line written.
-    fn write(&mut self, batch: &[Job]) -> Result<(), String> {
+    /// Queues `job`, or, when no call leads, leads: writes it and what is queued behind it.
+    /// `Err` gives the job back when `limit` lines are already waiting.
+    pub(super) fn submit(&self, job: Job, limit: usize) -> Result<(), Job> {
+        let batch = {
+            let mut p = lock(&self.pending);
+            if p.leading {
+                if p.jobs.len() >= limit {
+                    return Err(job);
+                }
+                p.jobs.push(job);
+                return Ok(());
+            }
+            p.leading = true;
+            let mut batch = std::mem::take(&mut p.jobs);
+            batch.push(job);
+            batch
+        };
+        self.lead(batch);
+        Ok(())
+    }
+
+    /// Leads with `line` (handed the lead by the last leader): writes it first, then what is
+    /// queued; what it was told of its own line goes to `done`.
+    pub(super) fn lead_with(&self, line: Vec<u8>, done: tokio::sync::oneshot::Sender<Done>) {
+        let queued = std::mem::take(&mut lock(&self.pending).jobs);
+        let mut batch = Vec::with_capacity(queued.len() + 1);
+        batch.push(Job { line, done });
+        batch.extend(queued);
+        self.lead(batch);
+    }
+
+    /// Writes `batch`, then what was queued meanwhile, for at most [`ROUNDS`] batches; then
+    /// hands the lead to the oldest waiting call, or gives it up when none waits. A call that
+    /// stopped waiting (past `WRITE_WAIT`) takes no lead: its line is written all the same.
+    fn lead(&self, mut batch: Vec<Job>) {
+        loop {
+            let mut writer = lock(&self.writer);
+            for _ in 0..ROUNDS {
+                let rest = batch.split_off(batch.len().min(BATCH));
+                let written = writer.write(batch.iter().map(|j| j.line.as_slice()));
+                for job in batch {
+                    let _ = job.done.send(Done::Written(written.clone()));
+                }
+                batch = rest;
+                let mut p = lock(&self.pending);
+                batch.append(&mut p.jobs);
+                if batch.is_empty() {
+                    p.leading = false;
+                    return;
+                }
+            }
+            drop(writer);
+            let mut p = lock(&self.pending);
+            batch.append(&mut p.jobs);
+            let mut waiting = batch.into_iter();
+            let oldest = waiting
+                .next()
+                .expect("a lead is handed on only with lines waiting");
+            match oldest.done.send(Done::Lead(oldest.line)) {
+                // `leading` stays set: the lead is the oldest call's now.
+                Ok(()) => {
+                    p.jobs = waiting.collect();
+                    return;
+                }
+                Err(Done::Lead(line)) => {
+                    drop(p);
+                    let (done, _) = tokio::sync::oneshot::channel();
+                    batch = std::iter::once(Job { line, done }).chain(waiting).collect();
+                }
+                Err(Done::Written(_)) => unreachable!("a lead is sent as a lead"),
+            }
+        }
+    }
+}
+
+/// `m` locked; a writer that panicked mid-write left nothing half-done that matters here (the
+/// head moves only after a write).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Writer {
+    /// Seals `lines` after the chain's head, writes and flushes them, then moves the head
+    /// (and its file) past them. Nothing moves when the write fails: the next lines are
+    /// sealed after the last line written.
+    fn write<'a>(&mut self, lines: impl Iterator<Item = &'a [u8]>) -> Result<(), String> {
         let mut next = self.head.clone();
         let mut chain = self.chain.clone();
-        let mut bytes = Vec::with_capacity(batch.iter().map(|j| j.line.len() + 200).sum());
-        for job in batch {
-            bytes.extend_from_slice(&chain::seal(&self.key, &mut next, &job.line));
+        let mut bytes = Vec::with_capacity(1024);
+        for line in lines {
+            bytes.extend_from_slice(&chain::seal(&self.key, &mut next, line));
             if next.seq == 1 {
                 chain = Some(next.seal.clone());
             }
@@ -67,7 +191,7 @@ impl Writer {
                 head: self.head.clone(),
             }));
         }
-        if let Some(f) = self.head_file.as_mut() {
+        if let Some(f) = self.head_file.as_ref() {
             // In place and of a fixed length: never half a head on disk.
             let text = chain::head_text(&self.key, &self.head, self.chain.as_deref());
             sink::write_at_start(f, text.as_bytes())
@@ -76,3 +200,7 @@ impl Writer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;

@@ -80,6 +80,7 @@ pub struct Plugins {
     callers: Arc<CallerBudgets>,
     next_call: AtomicU64,
     metrics: Arc<crate::telemetry::Metrics>,
+    calls_audited: bool,
 }
 
 impl Plugins {
@@ -132,6 +133,7 @@ impl Plugins {
             callers: CallerBudgets::with_fleet(options.callers, options.fleet),
             next_call: AtomicU64::new(1),
             metrics: options.metrics,
+            calls_audited: options.calls_audited,
         }))
     }
 
@@ -288,15 +290,26 @@ impl Plugins {
         drop(ticket);
         report.duration = started.elapsed();
         let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
-        tracing::info!(
-            tool = name,
-            call_id,
-            user_id = %caller.user_id,
-            digest = %&plugin.digest[..12],
-            micros = report.duration.as_micros() as u64,
-            outcome = code,
-            "tool call"
-        );
+        macro_rules! call_line {
+            ($level:ident) => {
+                tracing::$level!(
+                    tool = name,
+                    call_id,
+                    user_id = %caller.user_id,
+                    digest = %&plugin.digest[..12],
+                    micros = report.duration.as_micros() as u64,
+                    outcome = code,
+                    "tool call"
+                )
+            };
+        }
+        // With an audit log the call's record is its audit line; the log repeats it only
+        // when asked for `debug`.
+        if self.calls_audited {
+            call_line!(debug);
+        } else {
+            call_line!(info);
+        }
         (outcome.map_err(CallError::Tool), report)
     }
 

@@ -46,6 +46,10 @@ pub struct HostOptions {
     /// Record every call's stage marks in its [`super::CallUsage`] (`languages`'s profile):
     /// a guest's `loanhost-profile:` log lines become marks instead of log lines.
     pub profile_calls: bool,
+    /// Every call has an audit line (`LOANHOST_AUDIT_LOG` is not `off`): the host's own
+    /// `tool call` log line is then at `debug`, the audit line being the call's record; else
+    /// at `info`.
+    pub calls_audited: bool,
 }
 
 impl HostOptions {
@@ -67,6 +71,7 @@ impl HostOptions {
             metrics: Arc::default(),
             compiler: Compiler::for_this_process(CompileLimits::default()),
             profile_calls: false,
+            calls_audited: false,
         }
     }
 
