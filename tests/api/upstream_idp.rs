@@ -43,8 +43,8 @@ pub async fn mock_idp_with(email: &str, ttl_secs: u64) -> MockIdp {
 
 async fn mock_idp_options(email: &str, ttl_secs: u64, send_iss: bool) -> MockIdp {
     assert!(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("clients/node_modules/oauth2-mock-server")
+        loanhost_tests::clients()
+            .join("node_modules/oauth2-mock-server")
             .is_dir(),
         "run `make test` (npm ci in tests/clients)"
     );

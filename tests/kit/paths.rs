@@ -1,10 +1,17 @@
 //! Where things are: the repository, the built binary, the test clients and their Python.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// The repository's root folder.
+/// The repository's root folder: the parent of the running test's package (cargo sets
+/// `CARGO_MANIFEST_DIR` when it runs a test or a bench; every package of the workspace is one
+/// folder below the root), else of this crate's as it was built. Read at run time: a target
+/// folder shared by two clones of the repository (`~/.cache/loanhost/target`) may hold this
+/// crate built in the other clone, whose path would otherwise be baked in.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.join("Cargo.toml").is_file())
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
         .parent()
         .unwrap()
         .to_path_buf()
@@ -12,7 +19,7 @@ pub fn root() -> PathBuf {
 
 /// The real MCP clients and peers of `tests/clients` (Node; `make test` runs `npm ci` there).
 pub fn clients() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("clients")
+    root().join("tests/clients")
 }
 
 /// The `loanhost` binary of this build (`target/<profile>/loanhost`, beside the test binary's

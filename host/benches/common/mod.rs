@@ -116,7 +116,12 @@ pub fn plugins_dir(dir: &Path, tools: &[&str]) -> std::path::PathBuf {
 /// This process's CPU time so far (user + system), from `/proc/self/stat` (clock ticks of
 /// 10 ms: read it over seconds, not calls).
 pub fn process_cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    cpu_seconds_of("self")
+}
+
+/// The CPU time (user and system) process `pid` (`self`, or a number) has used, in seconds.
+pub fn cpu_seconds_of(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command name (which may hold spaces, hence the last `)`): utime and
     // stime are the 12th and 13th of them.
     let fields: Vec<&str> = stat
@@ -141,6 +146,9 @@ pub struct Throughput {
     /// generator's together (they share the process). Steadier than `per_second` on a shared
     /// machine, where other tenants take wall-clock time but not this process's CPU time.
     pub cpu_us_per_call: f64,
+    /// The CPU time per call of the server processes named to [`throughput_of`], in
+    /// microseconds (`NaN` when none was named).
+    pub server_cpu_us_per_call: f64,
 }
 
 /// Requests per second of `connections` loops for `seconds` (after one second of warm-up):
@@ -153,6 +161,25 @@ pub async fn throughput(
     connections: usize,
     seconds: f64,
 ) -> Throughput {
+    throughput_of(urls, tokens, tool, connections, seconds, &[]).await
+}
+
+/// [`throughput`], with the CPU time of the server processes `servers` (their pids) measured
+/// over the same window.
+pub async fn throughput_of(
+    urls: &[String],
+    tokens: &[String],
+    tool: &str,
+    connections: usize,
+    seconds: f64,
+    servers: &[u32],
+) -> Throughput {
+    let servers_cpu = || -> f64 {
+        servers
+            .iter()
+            .map(|pid| cpu_seconds_of(&pid.to_string()))
+            .sum()
+    };
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
     let client = reqwest::Client::builder()
@@ -197,10 +224,18 @@ pub async fn throughput(
     }
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     counting.store(true, Ordering::Relaxed);
-    let (started, cpu) = (std::time::Instant::now(), process_cpu_seconds());
+    let (started, cpu, server_cpu) = (
+        std::time::Instant::now(),
+        process_cpu_seconds(),
+        servers_cpu(),
+    );
     tokio::time::sleep(std::time::Duration::from_secs_f64(seconds)).await;
     let n = done.load(Ordering::Relaxed);
-    let (elapsed, cpu) = (started.elapsed().as_secs_f64(), process_cpu_seconds() - cpu);
+    let (elapsed, cpu, server_cpu) = (
+        started.elapsed().as_secs_f64(),
+        process_cpu_seconds() - cpu,
+        servers_cpu() - server_cpu,
+    );
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
         t.await.unwrap();
@@ -208,5 +243,10 @@ pub async fn throughput(
     Throughput {
         per_second: n as f64 / elapsed,
         cpu_us_per_call: cpu * 1e6 / n as f64,
+        server_cpu_us_per_call: if servers.is_empty() {
+            f64::NAN
+        } else {
+            server_cpu * 1e6 / n as f64
+        },
     }
 }

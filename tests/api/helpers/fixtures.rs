@@ -53,10 +53,7 @@ fn sweep_ended_runs(tmp: &Path) {
 pub fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .to_path_buf();
+        let root = loanhost_tests::root();
         let dist = run_dir("dist");
         let build = run_dir("build");
         let output = std::process::Command::new(root.join("scripts/build-plugins.sh"))
