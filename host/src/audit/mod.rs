@@ -162,7 +162,7 @@ impl AuditLog {
         };
         // Sealed and newline-ended by the writer, in the order lines are written.
         let line = serde_json::to_vec(entry).map_err(|e| AuditFailure::Write(e.to_string()))?;
-        let (done, mut written) = tokio::sync::oneshot::channel();
+        let (done, written) = tokio::sync::oneshot::channel();
         let job = Job { line, done };
         let refused = match writer {
             Route::Inline(inline) => inline
@@ -180,32 +180,18 @@ impl AuditLog {
         if let Some(refused) = refused {
             return Err(refused);
         }
-        let deadline = tokio::time::Instant::now() + WRITE_WAIT;
-        loop {
-            // A line written by this call itself is told at once: no timer is set.
-            let told = match written.try_recv() {
-                Ok(told) => Ok(told),
-                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => Err(()),
-                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {
-                    match tokio::time::timeout_at(deadline, &mut written).await {
-                        Ok(told) => told.map_err(|_| ()),
-                        Err(_) => return Err(AuditFailure::Stalled),
-                    }
-                }
-            };
-            match told {
-                Ok(writer::Done::Written(Ok(()))) => return Ok(()),
-                Ok(writer::Done::Written(Err(e))) => return Err(AuditFailure::Write(e)),
-                Ok(writer::Done::Lead(line)) => {
-                    let Route::Inline(inline) = writer else {
-                        unreachable!("only the inline writer hands on its lead");
-                    };
-                    let (done, again) = tokio::sync::oneshot::channel();
-                    inline.lead_with(line, done);
-                    written = again;
-                }
-                Err(()) => return Err(AuditFailure::Write("the audit writer has stopped".into())),
-            }
+        let inline = match writer {
+            Route::Inline(inline) => Some(&**inline),
+            Route::Thread(_) => None,
+        };
+        let mut waiting = writer::Waiting::new(written, inline);
+        match waiting
+            .written(tokio::time::Instant::now() + WRITE_WAIT)
+            .await
+        {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(AuditFailure::Write(e)),
+            None => Err(AuditFailure::Stalled),
         }
     }
 }

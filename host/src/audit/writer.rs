@@ -159,6 +159,71 @@ impl Inline {
     }
 }
 
+/// A call waiting to be told its line was written. Handed the lead, it leads (its own line
+/// first); dropped before it was told (its call cancelled, or out of time), it takes up a lead
+/// handed to it meanwhile, so the lines queued behind it are never stranded.
+pub(super) struct Waiting<'a> {
+    told: tokio::sync::oneshot::Receiver<Done>,
+    inline: Option<&'a Inline>,
+}
+
+impl<'a> Waiting<'a> {
+    /// Waits on `told`; `inline` is the writer that may hand it the lead (`None`: a thread's).
+    pub(super) fn new(
+        told: tokio::sync::oneshot::Receiver<Done>,
+        inline: Option<&'a Inline>,
+    ) -> Waiting<'a> {
+        Waiting { told, inline }
+    }
+
+    /// What became of the line: written, or not (why); `None` when it was not written by
+    /// `deadline`. A line this call wrote itself is told at once, without a timer.
+    pub(super) async fn written(
+        &mut self,
+        deadline: tokio::time::Instant,
+    ) -> Option<Result<(), String>> {
+        use tokio::sync::oneshot::error::TryRecvError;
+        loop {
+            let told = match self.told.try_recv() {
+                Ok(told) => Some(told),
+                Err(TryRecvError::Closed) => None,
+                Err(TryRecvError::Empty) => {
+                    match tokio::time::timeout_at(deadline, &mut self.told).await {
+                        Ok(told) => told.ok(),
+                        Err(_) => return None,
+                    }
+                }
+            };
+            match told {
+                Some(Done::Written(written)) => return Some(written),
+                Some(Done::Lead(line)) => self.lead(line),
+                None => return Some(Err("the audit writer has stopped".into())),
+            }
+        }
+    }
+
+    /// Leads with `line`, to be told of it anew.
+    fn lead(&mut self, line: Vec<u8>) {
+        let inline = self
+            .inline
+            .expect("only the writer in the calls' tasks hands on its lead");
+        let (done, told) = tokio::sync::oneshot::channel();
+        self.told = told;
+        inline.lead_with(line, done);
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        // Closed first: a lead is then either here to be read, or refused to its sender, who
+        // keeps it.
+        self.told.close();
+        if let (Ok(Done::Lead(line)), Some(_)) = (self.told.try_recv(), self.inline) {
+            self.lead(line);
+        }
+    }
+}
+
 /// `m` locked; a writer that panicked mid-write left nothing half-done that matters here (the
 /// head moves only after a write).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

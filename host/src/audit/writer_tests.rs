@@ -196,6 +196,47 @@ fn a_line_whose_call_stopped_waiting_is_written_and_takes_no_lead() {
 }
 
 #[test]
+fn a_call_handed_the_lead_and_cancelled_leads_as_it_is_dropped() {
+    // Arrange: the lead handed to the oldest waiting call, whose request is then cancelled.
+    let f = fixture(ROUNDS + 1);
+    let (j, _rx) = job("first");
+    f.inline.submit(j, 1024).ok().unwrap();
+    let handed = f.waiting.lock().unwrap().remove(ROUNDS - 1);
+    let waiting = Waiting::new(handed, Some(&f.inline));
+
+    // Act
+    drop(waiting);
+
+    // Assert: its line and those behind it written, in order; nobody leads.
+    let expected: Vec<String> = std::iter::once("first".to_string())
+        .chain((0..=ROUNDS).map(|n| format!("late{n}")))
+        .collect();
+    assert_eq!(written(&f.bytes.lock().unwrap()), expected);
+    for rx in f.waiting.lock().unwrap().iter_mut() {
+        assert_eq!(told(rx), Some(Ok(())));
+    }
+    assert!(!lock(&f.inline.pending).leading);
+}
+
+#[tokio::test]
+async fn a_waiting_call_handed_the_lead_leads_and_is_told_of_its_line() {
+    // Arrange
+    let f = fixture(ROUNDS);
+    let (j, _rx) = job("first");
+    f.inline.submit(j, 1024).ok().unwrap();
+    let handed = f.waiting.lock().unwrap().remove(ROUNDS - 1);
+    let mut waiting = Waiting::new(handed, Some(&f.inline));
+
+    // Act
+    let told = waiting.written(tokio::time::Instant::now()).await;
+
+    // Assert
+    assert_eq!(told, Some(Ok(())));
+    assert_eq!(written(&f.bytes.lock().unwrap()).len(), ROUNDS + 1);
+    assert!(!lock(&f.inline.pending).leading);
+}
+
+#[test]
 fn a_full_queue_gives_the_line_back() {
     // Arrange: a leader is writing (set by hand), one line already queued.
     let f = fixture(0);
