@@ -8,10 +8,10 @@
 //! the refreshed token) and the official TypeScript SDK; and the same server refusing the
 //! `oidc` profile's `resource`, so these tests can fail.
 
-use serde_json::Value;
-
 use crate::openid_provider::{
-    assert_called_after_the_ops_pages, header_and_claims, setup_op, sign_in, ts_sign_in, Setup,
+    assert_called_after_the_ops_pages, assert_refreshed, assert_refused_for_its_resource,
+    assert_through_the_callback_with_a_refresh_token, header_and_claims, setup_op, sign_in,
+    ts_sign_in, Setup,
 };
 
 /// The authorization server's audience, as an Okta administrator names an API's.
@@ -60,10 +60,7 @@ async fn an_agent_signs_in_through_okta_with_the_python_sdk_and_refreshes() {
     );
     // A refresh through /token (the SDK's form names `resource` at the code exchange, which
     // the facade drops): a new token that works.
-    assert_eq!(out["hasRefreshToken"], true, "{out}");
-    assert_eq!(out["refreshStatus"], 200, "{out}");
-    assert_ne!(out["refreshedAccessToken"], out["accessToken"]);
-    assert_eq!(out["refreshedIsError"], false, "{out}");
+    assert_refreshed(&out);
 }
 
 #[tokio::test]
@@ -75,12 +72,7 @@ async fn an_admin_signs_in_through_okta_with_the_typescript_sdk() {
     let out = ts_sign_in(&s, "admin@example.com").await;
 
     // Assert
-    assert_called_after_the_ops_pages(&out);
-    assert_eq!(out["hasRefreshToken"], true, "{out}");
-    assert_eq!(
-        out["idpRedirectUri"],
-        format!("{}/authorize/callback", s.app.base)
-    );
+    assert_through_the_callback_with_a_refresh_token(&out, &s);
 }
 
 #[tokio::test]
@@ -92,7 +84,5 @@ async fn the_oidc_profile_is_refused_by_okta_for_its_resource() {
     let out = sign_in(&s, "Agent@Example.com", "basic", false).await;
 
     // Assert
-    assert!(out["error"].is_string(), "{out}");
-    assert_eq!(out["idpQuery"]["resource"], AUDIENCE, "{out}");
-    assert!(out.get("accessToken").is_none_or(Value::is_null), "{out}");
+    assert_refused_for_its_resource(&out, AUDIENCE);
 }

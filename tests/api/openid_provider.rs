@@ -294,3 +294,29 @@ async fn the_typescript_sdk_signs_in_through_the_certified_op() {
     );
     assert_eq!(out["hasRefreshToken"], true, "{out}");
 }
+
+/// A sign-in whose IdP answered loanhost's callback, and which left the client a refresh
+/// token.
+pub(crate) fn assert_through_the_callback_with_a_refresh_token(out: &Value, s: &Setup) {
+    assert_called_after_the_ops_pages(out);
+    assert_eq!(out["hasRefreshToken"], true, "{out}");
+    assert_eq!(
+        out["idpRedirectUri"],
+        format!("{}/authorize/callback", s.app.base)
+    );
+}
+
+/// A refresh through `/token` that gave a new token, which works.
+pub(crate) fn assert_refreshed(out: &Value) {
+    assert_eq!(out["hasRefreshToken"], true, "{out}");
+    assert_eq!(out["refreshStatus"], 200, "{out}");
+    assert_ne!(out["refreshedAccessToken"], out["accessToken"]);
+    assert_eq!(out["refreshedIsError"], false, "{out}");
+}
+
+/// A sign-in the IdP refused for the `resource` it was sent (`resource`), with no token.
+pub(crate) fn assert_refused_for_its_resource(out: &Value, resource: &str) {
+    assert!(out["error"].is_string(), "{out}");
+    assert_eq!(out["idpQuery"]["resource"], resource, "{out}");
+    assert!(out.get("accessToken").is_none_or(Value::is_null), "{out}");
+}
