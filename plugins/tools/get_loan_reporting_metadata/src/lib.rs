@@ -66,21 +66,30 @@ impl Tool for Metadata {
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
-        let NoArguments {} = parse_arguments(arguments)?;
-        let list = |words: &[&str]| words.iter().map(|w| w.to_string()).collect();
-        loanhost_guest::result(&LoanReportingMetadataResponse {
-            statuses: list(STATUSES),
-            loan_types: list(LOAN_TYPES),
-            purposes: list(PURPOSES),
-            group_by_dimensions: list(GROUP_BY_DIMENSIONS),
-            metric_functions: list(METRIC_FUNCTIONS),
-            metric_fields: list(METRIC_FIELDS),
-            date_fields: list(DATE_FIELDS),
-            order_by_options: list(ORDER_BY_OPTIONS),
-            northstar_stages: list(NORTHSTAR_STAGES),
-            milestone_granularities: list(MILESTONE_GRANULARITIES),
-        })
+        loanhost_guest::result(&answer(arguments)?)
     }
+
+    /// The record written straight to text: no `Value` tree between them.
+    fn call_text(arguments: Value) -> Result<String, ToolError> {
+        loanhost_guest::result_text(&answer(arguments)?)
+    }
+}
+
+fn answer(arguments: Value) -> Result<LoanReportingMetadataResponse, ToolError> {
+    let NoArguments {} = parse_arguments(arguments)?;
+    let list = |words: &[&str]| words.iter().map(|w| w.to_string()).collect();
+    Ok(LoanReportingMetadataResponse {
+        statuses: list(STATUSES),
+        loan_types: list(LOAN_TYPES),
+        purposes: list(PURPOSES),
+        group_by_dimensions: list(GROUP_BY_DIMENSIONS),
+        metric_functions: list(METRIC_FUNCTIONS),
+        metric_fields: list(METRIC_FIELDS),
+        date_fields: list(DATE_FIELDS),
+        order_by_options: list(ORDER_BY_OPTIONS),
+        northstar_stages: list(NORTHSTAR_STAGES),
+        milestone_granularities: list(MILESTONE_GRANULARITIES),
+    })
 }
 
 loanhost_guest::export_tool!(Metadata);
