@@ -4,9 +4,9 @@
 //! token, an email, or an argument value that may be personal data: arguments are recorded by
 //! name, with values only for fields whose schema enumerates them. A line is bounded whatever
 //! the request holds ([`MAX_NAMES`], [`MAX_DEPTH`], [`MAX_NAME_BYTES`], [`MAX_VALUES`]), and
-//! it is written with a group commit ([`writer`]): in the calls' own tasks to a file, by a
-//! thread of its own to a pipe or a terminal (a slow reader makes calls wait without holding a
-//! request thread, never the host stall). A line that cannot be written within
+//! it is written with a group commit (`writer`): in the calls' own tasks to a file or a pipe,
+//! by a thread of its own to a terminal or a socket (a slow reader makes calls wait without
+//! holding a request thread, never the host stall). A line that cannot be written within
 //! [`WRITE_WAIT`] is a failure: the answer is still sent, the failure logged and counted
 //! (`loanhost_audit_failures_total`). Every line is chained to the one before it and sealed
 //! under the host's audit key ([`chain`]): `loanhost audit verify` ([`verify`]) names the first
@@ -76,9 +76,9 @@ pub(crate) struct Job {
 
 /// How lines reach the writer.
 enum Route {
-    /// Written in the calls' own tasks (a file, `/dev/null`).
+    /// Written in the calls' own tasks (a file, `/dev/null`, a pipe).
     Inline(std::sync::Arc<writer::Inline>),
-    /// Handed to the writer's thread (a pipe, a terminal, a socket).
+    /// Handed to the writer's thread (a terminal, a socket).
     Thread(SyncSender<Job>),
 }
 

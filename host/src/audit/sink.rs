@@ -11,8 +11,8 @@ use super::verify;
 
 /// An opened sink: where lines go, the head its chain continues from, the head file to keep
 /// up to date (a file log only), the chain's name (the seal of its first line) when it is
-/// known, and whether a write may block for as long as a reader pleases (a pipe, a terminal,
-/// a socket) rather than go to the page cache (a regular file, `/dev/null`).
+/// known, and whether a write may block for as long as a reader pleases (a terminal, a
+/// socket) rather than go to the page cache (a regular file, `/dev/null`) or a [`Pipe`].
 pub(super) struct Opened {
     pub(super) out: Box<dyn Write + Send>,
     pub(super) head: Head,
@@ -22,15 +22,22 @@ pub(super) struct Opened {
 }
 
 /// Opens `setting` (`stdout`, `-`, or a path). A regular file continues its chain; stdout, or
-/// a path that is not a regular file (a pipe, a device), starts one, without a head file.
+/// a path that is not a regular file (a pipe, a device), starts one, without a head file. A
+/// pipe (a container's stdout) is written through [`Pipe`]: from the calls' own tasks, never
+/// blocking their worker.
 pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
     if matches!(setting, "stdout" | "-") {
-        let may_block = std::io::stdout()
+        let stdout = std::io::stdout()
             .as_fd()
             .try_clone_to_owned()
-            .map_or(true, |fd| may_block(&std::fs::File::from(fd)));
+            .map(std::fs::File::from);
+        let (out, may_block): (Box<dyn Write + Send>, bool) = match stdout {
+            Ok(f) if is_pipe(&f) => (Box::new(Pipe(f)), false),
+            Ok(f) => (Box::new(std::io::stdout()), may_block(&f)),
+            Err(_) => (Box::new(std::io::stdout()), true),
+        };
         return Ok(Opened {
-            out: Box::new(std::io::stdout()),
+            out,
             head: Head::start(),
             head_file: None,
             chain: None,
@@ -47,12 +54,18 @@ pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
     let log = private(path, true)
         .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))?;
     if !regular {
+        let (out, may_block): (Box<dyn Write + Send>, bool) = if is_pipe(&log) {
+            (Box::new(Pipe(log)), false)
+        } else {
+            let may_block = may_block(&log);
+            (Box::new(log), may_block)
+        };
         return Ok(Opened {
-            may_block: may_block(&log),
-            out: Box::new(log),
+            out,
             head,
             head_file: None,
             chain: None,
+            may_block,
         });
     }
     let head_path = verify::head_path(path);
@@ -75,6 +88,53 @@ fn may_block(f: &std::fs::File) -> bool {
     };
     let null = std::fs::metadata("/dev/null").map(|n| n.rdev()).ok();
     !(m.is_file() || (m.file_type().is_char_device() && Some(m.rdev()) == null))
+}
+
+/// Whether `f` is a pipe (or a FIFO).
+fn is_pipe(f: &std::fs::File) -> bool {
+    f.metadata().is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// A pipe written from an async worker without blocking it: each write is first tried
+/// without waiting (`pwritev2` with `RWF_NOWAIT`), which a pipe with room for the lines takes
+/// at once; what it cannot take then (its reader is behind), or a kernel without `RWF_NOWAIT`
+/// for pipes, is written waiting, inside `tokio::task::block_in_place`, so the worker's other
+/// tasks move to another thread meanwhile.
+pub(super) struct Pipe(pub(super) std::fs::File);
+
+impl Write for Pipe {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd as _;
+        let iov = libc::iovec {
+            iov_base: buf.as_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        // SAFETY: one iovec over `buf`, which outlives the call; the descriptor is ours.
+        let n = unsafe { libc::pwritev2(self.0.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
+        if let Ok(n) = usize::try_from(n) {
+            return Ok(n);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EAGAIN | libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS) => {
+                waiting(|| (&self.0).write(buf))
+            }
+            _ => Err(e),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `f`, which may block, off the async worker's tasks when on one.
+fn waiting<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 /// `path` opened to append (`append`) or to overwrite in place, created with mode 0600.

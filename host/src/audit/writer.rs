@@ -2,16 +2,16 @@
 //! commit: the lines queued while one write was under way are sealed and written together,
 //! with one write (and one head), and each call is told only once its line is written.
 //!
-//! Two ways to run it, chosen by the sink ([`super::sink::blocks`]):
+//! Two ways to run it, chosen by the sink (`Opened::may_block`):
 //! - **in the calls' own tasks** ([`Inline`]), for a regular file or `/dev/null`, whose writes
-//!   go to the page cache: the first call to find the writer idle leads, writing its line and
+//!   go to the page cache, and a pipe (`sink::Pipe`, waited on off the async worker when its
+//!   reader is behind): the first call to find the writer idle leads, writing its line and
 //!   every line queued meanwhile, and the calls that queued theirs wait for it. No thread
 //!   hand-off and no wake-up for a call alone: the writes nginx makes of its access log from
 //!   its event loop, for the same reason. A leader writes at most [`ROUNDS`] batches, then
 //!   hands the lead to the oldest call still waiting.
-//! - **on a thread of its own** ([`run_thread`]), for a pipe, a terminal or a socket, which
-//!   may block for as long as its reader pleases: calls then wait without holding a request
-//!   thread.
+//! - **on a thread of its own** ([`run_thread`]), for a terminal or a socket, which may block
+//!   for as long as a reader pleases: calls then wait without holding a request thread.
 
 use std::io::Write;
 use std::sync::mpsc::Receiver;

@@ -82,7 +82,7 @@ impl Dispatcher {
         self.tools_list == ToolsList::All || caller.has_any(&plugin.manifest.roles)
     }
 
-    /// Handles one request of `revision` ([`Dispatcher::answer`]), its result shaped as the
+    /// Handles one request of `revision` (`Dispatcher::answer`), its result shaped as the
     /// revision has it (2026-07-28: `resultType`, the server's identity and caching hints,
     /// after the reply's bytes are charged, as before).
     pub async fn request(

@@ -290,7 +290,7 @@ fn upstream_scope(client: Option<&str>, audience: &str, profile: IdpProfile) -> 
 
 /// A `/token` form for Entra ID or Okta: no `resource` or `audience` (Entra refuses
 /// `resource`; Okta's tokens carry its authorization server's audience), and the scope of
-/// [`upstream_scope`] in place of the client's: always for Entra (which issues a refreshed
+/// `upstream_scope` in place of the client's: always for Entra (which issues a refreshed
 /// token for the API its scope names), for Okta only when the client named one (a refresh
 /// without one keeps the scopes granted).
 pub fn rewrite_token_scoped(body: &[u8], audience: &str, profile: IdpProfile) -> String {

@@ -67,7 +67,7 @@ impl Fleet {
     }
 
     /// The fleet of the hosts on `ledger`'s database: this host says it is alive (the
-    /// ledger's first read, before any call is admitted), then every [`HEARTBEAT_EVERY`].
+    /// ledger's first read, before any call is admitted), then every `HEARTBEAT_EVERY`.
     /// Leases are counted in `metrics`.
     pub async fn join(
         ledger: FleetLedger,

@@ -109,7 +109,7 @@ pub struct DataUsage {
     pub db_time: Duration,
     /// Of the rows, those the listing capability gave: each a loan's fields.
     pub listed: u64,
-    /// The ids of the loans listed, in order, up to [`MAX_AUDITED_LOANS`] (for the audit line).
+    /// The ids of the loans listed, in order, up to `MAX_AUDITED_LOANS` (for the audit line).
     pub listed_loans: Vec<String>,
     /// Of the rows, the people the `people` capability gave.
     pub people: u64,
