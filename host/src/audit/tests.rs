@@ -149,35 +149,48 @@ pub(super) fn entry(call_id: u64) -> AuditEntry<'static> {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
-async fn a_pipe_whose_reader_is_behind_is_written_whole_without_holding_the_worker() {
+#[test]
+fn a_pipe_whose_reader_is_behind_is_written_whole_without_holding_the_worker() {
     use std::io::Write as _;
     use tokio::io::AsyncReadExt as _;
-    // Arrange: a pipe (64 KiB) whose reader is a task of the runtime's one worker: were the
-    // writer to wait on that worker, the reader could never run and the write never end.
+    // Arrange: a pipe (64 KiB) whose reader is a task of a runtime's one worker: were the
+    // writer to wait on that worker, the reader could never run and the write never end. The
+    // runtime runs on a thread of its own, watched from here.
     let (r, w) = std::io::pipe().unwrap();
-    let mut reader =
-        tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(r)).unwrap();
     let data: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
     let sent = data.clone();
+    let (done, got) = std::sync::mpsc::channel();
 
     // Act: 1 MiB written from a task of that worker.
-    let writer = tokio::spawn(async move {
-        let mut pipe = sink::Pipe(std::fs::File::from(std::os::fd::OwnedFd::from(w)));
-        pipe.write_all(&sent).unwrap();
-    });
-    let read = tokio::spawn(async move {
-        let mut got = Vec::new();
-        reader.read_to_end(&mut got).await.unwrap();
-        got
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let read = rt.block_on(async move {
+            let mut reader =
+                tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(r))
+                    .unwrap();
+            let writer = tokio::spawn(async move {
+                let mut pipe = sink::Pipe(std::fs::File::from(std::os::fd::OwnedFd::from(w)));
+                pipe.write_all(&sent).unwrap();
+            });
+            let read = tokio::spawn(async move {
+                let mut got = Vec::new();
+                reader.read_to_end(&mut got).await.unwrap();
+                got
+            });
+            writer.await.unwrap();
+            read.await.unwrap()
+        });
+        let _ = done.send(read);
     });
 
-    // Assert: every byte, in order (a bound only against a deadlock).
-    let got = tokio::time::timeout(std::time::Duration::from_secs(60), read)
-        .await
-        .expect("the reader ran while the writer waited")
-        .unwrap();
-    writer.await.unwrap();
+    // Assert: every byte, in order (the bound only against a deadlock).
+    let got = got
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the reader ran while the writer waited");
     assert_eq!(got.len(), data.len());
     assert!(got == data);
 }
