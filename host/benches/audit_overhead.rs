@@ -51,14 +51,7 @@ async fn server(dir: &std::path::Path, audit: &str) -> Server {
     let key = SigningKey::load_or_create(&loanhost::app::dev_idp_key_path(&config)).unwrap();
     let app = Application::build(config).await.unwrap();
     let db = app.db();
-    db.upsert_agent(&loanhost::data::NewAgent {
-        id: "00000000-0000-0000-0000-0000000000b2".into(),
-        email: "agent@example.com".into(),
-        roles: vec!["Agent".into()],
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    common::add_agent(&db).await;
     tokio::spawn(app.run_until_stopped());
     Server {
         url: format!("http://127.0.0.1:{port}/mcp"),

@@ -117,14 +117,7 @@ fn main() {
         let db_url = format!("sqlite://{}", dir.path().join("hot.db").display());
         let db = loanhost::data::Db::open(&db_url).await.unwrap();
         db.migrate().await.unwrap();
-        db.upsert_agent(&loanhost::data::NewAgent {
-            id: "00000000-0000-0000-0000-0000000000b2".into(),
-            email: "agent@example.com".into(),
-            roles: vec!["Agent".into()],
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        common::add_agent(&db).await;
         drop(db);
 
         // loanhost serve with the metadata plugin, as a user runs it but for the budgets'

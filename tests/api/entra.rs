@@ -8,9 +8,9 @@
 //! `resource`, so these tests can fail.
 
 use crate::openid_provider::{
-    assert_called_after_the_ops_pages, assert_refreshed, assert_refused_for_its_resource,
-    assert_through_the_callback_with_a_refresh_token, header_and_claims, setup_op, sign_in,
-    ts_sign_in, Setup,
+    assert_asked_by_scope_alone, assert_called_after_the_ops_pages, assert_refreshed,
+    assert_refused_for_its_resource, assert_through_the_callback_with_a_refresh_token,
+    header_and_claims, setup_op, sign_in, ts_sign_in, Setup,
 };
 
 /// The API's application id, and its App ID URI (loanhost's audience).
@@ -47,13 +47,7 @@ async fn an_agent_signs_in_through_entra_with_the_python_sdk_and_refreshes() {
         format!("offline_access {APP_ID_URI}/.default"),
         "{q}"
     );
-    for absent in ["resource", "audience", "prompt"] {
-        assert!(q.get(absent).is_none(), "{absent}: {q}");
-    }
-    assert_eq!(
-        q["redirect_uri"],
-        format!("{}/authorize/callback", s.app.base)
-    );
+    assert_asked_by_scope_alone(q, &s);
     // The token is Entra's shape: the tenant's issuer, the application id, no `email`.
     let (_, claims) = header_and_claims(out["accessToken"].as_str().unwrap());
     assert_eq!(claims["iss"], s.issuer.as_str());

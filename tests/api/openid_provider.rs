@@ -320,3 +320,15 @@ pub(crate) fn assert_refused_for_its_resource(out: &Value, resource: &str) {
     assert_eq!(out["idpQuery"]["resource"], resource, "{out}");
     assert!(out.get("accessToken").is_none_or(Value::is_null), "{out}");
 }
+
+/// The IdP's authorization request named the API by nothing but its scope (no `resource`,
+/// `audience` or `prompt`), and was sent through loanhost's callback.
+pub(crate) fn assert_asked_by_scope_alone(q: &Value, s: &Setup) {
+    for absent in ["resource", "audience", "prompt"] {
+        assert!(q.get(absent).is_none(), "{absent}: {q}");
+    }
+    assert_eq!(
+        q["redirect_uri"],
+        format!("{}/authorize/callback", s.app.base)
+    );
+}

@@ -74,6 +74,18 @@ pub fn server_env(
     .collect()
 }
 
+/// The agent the single-server benches call as (`agent@example.com`, an Agent), added to `db`.
+pub async fn add_agent(db: &loanhost::data::Db) {
+    db.upsert_agent(&loanhost::data::NewAgent {
+        id: "00000000-0000-0000-0000-0000000000b2".into(),
+        email: "agent@example.com".into(),
+        roles: vec!["Agent".into()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+}
+
 /// One authenticated `tools/call` of `tool` with `arguments` at `url` (`…/mcp`); the whole
 /// JSON-RPC reply.
 pub async fn tools_call(
