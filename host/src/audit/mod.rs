@@ -77,7 +77,7 @@ pub(crate) struct Job {
 /// How lines reach the writer.
 enum Route {
     /// Written in the calls' own tasks (a file, `/dev/null`, a pipe).
-    Inline(std::sync::Arc<writer::Inline>),
+    Inline(writer::Inline),
     /// Handed to the writer's thread (a terminal, a socket).
     Thread(SyncSender<Job>),
 }
@@ -126,7 +126,7 @@ impl AuditLog {
                 .map_err(|e| format!("cannot start the audit writer: {e}"))?;
             Route::Thread(tx)
         } else {
-            Route::Inline(std::sync::Arc::new(writer::Inline::new(writer)))
+            Route::Inline(writer::Inline::new(writer))
         };
         Ok(AuditLog {
             writer: Some(path),
@@ -164,26 +164,26 @@ impl AuditLog {
         let line = serde_json::to_vec(entry).map_err(|e| AuditFailure::Write(e.to_string()))?;
         let (done, written) = tokio::sync::oneshot::channel();
         let job = Job { line, done };
-        let refused = match writer {
-            Route::Inline(inline) => inline
-                .submit(job, QUEUE)
-                .err()
-                .map(|_| AuditFailure::QueueFull),
+        let (refused, inline) = match writer {
+            Route::Inline(inline) => (
+                inline
+                    .submit(job, QUEUE)
+                    .err()
+                    .map(|_| AuditFailure::QueueFull),
+                Some(inline),
+            ),
             Route::Thread(tx) => match tx.try_send(job) {
-                Ok(()) => None,
-                Err(TrySendError::Full(_)) => Some(AuditFailure::QueueFull),
-                Err(TrySendError::Disconnected(_)) => {
-                    Some(AuditFailure::Write("the audit writer has stopped".into()))
-                }
+                Ok(()) => (None, None),
+                Err(TrySendError::Full(_)) => (Some(AuditFailure::QueueFull), None),
+                Err(TrySendError::Disconnected(_)) => (
+                    Some(AuditFailure::Write("the audit writer has stopped".into())),
+                    None,
+                ),
             },
         };
         if let Some(refused) = refused {
             return Err(refused);
         }
-        let inline = match writer {
-            Route::Inline(inline) => Some(&**inline),
-            Route::Thread(_) => None,
-        };
         let mut waiting = writer::Waiting::new(written, inline);
         match waiting
             .written(tokio::time::Instant::now() + WRITE_WAIT)

@@ -26,48 +26,33 @@ pub(super) struct Opened {
 /// pipe (a container's stdout) is written through [`Pipe`]: from the calls' own tasks, never
 /// blocking their worker.
 pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
+    let headless = |(out, may_block)| Opened {
+        out,
+        head: Head::start(),
+        head_file: None,
+        chain: None,
+        may_block,
+    };
     if matches!(setting, "stdout" | "-") {
         let stdout = std::io::stdout()
             .as_fd()
             .try_clone_to_owned()
             .map(std::fs::File::from);
-        let (out, may_block): (Box<dyn Write + Send>, bool) = match stdout {
-            Ok(f) if is_pipe(&f) => (Box::new(Pipe(f)), false),
-            Ok(f) => (Box::new(std::io::stdout()), may_block(&f)),
+        return Ok(headless(match stdout {
+            Ok(f) => written_as(f, |_| Box::new(std::io::stdout())),
             Err(_) => (Box::new(std::io::stdout()), true),
-        };
-        return Ok(Opened {
-            out,
-            head: Head::start(),
-            head_file: None,
-            chain: None,
-            may_block,
-        });
+        }));
     }
     let path = Path::new(setting);
-    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
-    let (head, chain) = if regular {
-        last_head(key, path)?
-    } else {
-        (Head::start(), None)
+    let open_log = || {
+        private(path, true)
+            .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
     };
-    let log = private(path, true)
-        .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))?;
-    if !regular {
-        let (out, may_block): (Box<dyn Write + Send>, bool) = if is_pipe(&log) {
-            (Box::new(Pipe(log)), false)
-        } else {
-            let may_block = may_block(&log);
-            (Box::new(log), may_block)
-        };
-        return Ok(Opened {
-            out,
-            head,
-            head_file: None,
-            chain: None,
-            may_block,
-        });
+    if !std::fs::metadata(path).map_or(true, |m| m.is_file()) {
+        return Ok(headless(written_as(open_log()?, |log| Box::new(log))));
     }
+    let (head, chain) = last_head(key, path)?;
+    let log = open_log()?;
     let head_path = verify::head_path(path);
     let head_file = private(&head_path, false)
         .map_err(|e| format!("cannot open {}: {e}", head_path.display()))?;
@@ -80,19 +65,23 @@ pub(super) fn open(setting: &str, key: &[u8; 32]) -> Result<Opened, String> {
     })
 }
 
-/// Whether a write to `f` may wait on a reader: anything but a regular file or `/dev/null`.
-fn may_block(f: &std::fs::File) -> bool {
+/// How a sink without a head file is written, `f` being its descriptor: through [`Pipe`]
+/// when it is a pipe; else as `out` makes it, with whether a write may wait on a reader
+/// (anything but a regular file or `/dev/null`).
+fn written_as(
+    f: std::fs::File,
+    out: impl FnOnce(std::fs::File) -> Box<dyn Write + Send>,
+) -> (Box<dyn Write + Send>, bool) {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(m) = f.metadata() else {
-        return true;
+        return (out(f), true);
     };
+    if m.file_type().is_fifo() {
+        return (Box::new(Pipe(f)), false);
+    }
     let null = std::fs::metadata("/dev/null").map(|n| n.rdev()).ok();
-    !(m.is_file() || (m.file_type().is_char_device() && Some(m.rdev()) == null))
-}
-
-/// Whether `f` is a pipe (or a FIFO).
-fn is_pipe(f: &std::fs::File) -> bool {
-    f.metadata().is_ok_and(|m| m.file_type().is_fifo())
+    let may_block = !(m.is_file() || (m.file_type().is_char_device() && Some(m.rdev()) == null));
+    (out(f), may_block)
 }
 
 /// A pipe written from an async worker without blocking it: each write is first tried

@@ -1,8 +1,14 @@
 //! The audit line's summary of arguments, its bounds, and its sinks.
 
-use super::*;
-use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    bounded, bounded_id, sink, summarize, ArgumentSummary, AuditEntry, AuditLog, MAX_DEPTH,
+    MAX_NAMES, MAX_NAME_BYTES, MAX_VALUES,
+};
 
 #[test]
 fn only_enumerated_values_are_kept() {

@@ -55,10 +55,7 @@ pub(super) fn run_thread(mut writer: Writer, jobs: Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        let written = writer.write(batch.iter().map(|j| j.line.as_slice()));
-        for job in batch {
-            let _ = job.done.send(Done::Written(written.clone()));
-        }
+        writer.commit(batch);
     }
 }
 
@@ -123,10 +120,7 @@ impl Inline {
             let mut writer = lock(&self.writer);
             for _ in 0..ROUNDS {
                 let rest = batch.split_off(batch.len().min(BATCH));
-                let written = writer.write(batch.iter().map(|j| j.line.as_slice()));
-                for job in batch {
-                    let _ = job.done.send(Done::Written(written.clone()));
-                }
+                writer.commit(batch);
                 batch = rest;
                 let mut p = lock(&self.pending);
                 batch.append(&mut p.jobs);
@@ -231,6 +225,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Writer {
+    /// Writes `batch` ([`Writer::write`]) and tells each of its calls how that went.
+    fn commit(&mut self, batch: Vec<Job>) {
+        let written = self.write(batch.iter().map(|j| j.line.as_slice()));
+        for job in batch {
+            let _ = job.done.send(Done::Written(written.clone()));
+        }
+    }
+
     /// Seals `lines` after the chain's head, writes and flushes them, then moves the head
     /// (and its file) past them. Nothing moves when the write fails: the next lines are
     /// sealed after the last line written.

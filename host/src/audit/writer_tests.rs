@@ -1,9 +1,12 @@
 //! The writer's group commit: every line written once, in one chain, whoever leads; the lead
 //! handed on after [`ROUNDS`] batches; a line whose call stopped waiting written all the same.
 
+use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::*;
+use super::{lock, Done, Inline, Waiting, Writer, ROUNDS};
+use crate::audit::chain::{self, Head};
+use crate::audit::{sink, tests::entry, verify, AuditLog, Job};
 
 const KEY: [u8; 32] = [7; 32];
 
@@ -105,6 +108,13 @@ fn written(bytes: &[u8]) -> Vec<String> {
     out
 }
 
+/// The lines a leader writes for its own line `first` and the late ones numbered `late`.
+fn first_then(late: impl Iterator<Item = usize>) -> Vec<String> {
+    std::iter::once("first".to_string())
+        .chain(late.map(|n| format!("late{n}")))
+        .collect()
+}
+
 fn told(rx: &mut tokio::sync::oneshot::Receiver<Done>) -> Option<Result<(), String>> {
     match rx.try_recv() {
         Ok(Done::Written(r)) => Some(r),
@@ -152,9 +162,7 @@ fn lines_queued_while_the_leader_writes_are_written_by_it_then_the_lead_is_hande
         lock(&f.inline.pending).leading,
         "the lead is held while handed on"
     );
-    let mut expected: Vec<String> = std::iter::once("first".to_string())
-        .chain((0..ROUNDS - 1).map(|n| format!("late{n}")))
-        .collect();
+    let mut expected = first_then(0..ROUNDS - 1);
     assert_eq!(written(&f.bytes.lock().unwrap()), expected);
 
     // Act: the new leader leads with its own line first (its write queues the last late one).
@@ -183,9 +191,7 @@ fn a_line_whose_call_stopped_waiting_is_written_and_takes_no_lead() {
 
     // Assert: the leader kept the lead and wrote every line, that one included, in order.
     assert_eq!(told(&mut rx), Some(Ok(())));
-    let expected: Vec<String> = std::iter::once("first".to_string())
-        .chain((0..=ROUNDS).map(|n| format!("late{n}")))
-        .collect();
+    let expected = first_then(0..=ROUNDS);
     assert_eq!(written(&f.bytes.lock().unwrap()), expected);
     for (n, rx) in f.waiting.lock().unwrap().iter_mut().enumerate() {
         if n != ROUNDS - 1 {
@@ -208,9 +214,7 @@ fn a_call_handed_the_lead_and_cancelled_leads_as_it_is_dropped() {
     drop(waiting);
 
     // Assert: its line and those behind it written, in order; nobody leads.
-    let expected: Vec<String> = std::iter::once("first".to_string())
-        .chain((0..=ROUNDS).map(|n| format!("late{n}")))
-        .collect();
+    let expected = first_then(0..=ROUNDS);
     assert_eq!(written(&f.bytes.lock().unwrap()), expected);
     for rx in f.waiting.lock().unwrap().iter_mut() {
         assert_eq!(told(rx), Some(Ok(())));
@@ -258,16 +262,14 @@ async fn many_calls_at_once_write_every_line_once_in_one_chain() {
     // Arrange
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
-    let log = Arc::new(
-        super::super::AuditLog::open(path.to_str().unwrap(), &dir.path().join("k")).unwrap(),
-    );
+    let log = Arc::new(AuditLog::open(path.to_str().unwrap(), &dir.path().join("k")).unwrap());
 
     // Act: 400 calls from 2 threads at once.
     let tasks: Vec<_> = (0..400)
         .map(|i| {
             let log = log.clone();
             tokio::spawn(async move {
-                let entry = super::super::tests::entry(i);
+                let entry = entry(i);
                 log.record(&entry).await
             })
         })
@@ -277,8 +279,8 @@ async fn many_calls_at_once_write_every_line_once_in_one_chain() {
     }
 
     // Assert: 400 lines, one chain, each call's line once; the head file names the last.
-    let key = super::super::sink::audit_key(&dir.path().join("k")).unwrap();
-    let verified = super::super::verify::verify(&key, std::slice::from_ref(&path)).unwrap();
+    let key = sink::audit_key(&dir.path().join("k")).unwrap();
+    let verified = verify::verify(&key, std::slice::from_ref(&path)).unwrap();
     assert_eq!(verified.lines, 400);
     assert!(verified.head_checked);
     let text = std::fs::read_to_string(&path).unwrap();
