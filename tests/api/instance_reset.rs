@@ -1,12 +1,19 @@
 //! A fresh instance per call, from pages reset in place: an interpreter plugin's instance finds
 //! the memory its predecessor in the pool slot dirtied copied back from the snapshot, not
 //! decommitted and faulted in again (`docs/decisions/0043-instance-memory-reset-in-place.md`).
-//! Told by the page faults of the thread the plugin ran on, a count, not a time.
+//! Told by the page faults of the thread the plugin ran on, a count, not a time. Each call
+//! takes the instance made ahead after the one before it
+//! (`docs/decisions/0050-interpreter-instances-made-ahead.md`): its pool slot is one the
+//! calls before it used, as a caller's next call finds it when calls do not overlap.
 
 use loanhost::auth::{Identity, RoleCode};
 use serde_json::json;
 
-use crate::helpers::{example_plugin, seed_app, spawn_app_with, AppOptions};
+use std::time::Duration;
+
+use loanhost::plugins::MAX_INSTANCES;
+
+use crate::helpers::{example_plugin, seed_app, slots_become, spawn_app_with, AppOptions};
 
 /// Minor page faults of this thread so far (`/proc/thread-self/stat`, field 10).
 fn thread_minor_faults() -> u64 {
@@ -46,12 +53,17 @@ async fn faults_per_call(language: &str) -> u64 {
     for _ in 0..5 {
         call().await;
     }
+    let made_ahead = || async {
+        let made = slots_become(&app, MAX_INSTANCES as usize - 1, Duration::from_secs(60)).await;
+        assert!(made.is_some(), "no instance was made ahead");
+    };
 
     // Act: the plugin's faults, and this thread's (the host's side of the calls).
     const CALLS: u64 = 20;
     let before = thread_minor_faults();
     let mut faults = 0;
     for _ in 0..CALLS {
+        made_ahead().await;
         faults += call().await;
     }
     (faults + thread_minor_faults() - before) / CALLS

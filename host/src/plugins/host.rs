@@ -287,6 +287,7 @@ impl Plugins {
             report.result_bytes = bytes;
         }
         ticket.charge_memory(self.runner.memory.take_grown(&caller.user_id));
+        ticket.charge_time(report.timing.made_ahead.unwrap_or_default());
         drop(ticket);
         report.duration = started.elapsed();
         let code = outcome.as_ref().err().map(|e| e.code()).unwrap_or("ok");
@@ -355,6 +356,7 @@ impl Plugins {
                 plugin.shape.image_memory,
                 Some(call),
                 Op::Call(arguments),
+                Some(&plugin.spare),
             )
             .await;
         report.data = usage;

@@ -42,6 +42,20 @@ pub async fn hostile_app(language: &str, timeout_ms: u64) -> (TestApp, String) {
     (spawn_app_with(options).await, tool)
 }
 
+/// Waits until the host has `free` instance slots, looking every millisecond for at most
+/// `bound` (a bound against a hang, far from what the wait takes); how long it took, if it
+/// came.
+pub async fn slots_become(app: &TestApp, free: usize, bound: Duration) -> Option<Duration> {
+    let started = std::time::Instant::now();
+    while started.elapsed() < bound {
+        if app.plugins.free_slots() == free {
+            return Some(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    None
+}
+
 /// A `tools/call` of `tool` on the server at `base` (a process of its own, not a [`TestApp`])
 /// with `token`: the JSON-RPC reply, or why there was none.
 pub async fn call_at(

@@ -279,6 +279,7 @@ impl CallerBudgets {
             statements: state.statements.clone(),
             result_bytes: 0,
             memory_bytes: 0,
+            time_before: Duration::ZERO,
         })
     }
 
@@ -380,9 +381,17 @@ pub struct Ticket {
     pub statements: Arc<tokio::sync::Semaphore>,
     result_bytes: u64,
     memory_bytes: u64,
+    /// Plugin time spent for the call before it was admitted (its instance made ahead).
+    time_before: Duration,
 }
 
 impl Ticket {
+    /// Charges `time` of plugin work done for the call outside its own run (its instance,
+    /// made ahead of it) to the caller, on top of the call's wall time.
+    pub fn charge_time(&mut self, time: Duration) {
+        self.time_before += time;
+    }
+
     /// Charges a result of `bytes` to the caller.
     pub fn charge_result(&mut self, bytes: u64) {
         self.result_bytes += bytes;
@@ -405,7 +414,7 @@ impl Drop for Ticket {
         let owed = self.budgets.release(
             &self.user,
             self.slot,
-            self.started.elapsed(),
+            self.started.elapsed() + self.time_before,
             self.result_bytes,
             self.memory_bytes,
         );

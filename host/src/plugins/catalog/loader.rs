@@ -19,6 +19,7 @@ use crate::plugins::sandbox::bindings::ToolPre;
 use crate::plugins::sandbox::compiler::MAX_COMPONENT_BYTES;
 use crate::plugins::sandbox::invoke::{Answer, Op, Runner};
 use crate::plugins::sandbox::memories::Memories;
+use crate::plugins::sandbox::spare::SpareSlot;
 
 pub use super::files::PluginFiles;
 use crate::plugins::wit::WitVersion;
@@ -60,6 +61,8 @@ pub struct Plugin {
     /// Where the served version came from; set when it is installed.
     pub origin: Option<Origin>,
     pub(crate) pre: ToolPre,
+    /// Where this build's instances made ahead of their calls wait (an interpreter's).
+    pub(crate) spare: SpareSlot,
 }
 
 /// Where a served plugin came from, as the `loanhost_plugin_served` metric and the audit line
@@ -191,6 +194,7 @@ pub(crate) async fn load(
         signer,
         origin: None,
         pre,
+        spare: SpareSlot::default(),
     })
 }
 

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use wasmtime::{Store, UpdateDeadline};
 
-use super::bindings::{types::ToolError, ToolDescription, ToolPre};
+use super::bindings::{types::ToolError, Tool, ToolDescription, ToolPre};
 use super::engine::{PluginEngine, EPOCH_TICK};
 use super::memories::Memories;
+use super::spare::{self, SpareSlot};
 use super::state::{
     CallContext, CallLimiter, DataUsage, LimitHit, MemoryLimitExceeded, PluginState,
     SharedMemoryBudget,
@@ -85,11 +86,15 @@ impl Runner {
         call: Option<CallContext>,
         op: Op,
     ) -> Result<Answer, Failure> {
-        self.run_measured(pre, manifest, image, call, op).await.0
+        self.run_measured(pre, manifest, image, call, op, None)
+            .await
+            .0
     }
 
     /// As [`Runner::run`], with what the call used of the `data` capability and how long
-    /// instantiation and the guest's run took.
+    /// instantiation and the guest's run took. An interpreter's call (`spare` is where its
+    /// build's instances made ahead wait) takes the instance made ahead when there is one,
+    /// and makes the next once it has its answer ([`super::spare`]).
     pub async fn run_measured(
         &self,
         pre: &ToolPre,
@@ -97,32 +102,80 @@ impl Runner {
         image: u64,
         call: Option<CallContext>,
         op: Op,
+        spare: Option<&SpareSlot>,
     ) -> (Result<Answer, Failure>, DataUsage, Timing) {
-        let limits = manifest.limits;
-        let timeout = Duration::from_millis(limits.timeout_ms);
-        let wait = self.permit_wait.min(timeout);
-        let permit = match tokio::time::timeout(wait, self.permits.clone().acquire_owned()).await {
-            Ok(p) => p.expect("the permit semaphore is never closed"),
-            Err(_) => {
-                return (
-                    Err(Failure::Busy(MAX_INSTANCES)),
-                    DataUsage::default(),
-                    Timing::default(),
-                )
-            }
-        };
         let caller = call
             .as_ref()
             .map(|c| c.identity.user_id.clone())
             .unwrap_or_default();
-        let state = PluginState {
+        let timeout_ms = manifest.limits.timeout_ms;
+        let state = self.state(manifest, image, call, caller.clone());
+        let refused = |f| (Err(f), DataUsage::default(), Timing::default());
+        // The component was compiled for the engine its image chose (`loader::load`).
+        if Memories::of_image(image) != Memories::Guarded {
+            let Some(permit) = self.permit(manifest).await else {
+                return refused(Failure::Busy(MAX_INSTANCES));
+            };
+            let (outcome, store) =
+                run_in_store(Start::Fresh(pre.clone(), state), op, timeout_ms).await;
+            drop(store);
+            drop(permit);
+            return outcome;
+        }
+        let spare = spare.filter(|_| matches!(op, Op::Call(_)));
+        let (permit, start, made_ahead) = match spare.and_then(|s| s.take()) {
+            Some(ready) => match spare::arm(ready, state, &caller) {
+                Ok(armed) => armed,
+                Err(f) => return refused(f),
+            },
+            None => match self.permit(manifest).await {
+                Some(permit) => (permit, Start::Fresh(pre.clone(), state), None),
+                None => return refused(Failure::Busy(MAX_INSTANCES)),
+            },
+        };
+        let next = spare.map(|slot| {
+            let made = spare::make(
+                self.clone(),
+                pre.clone(),
+                manifest.clone(),
+                image,
+                slot.clone(),
+            );
+            Box::pin(made) as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        });
+        let mut outcome = on_own_thread(permit, run_in_store(start, op, timeout_ms), next).await;
+        outcome.2.made_ahead = made_ahead;
+        outcome
+    }
+
+    /// One of the instance slots, waited for at most `permit_wait` (and the call's deadline).
+    async fn permit(&self, manifest: &Manifest) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let wait = self
+            .permit_wait
+            .min(Duration::from_millis(manifest.limits.timeout_ms));
+        tokio::time::timeout(wait, self.permits.clone().acquire_owned())
+            .await
+            .ok()
+            .map(|p| p.expect("the permit semaphore is never closed"))
+    }
+
+    /// A fresh store state for one run of `manifest`'s plugin, its memory held for `caller`.
+    pub(super) fn state(
+        &self,
+        manifest: &Arc<Manifest>,
+        image: u64,
+        call: Option<CallContext>,
+        caller: String,
+    ) -> PluginState {
+        let limits = manifest.limits;
+        PluginState {
             manifest: manifest.clone(),
             call,
             clock: self.clock,
             reports: self.reports.clone(),
             limiter: CallLimiter::new(limits.memory_mib, self.memory.clone(), caller)
                 .with_image(image),
-            deadline: Instant::now() + timeout,
+            deadline: Instant::now() + Duration::from_millis(limits.timeout_ms),
             timed_out: false,
             log_lines: 0,
             usage: DataUsage::default(),
@@ -132,15 +185,6 @@ impl Runner {
             profile: self
                 .profile
                 .then(|| super::profile::CallProfile::new(Instant::now())),
-        };
-        let work = run_in_store(pre.clone(), state, op, limits.timeout_ms);
-        // The component was compiled for the engine its image chose (`loader::load`).
-        if Memories::of_image(image) == Memories::Guarded {
-            on_own_thread(permit, work).await
-        } else {
-            let outcome = work.await;
-            drop(permit);
-            outcome
         }
     }
 }
@@ -152,40 +196,65 @@ impl Runner {
 /// a Python call through the server took a third longer than the same call in one thread).
 /// Here it is polled on this thread only; if the caller goes away, it ends at its next tick
 /// or import, as on a worker.
+///
+/// The outcome is handed back before the store is dropped: the reset of the pages an
+/// interpreter's call dirtied (a tenth of a Python call) is then done on this thread while
+/// the caller already has its answer, the instance `permit` still held until it is done;
+/// and before that, `next` is run (the build's next instance made ahead).
 async fn on_own_thread(
     permit: tokio::sync::OwnedSemaphorePermit,
-    work: impl std::future::Future<Output = Outcome> + Send + 'static,
+    work: impl std::future::Future<Output = (Outcome, Store<PluginState>)> + Send + 'static,
+    next: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 ) -> Outcome {
     let runtime = tokio::runtime::Handle::current();
     // Dropped with this future: the work then stops where it next yields.
     let (_caller, gone) = tokio::sync::oneshot::channel::<()>();
+    let (answer, answered) = tokio::sync::oneshot::channel::<Outcome>();
     let joined = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let faults = thread_minor_faults();
-        let mut outcome = runtime.block_on(async move {
+        let ran = runtime.block_on(async {
             tokio::select! {
                 biased;
                 _ = gone => None,
-                outcome = work => Some(outcome),
+                ran = work => Some(ran),
             }
         });
-        if let Some((_, _, timing)) = &mut outcome {
-            timing.minor_faults = Some(thread_minor_faults().saturating_sub(faults));
+        if let Some((mut outcome, mut store)) = ran {
+            outcome.2.minor_faults = Some(thread_minor_faults().saturating_sub(faults));
+            // The caller's share of the memory is theirs again with the answer, so that their
+            // next call finds it free; when the share of stores being dropped is full, this
+            // one is dropped before the answer.
+            let store = store
+                .data_mut()
+                .limiter
+                .set_aside(ANSWERED)
+                .then_some(store);
+            // A caller gone by now has no use for it.
+            let _ = answer.send(outcome);
+            if let Some(next) = next {
+                runtime.block_on(next);
+            }
+            drop(store);
         }
-        outcome
-    })
-    .await;
-    match joined {
-        Ok(Some(outcome)) => outcome,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        // The caller is still here, so only the runtime shutting down ends it early.
-        Ok(None) | Err(_) => (
-            Err(Failure::Trap("the host is shutting down".into())),
-            DataUsage::default(),
-            Timing::default(),
-        ),
+    });
+    match answered.await {
+        Ok(outcome) => outcome,
+        Err(_) => match joined.await {
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // The caller is still here, so only the runtime shutting down ends it early.
+            Ok(()) | Err(_) => (
+                Err(Failure::Trap("the host is shutting down".into())),
+                DataUsage::default(),
+                Timing::default(),
+            ),
+        },
     }
 }
+
+/// The name the host-wide memory budget holds an answered store's memory under until the
+/// store is dropped (`on_own_thread`): no caller's.
+const ANSWERED: &str = "\u{0}answered";
 
 /// Minor page faults of the calling thread so far (`getrusage(RUSAGE_THREAD)`).
 fn thread_minor_faults() -> u64 {
@@ -201,11 +270,19 @@ fn thread_minor_faults() -> u64 {
 /// What a run gives back: the answer or why not, the `data` capability's use, the timings.
 type Outcome = (Result<Answer, Failure>, DataUsage, Timing);
 
-/// Instantiates `pre` in a fresh store holding `state` and runs `op` in it, within the
-/// deadline of `timeout_ms`.
-async fn run_in_store(pre: ToolPre, state: PluginState, op: Op, timeout_ms: u64) -> Outcome {
-    let timeout = Duration::from_millis(timeout_ms);
-    let mut store = Store::new(pre.engine(), state);
+/// What a run starts from: a build to instantiate in a fresh store holding a state, or an
+/// instance made ahead ([`super::spare`]) with the call's state put into its store.
+// Made once a call and moved into its run, never held: a box would cost the call an allocation.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Start {
+    Fresh(ToolPre, PluginState),
+    Made(Store<PluginState>, Tool),
+}
+
+/// A fresh store for `state`, with its limits: memory and tables, the wall-clock deadline
+/// checked at every epoch tick, and a long-running guest paced.
+pub(super) fn new_store(engine: &wasmtime::Engine, state: PluginState) -> Store<PluginState> {
+    let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);
     // Check the deadline at every epoch tick, yielding to the executor in between so a
     // spinning guest never holds a worker thread for its whole deadline.
@@ -229,13 +306,31 @@ async fn run_in_store(pre: ToolPre, state: PluginState, op: Op, timeout_ms: u64)
             },
         ))
     });
+    store
+}
 
+/// Runs `op` in the instance `start` gives (instantiated here when it is fresh), within the
+/// deadline of `timeout_ms`. The store comes back with the outcome, for the caller to drop
+/// (and so reset its instance's memory) when it suits.
+async fn run_in_store(start: Start, op: Op, timeout_ms: u64) -> (Outcome, Store<PluginState>) {
+    let timeout = Duration::from_millis(timeout_ms);
+    // The instance, or the build to make it from.
+    let (mut store, instance) = match start {
+        Start::Fresh(pre, state) => (new_store(pre.engine(), state), Err(pre)),
+        Start::Made(store, tool) => (store, Ok(tool)),
+    };
     let mut timing = Timing::default();
     let timing_ref = &mut timing;
     let work = async {
-        let started = Instant::now();
-        let tool = pre.instantiate(&mut store).await?;
-        timing_ref.instantiate = started.elapsed();
+        let tool = match instance {
+            Ok(tool) => tool,
+            Err(pre) => {
+                let started = Instant::now();
+                let tool = pre.instantiate(&mut store).await?;
+                timing_ref.instantiate = started.elapsed();
+                tool
+            }
+        };
         store.data_mut().mark("instantiated");
         let started = Instant::now();
         let _ran = RunClock(started, &mut timing_ref.run);
@@ -273,14 +368,17 @@ async fn run_in_store(pre: ToolPre, state: PluginState, op: Op, timeout_ms: u64)
             }
         }
     };
-    (result, usage, timing)
+    ((result, usage, timing), store)
 }
 
 /// How long a call spent being instantiated, and running (guest code and host imports).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Timing {
-    /// Creating the instance in its fresh store.
+    /// Creating the instance in its fresh store (none when it was made ahead).
     pub instantiate: Duration,
+    /// Creating the instance ahead of the call, when it was made ahead ([`super::spare`]):
+    /// charged to the caller's plugin time as the call's own instantiation is.
+    pub made_ahead: Option<Duration>,
     /// The export's run, host imports included.
     pub run: Duration,
     /// The call's stage marks, when it was profiled.

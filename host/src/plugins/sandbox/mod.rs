@@ -14,4 +14,5 @@ pub(super) mod log_budget;
 pub(super) mod mapped;
 pub mod memories;
 pub mod profile;
+pub(super) mod spare;
 pub(super) mod state;

@@ -202,6 +202,38 @@ impl SharedMemoryBudget {
             .unwrap_or(0)
     }
 
+    /// Moves `bytes` held for `from` to `to`, `grown` of them charged to `to`'s time instead
+    /// of `from`'s, when `to`'s share allows it (the host-wide total does not change). An
+    /// instance made ahead of its call is so handed to the caller who takes it.
+    fn hand_over(&self, from: &str, to: &str, bytes: u64, grown: u64) -> bool {
+        let mut per_caller = self.per_caller.lock().expect("memory budget lock");
+        let held = per_caller.get(to).copied().unwrap_or(0);
+        if held + bytes > self.max / CALLER_SHARE {
+            return false;
+        }
+        if let Some(theirs) = per_caller.get_mut(from) {
+            *theirs = theirs.saturating_sub(bytes);
+            if *theirs == 0 {
+                per_caller.remove(from);
+            }
+        }
+        if bytes > 0 {
+            per_caller.insert(to.to_string(), held + bytes);
+        }
+        drop(per_caller);
+        if grown > 0 {
+            let mut charged = self.grown.lock().expect("memory budget lock");
+            if let Some(theirs) = charged.get_mut(from) {
+                *theirs = theirs.saturating_sub(grown);
+                if *theirs == 0 {
+                    charged.remove(from);
+                }
+            }
+            *charged.entry(to.to_string()).or_default() += grown;
+        }
+        true
+    }
+
     fn give_back(&self, caller: &str, bytes: u64) {
         if bytes == 0 {
             return;
@@ -224,6 +256,8 @@ impl SharedMemoryBudget {
 pub struct CallLimiter {
     max_memory_bytes: u64,
     used: u64,
+    /// Of `used`, what was charged as fresh memory (not the data image's).
+    grown: u64,
     shared: Arc<SharedMemoryBudget>,
     caller: String,
     /// Set when a memory grow past the limit was refused.
@@ -242,6 +276,7 @@ impl CallLimiter {
         CallLimiter {
             max_memory_bytes: memory_mib as u64 * 1024 * 1024,
             used: 0,
+            grown: 0,
             shared,
             caller,
             memory_exceeded: false,
@@ -255,6 +290,29 @@ impl CallLimiter {
     pub fn with_image(mut self, bytes: u64) -> Self {
         self.image_left = bytes;
         self
+    }
+
+    /// Holds the store's memory for `caller` from now on (an instance made ahead, taken by
+    /// a call): what it holds moves to `caller`'s share, and what of it was fresh memory to
+    /// `caller`'s time. `false`, and nothing moved, when `caller`'s share cannot take it.
+    pub fn hand_to(&mut self, caller: &str) -> bool {
+        self.move_to(caller, self.grown)
+    }
+
+    /// Holds the store's memory under `name` from now on, its caller's share free again (a
+    /// store answered, to be dropped once its caller has the answer); what the call was
+    /// given fresh stays charged to its caller. `false`, and nothing moved, when `name`'s
+    /// share cannot take it.
+    pub fn set_aside(&mut self, name: &str) -> bool {
+        self.move_to(name, 0)
+    }
+
+    fn move_to(&mut self, name: &str, grown: u64) -> bool {
+        if !self.shared.hand_over(&self.caller, name, self.used, grown) {
+            return false;
+        }
+        self.caller = name.to_string();
+        true
     }
 }
 
@@ -296,6 +354,7 @@ impl ResourceLimiter for CallLimiter {
             return Err(wasmtime::Error::new(MemoryLimitExceeded));
         }
         self.used += delta;
+        self.grown += delta - image;
         self.image_left -= image;
         Ok(true)
     }
@@ -323,140 +382,10 @@ impl ResourceLimiter for CallLimiter {
             return Err(wasmtime::Error::new(MemoryLimitExceeded));
         }
         self.used += delta;
+        self.grown += delta;
         Ok(true)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MIB: usize = 1024 * 1024;
-
-    #[test]
-    fn totals_answer_their_query_without_keys_only_in_the_scope_they_were_read_in() {
-        // Arrange: a company's officers, cut, and their totals.
-        use crate::data::catalog::Dataset;
-        use crate::data::query::{Aggregate, Key, Query, Value};
-        use crate::data::scope::Scope;
-        let grouped = Query {
-            dataset: Dataset::Loans,
-            filter: Some(r#"{"searchText":"a"}"#.into()),
-            predicates: vec![],
-            group_by: vec![Key::Field("loanOfficerId".into())],
-            distinct_on: None,
-            aggregates: vec![Aggregate::Count],
-            order_by: vec![],
-            limit: Some(2),
-        };
-        let company = |id: &str| {
-            Some(Scope {
-                company: Some(id.into()),
-                ..Default::default()
-            })
-        };
-        let totals = CallTotals {
-            query: grouped.clone(),
-            scope: company("c1"),
-            row: vec![Value::Null, Value::Integer(42)],
-        };
-        let twin = Query {
-            group_by: vec![],
-            limit: None,
-            ..grouped
-        };
-
-        // Act
-        let same = totals.answer(&company("c1"), &twin);
-        let moved = totals.answer(&company("c2"), &twin);
-        let everyone = totals.answer(
-            &Some(Scope {
-                all: true,
-                ..Default::default()
-            }),
-            &twin,
-        );
-
-        // Assert
-        assert_eq!(same.map(|r| r.rows), Some(vec![vec![Value::Integer(42)]]));
-        assert!(moved.is_none() && everyone.is_none());
-    }
-
-    #[test]
-    fn every_memory_of_a_store_counts_against_its_limit() {
-        let shared = SharedMemoryBudget::new(256);
-        let mut limiter = CallLimiter::new(16, shared.clone(), "a".into());
-        // A first memory of 10 MiB, then a second one of 10 MiB: each alone is within 16.
-        assert!(limiter.memory_growing(0, 10 * MIB, None).unwrap());
-        assert!(limiter.memory_growing(0, 10 * MIB, None).is_err());
-        assert!(limiter.memory_exceeded);
-        assert_eq!(shared.in_use(), 10 * MIB as u64);
-        drop(limiter);
-        assert_eq!(shared.in_use(), 0, "a dropped store gives its memory back");
-    }
-
-    #[test]
-    fn the_data_image_is_held_but_only_fresh_memory_is_charged_as_grown() {
-        // Arrange: a component whose data image is 12 MiB of the 14 MiB it starts with.
-        let shared = SharedMemoryBudget::new(256);
-        let mut limiter =
-            CallLimiter::new(64, shared.clone(), "a".into()).with_image(12 * MIB as u64);
-        // Act: the instance's memory is created (14 MiB), then grows by 3 MiB.
-        assert!(limiter.memory_growing(0, 14 * MIB, None).unwrap());
-        assert!(limiter.memory_growing(14 * MIB, 17 * MIB, None).unwrap());
-        // Assert: all 17 MiB are held; 2 + 3 MiB were fresh pages, charged.
-        assert_eq!(shared.in_use(), 17 * MIB as u64);
-        assert_eq!(shared.take_grown("a"), 5 * MIB as u64);
-        // A second memory of the same store is not covered by the image already used.
-        assert!(limiter.memory_growing(0, MIB, None).unwrap());
-        assert_eq!(shared.take_grown("a"), MIB as u64);
-    }
-
-    #[test]
-    fn table_elements_are_charged_as_memory_to_the_call_and_the_host() {
-        // Arrange: a call of 1 MiB.
-        let shared = SharedMemoryBudget::new(256);
-        let mut limiter = CallLimiter::new(1, shared.clone(), "a".into());
-        // Act + Assert: a table of 20,000 elements is 320,000 bytes, held and charged.
-        assert!(limiter.table_growing(0, 20_000, None).unwrap());
-        assert_eq!(shared.in_use(), 20_000 * TABLE_ELEMENT_BYTES);
-        assert_eq!(shared.take_grown("a"), 20_000 * TABLE_ELEMENT_BYTES);
-        // Three more such tables pass the call's 1 MiB: refused as memory.
-        assert!(limiter.table_growing(0, 20_000, None).unwrap());
-        assert!(limiter.table_growing(0, 20_000, None).unwrap());
-        assert!(limiter.table_growing(0, 20_000, None).is_err());
-        assert!(limiter.memory_exceeded);
-        // Beyond the slot's elements, the grow fails as the guest sees it (-1).
-        assert!(!limiter
-            .table_growing(10, MAX_TABLE_ELEMENTS + 1, None)
-            .unwrap());
-        drop(limiter);
-        assert_eq!(shared.in_use(), 0, "a dropped store gives its tables back");
-    }
-
-    #[test]
-    fn without_an_image_every_byte_given_is_charged() {
-        let shared = SharedMemoryBudget::new(256);
-        let mut limiter = CallLimiter::new(64, shared.clone(), "a".into());
-        assert!(limiter.memory_growing(0, 2 * MIB, None).unwrap());
-        assert!(limiter.memory_growing(2 * MIB, 6 * MIB, None).unwrap());
-        assert_eq!(shared.take_grown("a"), 6 * MIB as u64);
-    }
-
-    #[test]
-    fn one_caller_holds_at_most_a_quarter_of_the_host_budget() {
-        let shared = SharedMemoryBudget::new(64);
-        let mut a1 = CallLimiter::new(512, shared.clone(), "a".into());
-        let mut a2 = CallLimiter::new(512, shared.clone(), "a".into());
-        let mut b = CallLimiter::new(512, shared.clone(), "b".into());
-        assert!(a1.memory_growing(0, 10 * MIB, None).unwrap());
-        assert!(
-            a2.memory_growing(0, 7 * MIB, None).is_err(),
-            "17 MiB > 64 / 4"
-        );
-        assert!(a2.host_memory_exhausted);
-        assert!(b.memory_growing(0, 16 * MIB, None).unwrap());
-        assert_eq!(shared.take_grown("a"), 10 * MIB as u64);
-        assert_eq!(shared.take_grown("a"), 0);
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 """A hostile plugin written in Python, for the sandbox and attack tests: it spins, grows its
 memory, writes a huge result, raises, and tries the files, environment, sockets, clock and
-randomness a Python program would reach for, one action each."""
+randomness a Python program would reach for, one action each; and remembers its callers, to
+show that none of them is still there for the next call."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ class Arguments:
     bytes: int = 0
 
 
+#: The callers this instance has served, oldest first (`remember`).
+_SERVED: list[str] = []
+
+
 class Hostile(lp.Tool):
     name = "hostile_python"
     title = "Hostile"
@@ -29,6 +34,10 @@ class Hostile(lp.Tool):
     def run(self, args: Arguments) -> dict:
         if args.action == "echo":
             return {"today": lp.today().isoformat(), "userId": lp.user_id()}
+        if args.action == "remember":
+            before = list(_SERVED)
+            _SERVED.append(lp.user_id())
+            return {"before": before}
         if args.action == "loop":
             n = 0
             while True:

@@ -1,9 +1,13 @@
 /**
  * A hostile plugin written in TypeScript, for the sandbox and attack tests: it spins, grows its
  * memory, writes a huge result, throws, and tries the clock, randomness and globals a program
- * would reach for (fetch, process, require), one action each.
+ * would reach for (fetch, process, require), one action each; and remembers its callers, to
+ * show that none of them is still there for the next call.
  */
 import { defineTool, invalidParams, s, today, userId } from "@loanhost/plugin";
+
+/** The callers this instance has served, oldest first (`remember`). */
+const served: string[] = [];
 
 export default defineTool({
   name: "hostile_typescript",
@@ -16,6 +20,11 @@ export default defineTool({
     switch (args.action) {
       case "echo":
         return { today: today(), userId: userId() };
+      case "remember": {
+        const before = [...served];
+        served.push(userId());
+        return { before };
+      }
       case "loop": {
         let n = 0;
         for (;;) n++;
