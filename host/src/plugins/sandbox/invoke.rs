@@ -123,7 +123,13 @@ impl Runner {
             return outcome;
         }
         let spare = spare.filter(|_| matches!(op, Op::Call(_)));
-        let (permit, start, made_ahead) = match spare.and_then(|s| s.take()) {
+        let made = match spare {
+            // The one being made after the build's last call, if no other call waits for it,
+            // rather than a second instance made beside it.
+            Some(slot) => slot.take_or_await(Duration::from_millis(timeout_ms)).await,
+            None => None,
+        };
+        let (permit, start, made_ahead) = match made {
             Some(ready) => match spare::arm(ready, state, &caller) {
                 Ok(armed) => armed,
                 Err(f) => return refused(f),
@@ -134,14 +140,9 @@ impl Runner {
             },
         };
         let next = spare.map(|slot| {
-            let made = spare::make(
-                self.clone(),
-                pre.clone(),
-                manifest.clone(),
-                image,
-                slot.clone(),
-            );
-            Box::pin(made) as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+            let (runner, pre, manifest, slot) =
+                (self.clone(), pre.clone(), manifest.clone(), slot.clone());
+            Box::new(move || spare::claim(runner, pre, manifest, image, slot)) as NextClaim
         });
         let mut outcome = on_own_thread(permit, run_in_store(start, op, timeout_ms), next).await;
         outcome.2.made_ahead = made_ahead;
@@ -200,11 +201,12 @@ impl Runner {
 /// The outcome is handed back before the store is dropped: the reset of the pages an
 /// interpreter's call dirtied (a tenth of a Python call) is then done on this thread while
 /// the caller already has its answer, the instance `permit` still held until it is done;
-/// and before that, `next` is run (the build's next instance made ahead).
+/// and after that, `next` is run (the build's next instance made ahead, in the pool slot
+/// just reset, which holds the pages this build's calls touch).
 async fn on_own_thread(
     permit: tokio::sync::OwnedSemaphorePermit,
     work: impl std::future::Future<Output = (Outcome, Store<PluginState>)> + Send + 'static,
-    next: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    next: Option<NextClaim>,
 ) -> Outcome {
     let runtime = tokio::runtime::Handle::current();
     // Dropped with this future: the work then stops where it next yields.
@@ -230,12 +232,16 @@ async fn on_own_thread(
                 .limiter
                 .set_aside(ANSWERED)
                 .then_some(store);
+            // Claimed before the answer, so that the caller's next call waits for it rather
+            // than instantiating beside it.
+            let next = next.and_then(|claim| claim());
             // A caller gone by now has no use for it.
             let _ = answer.send(outcome);
+            // Its pool slot is free for the next instance, made ahead in it.
+            drop(store);
             if let Some(next) = next {
                 runtime.block_on(next);
             }
-            drop(store);
         }
     });
     match answered.await {
@@ -255,6 +261,9 @@ async fn on_own_thread(
 /// The name the host-wide memory budget holds an answered store's memory under until the
 /// store is dropped (`on_own_thread`): no caller's.
 const ANSWERED: &str = "\u{0}answered";
+
+/// Claims the making of a build's next instance, and gives what makes it ([`spare::claim`]).
+type NextClaim = Box<dyn FnOnce() -> Option<spare::Next> + Send>;
 
 /// Minor page faults of the calling thread so far (`getrusage(RUSAGE_THREAD)`).
 fn thread_minor_faults() -> u64 {

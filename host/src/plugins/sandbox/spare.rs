@@ -35,12 +35,34 @@ pub(crate) struct Ready {
 }
 
 /// At most one thing made ahead, and when it was left there: for instances, one build's (it
-/// goes with the build: a build swapped out takes its instance with it).
-pub(crate) struct Slot<T>(Mutex<Option<(Instant, T)>>);
+/// goes with the build: a build swapped out takes its instance with it). While one is being
+/// made, one taker may wait for it: a caller's next call so takes the instance made in the
+/// pool slot its last call used (warm, and no second slot's pages mapped for the same build),
+/// and calls that overlap instantiate for themselves rather than queue for one instance.
+pub(crate) struct Slot<T> {
+    state: Mutex<SlotState<T>>,
+    changed: tokio::sync::Notify,
+}
+
+struct SlotState<T> {
+    /// What waits, and since when.
+    value: Option<(Instant, T)>,
+    /// One is being made.
+    making: bool,
+    /// A taker waits for the one being made.
+    awaited: bool,
+}
 
 impl<T> Default for Slot<T> {
     fn default() -> Self {
-        Slot(Mutex::new(None))
+        Slot {
+            state: Mutex::new(SlotState {
+                value: None,
+                making: false,
+                awaited: false,
+            }),
+            changed: tokio::sync::Notify::new(),
+        }
     }
 }
 
@@ -49,48 +71,99 @@ impl<T> Default for Slot<T> {
 pub const KEPT_FOR: Duration = Duration::from_secs(60);
 
 impl<T> Slot<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState<T>> {
+        self.state.lock().expect("made-ahead slot lock")
+    }
+
     /// What is waiting, if it has waited less than [`KEPT_FOR`]; a stale one is dropped
     /// here, outside the lock.
     pub fn take(&self) -> Option<T> {
-        let (left, value) = self.0.lock().expect("made-ahead slot lock").take()?;
+        let (left, value) = self.lock().value.take()?;
         (left.elapsed() < KEPT_FOR).then_some(value)
+    }
+
+    /// What is waiting; or, while one is being made and no other taker waits for it, that
+    /// one once it is made, waited for at most `bound`. `None`: nothing for this taker.
+    pub async fn take_or_await(&self, bound: Duration) -> Option<T> {
+        let changed = self.changed.notified();
+        tokio::pin!(changed);
+        // Registered before the state is read, so a change between the two is not missed.
+        changed.as_mut().enable();
+        {
+            let mut state = self.lock();
+            if state.value.is_some() || !state.making || state.awaited {
+                drop(state);
+                return self.take();
+            }
+            state.awaited = true;
+        }
+        let _ = tokio::time::timeout(bound, changed).await;
+        self.lock().awaited = false;
+        self.take()
     }
 
     /// What is waiting, if it has waited [`KEPT_FOR`] or more.
     fn take_stale(&self) -> Option<T> {
-        let mut slot = self.0.lock().expect("made-ahead slot lock");
-        if slot.as_ref()?.0.elapsed() < KEPT_FOR {
+        let mut state = self.lock();
+        if state.value.as_ref()?.0.elapsed() < KEPT_FOR {
             return None;
         }
-        slot.take().map(|(_, value)| value)
+        state.value.take().map(|(_, value)| value)
     }
 
-    /// Whether nothing is waiting (so making one would not be wasted).
-    pub fn is_empty(&self) -> bool {
-        self.0.lock().expect("made-ahead slot lock").is_none()
-    }
-
-    /// Leaves `value` for the next taker, as left at `at`; when another was left meanwhile,
-    /// `value` is dropped instead (outside the lock).
-    fn put_at(&self, at: Instant, value: T) {
-        let mut slot = self.0.lock().expect("made-ahead slot lock");
-        if slot.is_none() {
-            *slot = Some((at, value));
-            return;
+    /// Claims the making of the next one: `false` when one waits or is being made already.
+    /// A claim ends with [`Slot::put_at`] or [`Slot::abandon`].
+    fn begin_making(&self) -> bool {
+        let mut state = self.lock();
+        if state.value.is_some() || state.making {
+            return false;
         }
-        drop(slot);
-        drop(value);
+        state.making = true;
+        true
+    }
+
+    /// Ends a claim without leaving anything: a waiting taker goes on without.
+    fn abandon(&self) {
+        self.lock().making = false;
+        self.changed.notify_waiters();
+    }
+
+    /// Leaves `value` for the next taker, as left at `at`, and ends the claim; when another
+    /// was left meanwhile, `value` is dropped instead (outside the lock).
+    fn put_at(&self, at: Instant, value: T) {
+        let mut state = self.lock();
+        state.making = false;
+        let extra = match state.value {
+            None => {
+                state.value = Some((at, value));
+                None
+            }
+            Some(_) => Some(value),
+        };
+        drop(state);
+        self.changed.notify_waiters();
+        drop(extra);
     }
 }
 
 /// The slot one build's instances made ahead wait in, shared by its clones.
 pub(crate) type SpareSlot = Arc<Slot<Ready>>;
 
-/// Whether to make an instance ahead: none is waiting, and more than half the host's instance
-/// slots are free (`available` of [`MAX_INSTANCES`]), so that one waiting never stands in a
-/// call's way.
-fn worth_making(waiting: bool, available: usize) -> bool {
-    !waiting && available > MAX_INSTANCES as usize / 2
+/// Whether the instance slots allow one more instance made ahead: more than half of them
+/// are free (`available` of [`MAX_INSTANCES`]), so that one waiting never stands in a call's
+/// way.
+fn slots_allow(available: usize) -> bool {
+    available > MAX_INSTANCES as usize / 2
+}
+
+/// Ends a claim on a slot ([`Slot::begin_making`]) that left nothing, however the making
+/// stopped (or never started: a future dropped unpolled drops its claim).
+struct Claim(SpareSlot);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.0.abandon();
+    }
 }
 
 /// Puts `state` (a call's, its memory to be held for `caller`) into the store of the instance
@@ -120,20 +193,38 @@ pub(super) fn arm(
     Ok((permit, Start::Made(store, tool), Some(made_in)))
 }
 
-/// Makes the build's next instance ahead of its call and leaves it in `slot`, when none is
-/// waiting there and at least half the instance slots are free; dropped after
-/// [`KEPT_FOR`] if no call takes it. An instantiation that fails or overruns the
-/// manifest's deadline leaves nothing (the next call instantiates for itself, and is told).
-pub(super) async fn make(
+/// What makes the build's next instance, once the call in hand is answered and its store
+/// dropped (so that the instance is made in the pool slot that store leaves).
+pub(super) type Next = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Claims the making of the build's next instance ahead of its call, when none is waiting
+/// or being made in `slot` and more than half the instance slots are free: from now on, a
+/// call that comes for one waits for it rather than instantiating beside it. The claim is
+/// made before the call in hand is answered; the making, by the future returned, after.
+pub(super) fn claim(
     runner: Runner,
     pre: ToolPre,
     manifest: std::sync::Arc<Manifest>,
     image: u64,
     slot: SpareSlot,
-) {
-    if !worth_making(!slot.is_empty(), runner.permits.available_permits()) {
-        return;
+) -> Option<Next> {
+    if !slots_allow(runner.permits.available_permits()) || !slot.begin_making() {
+        return None;
     }
+    let claim = Claim(slot);
+    Some(Box::pin(make(runner, pre, manifest, image, claim)))
+}
+
+/// Makes the instance `claim` is for and leaves it in its slot; dropped after [`KEPT_FOR`]
+/// if no call takes it. An instantiation that fails or overruns the manifest's deadline
+/// leaves nothing (the next call instantiates for itself, and is told).
+async fn make(
+    runner: Runner,
+    pre: ToolPre,
+    manifest: std::sync::Arc<Manifest>,
+    image: u64,
+    claim: Claim,
+) {
     let Ok(permit) = runner.permits.clone().try_acquire_owned() else {
         return;
     };
@@ -146,6 +237,9 @@ pub(super) async fn make(
         return;
     };
     let made_in = started.elapsed();
+    let slot = claim.0.clone();
+    // Left in the slot: the claim ends there, not by being dropped.
+    std::mem::forget(claim);
     slot.put_at(
         Instant::now(),
         Ready {
@@ -169,7 +263,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::{Duration, Instant};
 
-    use super::{worth_making, Slot, KEPT_FOR};
+    use super::{slots_allow, Slot, KEPT_FOR};
     use crate::plugins::limits::MAX_INSTANCES;
 
     /// Counts its drops: what a slot drops is an instance's memory reset and slot given back.
@@ -193,9 +287,8 @@ mod tests {
 
         // Assert: the first waits, the second is dropped; taken once.
         assert_eq!(dropped.load(Ordering::Relaxed), 1);
-        assert!(!slot.is_empty());
         assert_eq!(slot.take().map(|c| c.0), Some(1));
-        assert!(slot.is_empty() && slot.take().is_none());
+        assert!(slot.take().is_none());
     }
 
     #[test]
@@ -225,13 +318,69 @@ mod tests {
     }
 
     #[test]
-    fn one_is_made_only_when_none_waits_and_more_than_half_the_slots_are_free() {
+    fn one_is_made_only_while_more_than_half_the_instance_slots_are_free() {
         let half = MAX_INSTANCES as usize / 2;
-        assert!(worth_making(false, half + 1));
-        assert!(!worth_making(false, half), "half free: none is made");
+        assert!(slots_allow(half + 1));
+        assert!(!slots_allow(half), "half free: none is made");
+    }
+
+    #[test]
+    fn one_is_made_at_a_time_and_only_when_none_waits() {
+        let dropped = AtomicU32::new(0);
+        let slot = Slot::default();
+        assert!(slot.begin_making());
+        assert!(!slot.begin_making(), "one is being made");
+        slot.put_at(Instant::now(), Counted(1, &dropped));
+        assert!(!slot.begin_making(), "one waits");
+        assert_eq!(slot.take().map(|c| c.0), Some(1));
+        assert!(slot.begin_making());
+        slot.abandon();
+        assert!(slot.begin_making(), "an abandoned making ends its claim");
+    }
+
+    #[tokio::test]
+    async fn one_taker_waits_for_the_one_being_made_and_another_goes_on_without() {
+        // Arrange: one being made.
+        let dropped = AtomicU32::new(0);
+        let slot = Slot::default();
+        assert!(slot.begin_making());
+
+        // Act: two takers come while it is made; then it is left.
+        let (first, second, ()) = tokio::join!(
+            slot.take_or_await(Duration::from_secs(600)),
+            async {
+                tokio::task::yield_now().await;
+                slot.take_or_await(Duration::from_secs(600)).await
+            },
+            async {
+                tokio::task::yield_now().await;
+                tokio::task::yield_now().await;
+                slot.put_at(Instant::now(), Counted(1, &dropped));
+            },
+        );
+
+        // Assert: the first taker waited and took it; the second did not wait.
+        assert_eq!(first.map(|c| c.0), Some(1));
+        assert!(second.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_taker_waiting_for_a_making_that_fails_goes_on_without() {
+        // Arrange
+        let slot: Slot<u32> = Slot::default();
+        assert!(slot.begin_making());
+
+        // Act
+        let (taken, ()) = tokio::join!(slot.take_or_await(Duration::from_secs(600)), async {
+            tokio::task::yield_now().await;
+            slot.abandon();
+        });
+
+        // Assert: told at once, not at its bound.
+        assert!(taken.is_none());
         assert!(
-            !worth_making(true, MAX_INSTANCES as usize),
-            "one waits already"
+            slot.take_or_await(Duration::from_secs(600)).await.is_none(),
+            "none being made: no wait"
         );
     }
 }
