@@ -260,7 +260,7 @@ async fn make(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     use std::time::{Duration, Instant};
 
     use super::{slots_allow, Slot, KEPT_FOR};
@@ -344,24 +344,30 @@ mod tests {
         let dropped = AtomicU32::new(0);
         let slot = Slot::default();
         assert!(slot.begin_making());
+        let second_done = AtomicBool::new(false);
 
         // Act: two takers come while it is made; then it is left.
-        let (first, second, ()) = tokio::join!(
+        let (first, second, second_went_first) = tokio::join!(
             slot.take_or_await(Duration::from_secs(600)),
             async {
                 tokio::task::yield_now().await;
-                slot.take_or_await(Duration::from_secs(600)).await
+                let taken = slot.take_or_await(Duration::from_secs(600)).await;
+                second_done.store(true, Ordering::Relaxed);
+                taken
             },
             async {
-                tokio::task::yield_now().await;
-                tokio::task::yield_now().await;
+                for _ in 0..3 {
+                    tokio::task::yield_now().await;
+                }
+                let second_went_first = second_done.load(Ordering::Relaxed);
                 slot.put_at(Instant::now(), Counted(1, &dropped));
+                second_went_first
             },
         );
 
-        // Assert: the first taker waited and took it; the second did not wait.
+        // Assert: the first taker waited and took it; the second went on without waiting.
         assert_eq!(first.map(|c| c.0), Some(1));
-        assert!(second.is_none());
+        assert!(second.is_none() && second_went_first);
     }
 
     #[tokio::test]
