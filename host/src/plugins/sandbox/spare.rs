@@ -1,7 +1,8 @@
-//! An interpreter plugin's next instance, made ahead of its call: after a call has its answer,
-//! the thread it ran on instantiates the build once more, in a fresh store of its own, and
-//! leaves it here for the next call, which takes it instead of waiting for an instantiation
-//! (a third of a millisecond of a Python call). No call has run in it: the instance has only
+//! An interpreter plugin's next instance, made ahead of its call: once a call has its answer
+//! and its store is dropped, the thread it ran on instantiates the build once more, in a fresh
+//! store of its own and in the pool slot just reset, and leaves it here for the next call,
+//! which takes it (or waits for it while it is made) instead of instantiating (a third of a
+//! millisecond of a Python call). No call has run in it: the instance has only
 //! been created, with no caller in its store, and the call that takes it is attached to it
 //! just before its export runs (`docs/decisions/0050-interpreter-instances-made-ahead.md`).
 
