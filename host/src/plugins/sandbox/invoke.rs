@@ -109,13 +109,14 @@ impl Runner {
             .map(|c| c.identity.user_id.clone())
             .unwrap_or_default();
         let timeout_ms = manifest.limits.timeout_ms;
-        let state = self.state(manifest, image, call, caller.clone());
         let refused = |f| (Err(f), DataUsage::default(), Timing::default());
         // The component was compiled for the engine its image chose (`loader::load`).
         if Memories::of_image(image) != Memories::Guarded {
             let Some(permit) = self.permit(manifest).await else {
                 return refused(Failure::Busy(MAX_INSTANCES));
             };
+            // The call's deadline starts once it has its slot.
+            let state = self.state(manifest, image, call, caller);
             let (outcome, store) =
                 run_in_store(Start::Fresh(pre.clone(), state), op, timeout_ms).await;
             drop(store);
@@ -130,12 +131,18 @@ impl Runner {
             None => None,
         };
         let (permit, start, made_ahead) = match made {
-            Some(ready) => match spare::arm(ready, state, &caller) {
-                Ok(armed) => armed,
-                Err(f) => return refused(f),
-            },
+            Some(ready) => {
+                let state = self.state(manifest, image, call, caller.clone());
+                match spare::arm(ready, state, &caller) {
+                    Ok(armed) => armed,
+                    Err(f) => return refused(f),
+                }
+            }
             None => match self.permit(manifest).await {
-                Some(permit) => (permit, Start::Fresh(pre.clone(), state), None),
+                Some(permit) => {
+                    let state = self.state(manifest, image, call, caller);
+                    (permit, Start::Fresh(pre.clone(), state), None)
+                }
                 None => return refused(Failure::Busy(MAX_INSTANCES)),
             },
         };
