@@ -392,7 +392,7 @@ async fn run_in_store(start: Start, op: Op, timeout_ms: u64) -> (Outcome, Store<
 pub struct Timing {
     /// Creating the instance in its fresh store (none when it was made ahead).
     pub instantiate: Duration,
-    /// Creating the instance ahead of the call, when it was made ahead ([`super::spare`]):
+    /// Creating the instance ahead of the call, when it was made ahead (`sandbox::spare`):
     /// charged to the caller's plugin time as the call's own instantiation is.
     pub made_ahead: Option<Duration>,
     /// The export's run, host imports included.
