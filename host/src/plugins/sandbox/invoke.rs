@@ -109,7 +109,6 @@ impl Runner {
             .map(|c| c.identity.user_id.clone())
             .unwrap_or_default();
         let timeout_ms = manifest.limits.timeout_ms;
-        let refused = |f| (Err(f), DataUsage::default(), Timing::default());
         // The component was compiled for the engine its image chose (`loader::load`).
         if Memories::of_image(image) != Memories::Guarded {
             let Some(permit) = self.permit(manifest).await else {
@@ -256,11 +255,7 @@ async fn on_own_thread(
         Err(_) => match joined.await {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             // The caller is still here, so only the runtime shutting down ends it early.
-            Ok(()) | Err(_) => (
-                Err(Failure::Trap("the host is shutting down".into())),
-                DataUsage::default(),
-                Timing::default(),
-            ),
+            Ok(()) | Err(_) => refused(Failure::Trap("the host is shutting down".into())),
         },
     }
 }
@@ -285,6 +280,11 @@ fn thread_minor_faults() -> u64 {
 
 /// What a run gives back: the answer or why not, the `data` capability's use, the timings.
 type Outcome = (Result<Answer, Failure>, DataUsage, Timing);
+
+/// The outcome of a run that did not start (or whose thread ended without an answer).
+fn refused(f: Failure) -> Outcome {
+    (Err(f), DataUsage::default(), Timing::default())
+}
 
 /// What a run starts from: a build to instantiate in a fresh store holding a state, or an
 /// instance made ahead ([`super::spare`]) with the call's state put into its store.

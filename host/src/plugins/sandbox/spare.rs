@@ -157,13 +157,25 @@ fn slots_allow(available: usize) -> bool {
     available > MAX_INSTANCES as usize / 2
 }
 
-/// Ends a claim on a slot ([`Slot::begin_making`]) that left nothing, however the making
-/// stopped (or never started: a future dropped unpolled drops its claim).
-struct Claim(SpareSlot);
+/// A claim on a slot ([`Slot::begin_making`]): it ends by leaving what was made
+/// ([`Claim::leave`]) or, dropped, without leaving anything, however the making stopped (or
+/// never started: a future dropped unpolled drops its claim).
+struct Claim(Option<SpareSlot>);
+
+impl Claim {
+    /// Leaves `ready` in the claimed slot, which ends the claim; the slot, for what follows.
+    fn leave(mut self, ready: Ready) -> SpareSlot {
+        let slot = self.0.take().expect("a claim is left once");
+        slot.put_at(Instant::now(), ready);
+        slot
+    }
+}
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        self.0.abandon();
+        if let Some(slot) = self.0.take() {
+            slot.abandon();
+        }
     }
 }
 
@@ -212,7 +224,7 @@ pub(super) fn claim(
     if !slots_allow(runner.permits.available_permits()) || !slot.begin_making() {
         return None;
     }
-    let claim = Claim(slot);
+    let claim = Claim(Some(slot));
     Some(Box::pin(make(runner, pre, manifest, image, claim)))
 }
 
@@ -238,18 +250,12 @@ async fn make(
         return;
     };
     let made_in = started.elapsed();
-    let slot = claim.0.clone();
-    // Left in the slot: the claim ends there, not by being dropped.
-    std::mem::forget(claim);
-    slot.put_at(
-        Instant::now(),
-        Ready {
-            store,
-            tool,
-            permit,
-            made_in,
-        },
-    );
+    let slot = claim.leave(Ready {
+        store,
+        tool,
+        permit,
+        made_in,
+    });
     tokio::spawn(async move {
         tokio::time::sleep(KEPT_FOR).await;
         if let Some(stale) = slot.take_stale() {

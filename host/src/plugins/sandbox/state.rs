@@ -211,24 +211,14 @@ impl SharedMemoryBudget {
         if held + bytes > self.max / CALLER_SHARE {
             return false;
         }
-        if let Some(theirs) = per_caller.get_mut(from) {
-            *theirs = theirs.saturating_sub(bytes);
-            if *theirs == 0 {
-                per_caller.remove(from);
-            }
-        }
+        take_from(&mut per_caller, from, bytes);
         if bytes > 0 {
             per_caller.insert(to.to_string(), held + bytes);
         }
         drop(per_caller);
         if grown > 0 {
             let mut charged = self.grown.lock().expect("memory budget lock");
-            if let Some(theirs) = charged.get_mut(from) {
-                *theirs = theirs.saturating_sub(grown);
-                if *theirs == 0 {
-                    charged.remove(from);
-                }
-            }
+            take_from(&mut charged, from, grown);
             *charged.entry(to.to_string()).or_default() += grown;
         }
         true
@@ -238,14 +228,22 @@ impl SharedMemoryBudget {
         if bytes == 0 {
             return;
         }
-        let mut per_caller = self.per_caller.lock().expect("memory budget lock");
-        if let Some(held) = per_caller.get_mut(caller) {
-            *held = held.saturating_sub(bytes);
-            if *held == 0 {
-                per_caller.remove(caller);
-            }
-        }
+        take_from(
+            &mut self.per_caller.lock().expect("memory budget lock"),
+            caller,
+            bytes,
+        );
         self.in_use.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// Takes `bytes` off what `held` counts for `name`, forgetting the name at nothing.
+fn take_from(held: &mut std::collections::HashMap<String, u64>, name: &str, bytes: u64) {
+    if let Some(theirs) = held.get_mut(name) {
+        *theirs = theirs.saturating_sub(bytes);
+        if *theirs == 0 {
+            held.remove(name);
+        }
     }
 }
 
