@@ -1,7 +1,7 @@
 //! The in-memory agent directory keeps the spec's rule that identity and scope come from the
 //! platform's data on every request: repeated requests are answered from memory, and a change
 //! written by anyone (here: the import's own connection, not the server's) is seen by the very
-//! next request on SQLite (`PRAGMA data_version`) and as soon as the notification arrives on
+//! next request on SQLite (the WAL-index header every commit writes) and as soon as the notification arrives on
 //! PostgreSQL (`LISTEN/NOTIFY` from triggers on the agent tables).
 
 use std::sync::atomic::Ordering;
@@ -111,6 +111,11 @@ async fn changes_are_seen_by_the_next_request(postgres: bool) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let hits_before = directory.stats().hits.load(Ordering::Relaxed);
+    assert_eq!(
+        directory.reads_wal_index(),
+        !postgres,
+        "a SQLite file in WAL mode is watched through its WAL-index"
+    );
 
     // Act 1: unchanged data is answered from memory.
     for _ in 0..5 {

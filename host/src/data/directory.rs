@@ -5,9 +5,12 @@
 //! thread on each one.
 //!
 //! How a change is noticed, per engine:
-//! - SQLite: `PRAGMA data_version` on a connection of the directory's own (a few microseconds,
-//!   on the calling thread). It changes whenever any other connection, in this process or
-//!   another (`loanhost import`), commits to the file.
+//! - SQLite in WAL mode (the server's): the header of the file's WAL-index, which every
+//!   commit by any connection, in this process or another (`loanhost import`), writes anew
+//!   before it returns ([`super::wal_index`]: one `pread`, no lock). A file in another
+//!   journal mode: `PRAGMA data_version` on a connection of the directory's own (a few
+//!   microseconds and two file locks, on the calling thread), which changes on the same
+//!   commits.
 //! - PostgreSQL: triggers on the agent tables `NOTIFY loanhost_directory` (migration 0004); a
 //!   listener task bumps a generation on each notification. While the listener is not
 //!   connected, nothing is answered from memory.
@@ -25,6 +28,7 @@ use crate::identity::ScopeFacts;
 use super::agents::{email_key, Agent};
 use super::notices::{self, Notice};
 use super::store::{Db, DbError};
+use super::wal_index::WalIndex;
 
 /// Entries kept at most; past this the directory starts over (a bound, not an eviction policy:
 /// a platform's agents are thousands).
@@ -44,8 +48,12 @@ pub struct DirectoryEntry {
 
 /// How the directory learns that the data changed.
 enum Version {
-    /// A connection of its own to the SQLite file, for `PRAGMA data_version`.
-    Sqlite(Mutex<rusqlite::Connection>),
+    /// A connection of its own to the SQLite file: it holds the WAL-index open for `wal`
+    /// to read, or answers `PRAGMA data_version` when the file is not in WAL mode.
+    Sqlite {
+        conn: Mutex<rusqlite::Connection>,
+        wal: Option<Box<WalIndex>>,
+    },
     /// A generation bumped by the listener; `listening` is false while it is not connected.
     Postgres {
         generation: Arc<AtomicU64>,
@@ -99,7 +107,14 @@ impl Directory {
                             | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
                     )
                     .map_err(|e| DbError::Connect(format!("{}: {e}", path.display())))?;
-                    (Version::Sqlite(Mutex::new(conn)), None)
+                    let wal = wal_index_beside(&conn, &path);
+                    (
+                        Version::Sqlite {
+                            conn: Mutex::new(conn),
+                            wal,
+                        },
+                        None,
+                    )
                 }
             }
             Db::Postgres(_) => {
@@ -142,6 +157,12 @@ impl Directory {
         self.current_version().is_some()
     }
 
+    /// Whether a change is noticed from the SQLite file's WAL-index header (a WAL file: the
+    /// server's), rather than by `PRAGMA data_version` or a notification.
+    pub fn reads_wal_index(&self) -> bool {
+        matches!(self.version, Version::Sqlite { wal: Some(_), .. })
+    }
+
     /// The answers so far.
     pub fn stats(&self) -> &DirectoryStats {
         &self.stats
@@ -151,7 +172,8 @@ impl Directory {
     /// database answers).
     fn current_version(&self) -> Option<i64> {
         match &self.version {
-            Version::Sqlite(conn) => {
+            Version::Sqlite { wal: Some(wal), .. } => wal.version(),
+            Version::Sqlite { conn, wal: None } => {
                 let conn = conn.lock().unwrap_or_else(|e| e.into_inner());
                 conn.prepare_cached("PRAGMA data_version")
                     .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
@@ -213,4 +235,18 @@ impl Directory {
         }
         Ok(entry)
     }
+}
+
+/// The WAL-index of the file `conn` is open on, when the file is in WAL mode: read once first,
+/// so that `conn` holds the WAL open (and the WAL-index with it) for as long as it lives.
+fn wal_index_beside(conn: &rusqlite::Connection, path: &std::path::Path) -> Option<Box<WalIndex>> {
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .ok()?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return None;
+    }
+    conn.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))
+        .ok()?;
+    WalIndex::open(path).map(Box::new)
 }

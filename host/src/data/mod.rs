@@ -27,6 +27,7 @@ pub mod seed;
 pub mod store;
 pub mod totals;
 pub mod values;
+mod wal_index;
 
 pub use admission::Reports;
 pub use agents::{Agent, NewAgent};
