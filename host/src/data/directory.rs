@@ -7,7 +7,7 @@
 //! How a change is noticed, per engine:
 //! - SQLite in WAL mode (the server's): the header of the file's WAL-index, which every
 //!   commit by any connection, in this process or another (`loanhost import`), writes anew
-//!   before it returns ([`super::wal_index`]: one `pread`, no lock). A file in another
+//!   before it returns (`data/wal_index.rs`: one `pread`, no lock). A file in another
 //!   journal mode: `PRAGMA data_version` on a connection of the directory's own (a few
 //!   microseconds and two file locks, on the calling thread), which changes on the same
 //!   commits.
