@@ -40,24 +40,31 @@ struct Seen {
 impl WalIndex {
     /// The reader of `db`'s WAL-index (`<db>-shm`). Open it only beside a connection of this
     /// process to `db` that is in WAL mode and has read from it (so that the WAL is open and
-    /// the WAL-index is held); `None` when there is no such file to read.
+    /// the WAL-index is held); `None` when there is no such file, or not a header's worth of
+    /// it, to read. (A header being written as it is opened is only that request's concern:
+    /// [`WalIndex::version`] answers `None` for it.)
     pub(crate) fn open(db: &Path) -> Option<WalIndex> {
         let mut name = db.as_os_str().to_owned();
         name.push("-shm");
-        let shm = File::open(name).ok()?;
         let index = WalIndex {
-            shm,
+            shm: File::open(name).ok()?,
             seen: Mutex::new(Seen::default()),
         };
-        index.version().is_some().then_some(index)
+        index.both_copies()?;
+        Some(index)
+    }
+
+    /// The header's two copies as they are now, `None` when they cannot be read.
+    fn both_copies(&self) -> Option<[u8; 2 * HEADER]> {
+        let mut both = [0u8; 2 * HEADER];
+        self.shm.read_exact_at(&mut both, 0).ok()?;
+        Some(both)
     }
 
     /// The file's version now: the same number as long as nothing was committed, a larger one
     /// once something was; `None` while a commit is writing the header (or it cannot be read).
     pub(crate) fn version(&self) -> Option<i64> {
-        let mut both = [0u8; 2 * HEADER];
-        self.shm.read_exact_at(&mut both, 0).ok()?;
-        let header = settled(&both)?;
+        let header = settled(&self.both_copies()?)?;
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         if seen.header != Some(header) {
             seen.header = Some(header);
@@ -149,6 +156,26 @@ mod tests {
         unbuilt[IS_INIT] = 0;
         unbuilt[HEADER + IS_INIT] = 0;
         assert!(settled(&unbuilt).is_none(), "isInit is zero");
+    }
+
+    #[test]
+    fn a_header_being_written_as_the_reader_opens_is_read_again_on_the_next_request() {
+        // Arrange: a WAL-index whose two copies differ (a commit writing them).
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db.sqlite");
+        let mut both = [7u8; 2 * HEADER];
+        both[HEADER + 20] = 8;
+        std::fs::write(dir.path().join("db.sqlite-shm"), both).unwrap();
+
+        // Act
+        let index = WalIndex::open(&db).expect("a header's worth of file is there to read");
+        let while_written = index.version();
+        both[HEADER + 20] = 7;
+        std::fs::write(dir.path().join("db.sqlite-shm"), both).unwrap();
+
+        // Assert: no version while it is written, one once it is settled.
+        assert_eq!(while_written, None);
+        assert!(index.version().is_some());
     }
 
     #[test]

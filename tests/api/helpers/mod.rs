@@ -320,8 +320,8 @@ impl TestApp {
     }
 
     /// Waits (5 s at most) until the agent directory answers with `agent` as written: at once
-    /// on SQLite (the WAL-index header every commit writes), once the change's notification has arrived on
-    /// PostgreSQL (until then the directory answers with the entry it held).
+    /// on SQLite (the WAL-index header every commit writes), once the change's notification
+    /// has arrived on PostgreSQL (until then the directory answers with the entry it held).
     pub async fn until_directory_shows(&self, agent: &loanhost::data::NewAgent) {
         let Some(directory) = &self.directory else {
             return;
