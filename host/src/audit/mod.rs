@@ -20,6 +20,7 @@ mod writer;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::time::Duration;
 
@@ -95,6 +96,18 @@ pub struct Anchor {
 pub struct AuditLog {
     writer: Option<Route>,
     heads: Option<tokio::sync::watch::Receiver<Option<Anchor>>>,
+    /// Calls under way ([`AuditLog::call_begins`]): with others among them, a call that takes
+    /// the writer's lead lets them queue their lines first.
+    under_way: AtomicUsize,
+}
+
+/// A call under way, from its start until it is answered ([`AuditLog::call_begins`]).
+pub struct UnderWay<'a>(&'a AtomicUsize);
+
+impl Drop for UnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl AuditLog {
@@ -131,6 +144,7 @@ impl AuditLog {
         Ok(AuditLog {
             writer: Some(path),
             heads: Some(heads),
+            under_way: AtomicUsize::new(0),
         })
     }
 
@@ -139,6 +153,7 @@ impl AuditLog {
         AuditLog {
             writer: None,
             heads: None,
+            under_way: AtomicUsize::new(0),
         }
     }
 
@@ -146,6 +161,13 @@ impl AuditLog {
     /// first line is known is written): what the host anchors outside the log.
     pub fn heads(&self) -> Option<tokio::sync::watch::Receiver<Option<Anchor>>> {
         self.heads.clone()
+    }
+
+    /// Counts a call under way until the guard is dropped: what tells a call taking the
+    /// writer's lead that others may have lines to add to its write.
+    pub fn call_begins(&self) -> UnderWay<'_> {
+        self.under_way.fetch_add(1, Ordering::Relaxed);
+        UnderWay(&self.under_way)
     }
 
     /// Whether entries are written anywhere (callers skip building them when not).
@@ -165,13 +187,21 @@ impl AuditLog {
         let (done, written) = tokio::sync::oneshot::channel();
         let job = Job { line, done };
         let (refused, inline) = match writer {
-            Route::Inline(inline) => (
-                inline
-                    .submit(job, QUEUE)
-                    .err()
-                    .map(|_| AuditFailure::QueueFull),
-                Some(inline),
-            ),
+            Route::Inline(inline) => match inline.enqueue(job, QUEUE) {
+                Ok(Some(lead)) => {
+                    // A group commit when others are under way (PostgreSQL's
+                    // `commit_siblings`): the lead yields once, so that the calls ready on
+                    // this worker reach their lines and join its write; one write for many.
+                    // Alone, it writes at once (a yield would cost it a poll of the reactor).
+                    if self.under_way.load(Ordering::Relaxed) > 1 {
+                        tokio::task::yield_now().await;
+                    }
+                    lead.write();
+                    (None, Some(inline))
+                }
+                Ok(None) => (None, Some(inline)),
+                Err(_) => (Some(AuditFailure::QueueFull), Some(inline)),
+            },
             Route::Thread(tx) => match tx.try_send(job) {
                 Ok(()) => (None, None),
                 Err(TrySendError::Full(_)) => (Some(AuditFailure::QueueFull), None),

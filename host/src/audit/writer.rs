@@ -9,7 +9,11 @@
 //!   every line queued meanwhile, and the calls that queued theirs wait for it. No thread
 //!   hand-off and no wake-up for a call alone: the writes nginx makes of its access log from
 //!   its event loop, for the same reason. A leader writes at most [`ROUNDS`] batches, then
-//!   hands the lead to the oldest call still waiting.
+//!   hands the lead to the oldest call still waiting. The lead is taken first and exercised
+//!   after ([`Lead`]): when other calls are under way, the call that took it yields once in
+//!   between (`AuditLog::record`), so that those ready on its worker queue their lines and
+//!   one write carries them all (PostgreSQL's `commit_delay` with `commit_siblings`, without
+//!   its timer: the yield lasts one pass of the worker's ready calls).
 //! - **on a thread of its own** ([`run_thread`]), for a terminal or a socket, which may block
 //!   for as long as a reader pleases: calls then wait without holding a request thread.
 
@@ -81,25 +85,35 @@ impl Inline {
         }
     }
 
-    /// Queues `job`, or, when no call leads, leads: writes it and what is queued behind it.
-    /// `Err` gives the job back when `limit` lines are already waiting.
+    /// Queues `job`, or, when no call leads, leads at once: writes it and what is queued
+    /// behind it. `Err` gives the job back when `limit` lines are already waiting.
+    #[cfg(test)]
     pub(super) fn submit(&self, job: Job, limit: usize) -> Result<(), Job> {
-        let batch = {
-            let mut p = lock(&self.pending);
-            if p.leading {
-                if p.jobs.len() >= limit {
-                    return Err(job);
-                }
-                p.jobs.push(job);
-                return Ok(());
-            }
-            p.leading = true;
-            let mut batch = std::mem::take(&mut p.jobs);
-            batch.push(job);
-            batch
-        };
-        self.lead(batch);
+        if let Some(lead) = self.enqueue(job, limit)? {
+            lead.write();
+        }
         Ok(())
+    }
+
+    /// Queues `job` (`None`), or, when no call leads, takes the lead with it: the [`Lead`]
+    /// writes it, and every line queued until then, when told to or dropped. `Err` gives the
+    /// job back when `limit` lines are already waiting.
+    pub(super) fn enqueue(&self, job: Job, limit: usize) -> Result<Option<Lead<'_>>, Job> {
+        let mut p = lock(&self.pending);
+        if p.leading {
+            if p.jobs.len() >= limit {
+                return Err(job);
+            }
+            p.jobs.push(job);
+            return Ok(None);
+        }
+        p.leading = true;
+        let mut batch = std::mem::take(&mut p.jobs);
+        batch.push(job);
+        Ok(Some(Lead {
+            inline: self,
+            batch,
+        }))
     }
 
     /// Leads with `line` (handed the lead by the last leader): writes it first, then what is
@@ -150,6 +164,36 @@ impl Inline {
                 Err(Done::Written(_)) => unreachable!("a lead is sent as a lead"),
             }
         }
+    }
+}
+
+/// The lead taken with a call's line, not yet exercised: lines queued meanwhile join its
+/// write. Dropped unused (its call cancelled while it let others queue), it writes all the
+/// same, so the lines queued behind it are never stranded.
+pub(super) struct Lead<'a> {
+    inline: &'a Inline,
+    batch: Vec<Job>,
+}
+
+impl Lead<'_> {
+    /// Writes the lead's lines and those queued since it was taken, as a leader does.
+    pub(super) fn write(mut self) {
+        self.exercise();
+    }
+
+    fn exercise(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.append(&mut lock(&self.inline.pending).jobs);
+        self.inline.lead(batch);
+    }
+}
+
+impl Drop for Lead<'_> {
+    fn drop(&mut self) {
+        self.exercise();
     }
 }
 

@@ -295,3 +295,107 @@ async fn many_calls_at_once_write_every_line_once_in_one_chain() {
     ids.sort_unstable();
     assert_eq!(ids, (0..400).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_lead_taken_and_dropped_unused_writes_its_line_and_those_queued_behind_it() {
+    // Arrange: a call takes the lead; another queues its line behind it.
+    let f = fixture(0);
+    let (a, mut a_rx) = job("a");
+    let lead = f
+        .inline
+        .enqueue(a, 1024)
+        .ok()
+        .unwrap()
+        .expect("no one leads yet");
+    let (b, mut b_rx) = job("b");
+    assert!(
+        f.inline.enqueue(b, 1024).ok().unwrap().is_none(),
+        "b queues"
+    );
+
+    // Act: the call holding the lead is cancelled before it writes.
+    drop(lead);
+
+    // Assert: both lines written, in order, and told; nobody leads.
+    assert_eq!(written(&f.bytes.lock().unwrap()), ["a", "b"]);
+    assert_eq!(told(&mut a_rx), Some(Ok(())));
+    assert_eq!(told(&mut b_rx), Some(Ok(())));
+    assert!(!lock(&f.inline.pending).leading);
+}
+
+/// A sink that records how many lines each write carried.
+struct Counted(Arc<Mutex<Vec<usize>>>);
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let lines = buf.iter().filter(|b| **b == b'\n').count();
+        self.0.lock().unwrap().push(lines);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An audit log written in the calls' tasks to a [`Counted`] sink, and that sink's record.
+fn counted_log() -> (Arc<AuditLog>, Arc<Mutex<Vec<usize>>>) {
+    let writes = Arc::new(Mutex::new(Vec::new()));
+    let (heads, _) = tokio::sync::watch::channel(None);
+    let inline = Inline::new(Writer {
+        out: Box::new(Counted(writes.clone())),
+        head: Head::start(),
+        head_file: None,
+        chain: None,
+        key: KEY,
+        heads,
+    });
+    let log = AuditLog {
+        writer: Some(super::super::Route::Inline(inline)),
+        heads: None,
+        under_way: Default::default(),
+    };
+    (Arc::new(log), writes)
+}
+
+/// Runs `calls` calls' `record` at once on one thread, `under_way` of them counted under way.
+fn record_together(calls: u64, under_way: u64) -> Vec<usize> {
+    let (log, writes) = counted_log();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let guards: Vec<_> = (0..under_way).map(|_| log.call_begins()).collect();
+        let tasks: Vec<_> = (0..calls)
+            .map(|i| {
+                let log = log.clone();
+                tokio::spawn(async move { log.record(&entry(i)).await })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        drop(guards);
+    });
+    let w = writes.lock().unwrap().clone();
+    w
+}
+
+#[test]
+fn calls_under_way_together_share_one_write() {
+    // Arrange / Act: eight calls under way reach their lines on one worker.
+    let writes = record_together(8, 8);
+
+    // Assert: the first to lead let the seven others queue, then wrote all eight at once.
+    assert_eq!(writes, [8]);
+}
+
+#[test]
+fn a_call_alone_under_way_writes_at_once() {
+    // Arrange / Act: two lines, but only one call counted under way (a lone call's line and,
+    // say, a REST route's).
+    let writes = record_together(2, 1);
+
+    // Assert: no yield for company: each line its own write.
+    assert_eq!(writes, [1, 1]);
+}

@@ -253,6 +253,7 @@ impl Dispatcher {
         id: &Value,
         params: Option<Value>,
     ) -> Result<Reply, RpcError> {
+        let _under_way = self.audit.call_begins();
         let (name, arguments) = match call_params(params) {
             Ok(p) => p,
             Err((name, e)) => {
