@@ -60,6 +60,14 @@ if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/nul
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends docker-registry skopeo >&2
 fi
 
+# wrk: the `hot_path` bench's load generator from outside (as a user's load tool calls).
+if ! command -v wrk >/dev/null 2>&1; then
+    echo "setup: installing Debian's wrk (the hot_path bench)" >&2
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends wrk >&2
+fi
+
 # Images without a daemon (the deploy tests): buildah, podman, runc and a containers.conf these
 # machines need; PostgreSQL 15 and docker-registry for the compose stack's stand-in images.
 "$root/scripts/containers.sh" >/dev/null

@@ -7,12 +7,15 @@
 //! verifying the RS256 bearer token on every request, parsing the JSON-RPC body and answering
 //! the bytes loanhost answered), in the same run, on loopback, at 16 and 64 connections. The
 //! one load generator runs in this process for both and shares the machine's two cores with
-//! the server, as the figures in `docs/benchmarks.md` say. Prints requests per second, the
-//! ratio, and each server's CPU time per call.
+//! the server. Prints requests per second, the ratio, and each server's CPU time per call.
+//! Then the same from outside, as a user's load tool measures it: `wrk` (a process of its own;
+//! `common::outside`) against each server, the two alternated run by run, each run's ratio and
+//! their median: the figure `docs/benchmarks.md` quotes. The load is spread over [`CALLERS`]
+//! callers, each under its budget.
 //!
 //! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run; `HOT_PATH_ONLY=loanhost`
 //! (or `bare`) runs one side only, for profiling it; `HOT_PATH_CONNECTIONS` (default `16,64`)
-//! sets the loads.
+//! sets the loads; `HOT_PATH_ROUNDS` (default 3) the `wrk` runs of each server at each load.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -32,6 +35,10 @@ use serde_json::{json, Value};
 /// The variable that makes this binary the bare reference: `listen jwks-file answer-file
 /// issuer audience`, separated by newlines.
 const BARE: &str = "HOT_PATH_BARE";
+
+/// Callers the load is spread over (each with the budget's ceiling of a million calls a
+/// minute: one alone would spend it at these rates).
+const CALLERS: u32 = 4;
 
 /// What the bare handler needs: the key, the expected issuer and audience, the answer.
 struct Bare {
@@ -118,6 +125,18 @@ fn main() {
         let db = loanhost::data::Db::open(&db_url).await.unwrap();
         db.migrate().await.unwrap();
         common::add_agent(&db).await;
+        // Callers of their own beside it: a caller's budget (at most a million calls a
+        // minute) is still checked on every call, and one caller alone would spend it.
+        for n in 2..=CALLERS {
+            db.upsert_agent(&loanhost::data::NewAgent {
+                id: format!("00000000-0000-0000-0000-0000000000c{n}"),
+                email: format!("agent{n}@example.com"),
+                roles: vec!["Agent".into()],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        }
         drop(db);
 
         // loanhost serve with the metadata plugin, as a user runs it but for the budgets'
@@ -142,9 +161,13 @@ fn main() {
                 .spawn()
                 .unwrap(),
         );
-        let token = key
-            .mint(&issuer, "agent@example.com", &audience, "", Duration::from_secs(3600))
-            .unwrap();
+        let tokens: Vec<String> = (1..=CALLERS)
+            .map(|n| {
+                let email = if n == 1 { "agent@example.com".to_string() } else { format!("agent{n}@example.com") };
+                key.mint(&issuer, &email, &audience, "", Duration::from_secs(3600)).unwrap()
+            })
+            .collect();
+        let token = tokens[0].clone();
         let loanhost_url = format!("http://127.0.0.1:{port}/mcp");
         let client = reqwest::Client::new();
         common::wait_until_up(&client, &format!("http://127.0.0.1:{port}/ready")).await;
@@ -190,8 +213,8 @@ fn main() {
             .ok()
             .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
             .unwrap_or_else(|| vec![16, 64]);
-        let tokens = std::slice::from_ref(&token);
-        for connections in loads {
+        let tokens = &tokens[..];
+        for &connections in &loads {
             let reference = if only == "loanhost" {
                 nan
             } else {
@@ -212,6 +235,44 @@ fn main() {
                 ours.server_cpu_us_per_call,
                 reference.server_cpu_us_per_call / ours.server_cpu_us_per_call,
             );
+        }
+        // From outside: `wrk` (a process of its own) against each server, the two alternated
+        // run by run; each run's ratio is against the bare handler's run beside it.
+        if !common::outside::available() {
+            println!("hot_path/wrk: skipped: wrk is not installed (scripts/setup.sh installs it)");
+        } else if only.is_empty() {
+            let rounds: usize = std::env::var("HOT_PATH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+            let script = common::outside::script(dir.path(), "get_loan_reporting_metadata", tokens);
+            let wait = seconds.ceil() as u64;
+            for &connections in &loads {
+                // Warm-up, not counted: both servers' connections and caches.
+                common::outside::run(&bare_url, &script, connections, 1, bare.0.id());
+                common::outside::run(&loanhost_url, &script, connections, 1, loanhost.0.id());
+                let mut ratios = Vec::new();
+                let mut cpu = Vec::new();
+                for round in 0..rounds {
+                    let run_bare = || common::outside::run(&bare_url, &script, connections, wait, bare.0.id());
+                    let run_ours = || common::outside::run(&loanhost_url, &script, connections, wait, loanhost.0.id());
+                    let (reference, ours) = if round % 2 == 0 {
+                        let r = run_bare();
+                        (r, run_ours())
+                    } else {
+                        let o = run_ours();
+                        (run_bare(), o)
+                    };
+                    ratios.push(ours.per_second / reference.per_second);
+                    cpu.push(format!("{:.0} / {:.0}", ours.server_cpu_us_per_call, reference.server_cpu_us_per_call));
+                }
+                let mut sorted = ratios.clone();
+                sorted.sort_by(f64::total_cmp);
+                println!(
+                    "hot_path/wrk/{connections}_connections: loanhost ÷ bare handler per run {} (median {:.2}); \
+                     server CPU per call, loanhost / bare: {} µs",
+                    ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", "),
+                    sorted[sorted.len() / 2],
+                    cpu.join(", "),
+                );
+            }
         }
         drop((loanhost, bare));
     });

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod full;
+pub mod outside;
 
 use std::collections::BTreeMap;
 use std::path::Path;
