@@ -124,7 +124,12 @@ pub struct Metrics {
     /// arrival to its answer, rendered without the `loanhost_` prefix as
     /// `mcp_server_operation_duration_seconds` so dashboards built on the conventions find it.
     pub mcp_operation_seconds: Family<McpLabels, Histogram, fn() -> Histogram>,
+    /// The series of `call_seconds` for each of [`STAGES`], once first used.
+    stage_seconds: [std::sync::OnceLock<Histogram>; 4],
 }
+
+/// The stages of every call's `call_seconds`.
+const STAGES: [&str; 4] = ["total", "instantiate", "guest", "database"];
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -154,6 +159,7 @@ impl Default for Metrics {
             http_refusals: Family::default(),
             data_queries: Family::default(),
             mcp_operation_seconds: Family::new_with_constructor(latency),
+            stage_seconds: Default::default(),
         };
         metrics.registry = metrics.registered();
         metrics
@@ -325,7 +331,8 @@ impl Metrics {
             .inc_by(n);
     }
 
-    /// Records one call: its outcome and the seconds of each stage.
+    /// Records one call: its outcome and the seconds of each stage. The series of the stages
+    /// every call has ([`STAGES`]) are looked up once, on their first use, and kept.
     pub fn call(&self, tool: &str, outcome: &str, stages: [(&str, f64); 4]) {
         self.calls
             .get_or_create(&CallLabels {
@@ -334,11 +341,19 @@ impl Metrics {
             })
             .inc();
         for (stage, seconds) in stages {
-            self.call_seconds
-                .get_or_create(&Label {
-                    kind: stage.to_string(),
-                })
-                .observe(seconds);
+            let series = |kind: &str| {
+                self.call_seconds
+                    .get_or_create(&Label {
+                        kind: kind.to_string(),
+                    })
+                    .clone()
+            };
+            match STAGES.iter().position(|s| *s == stage) {
+                Some(i) => self.stage_seconds[i]
+                    .get_or_init(|| series(stage))
+                    .observe(seconds),
+                None => series(stage).observe(seconds),
+            }
         }
     }
 

@@ -282,7 +282,10 @@ async fn a_report_runs_again_on_a_fresh_connection_when_its_pooled_one_was_dropp
     };
     let mut admin = pool.acquire().await.unwrap();
     let pids: Vec<i32> = sqlx::query_scalar(
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        // The server's own sessions: not an autovacuum worker that happens to be on the
+        // fresh database (a superuser's process, which no test may end).
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() \
+         AND backend_type = 'client backend' AND usename = current_user",
     )
     .fetch_all(&mut *admin)
     .await

@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use tracing::Instrument as _;
-
 use serde_json::{json, Value};
 
 use super::accounting::Via;
@@ -285,9 +283,9 @@ impl Dispatcher {
                 CallUsage::default(),
             ),
             Ok(ticket) => {
+                // In the request's `mcp.server` span, which names the tool.
                 self.plugins
                     .call_admitted(ticket, &name, caller, &arguments)
-                    .instrument(tracing::info_span!("tool_call", tool = ?audit::bounded(&name)))
                     .await
             }
             Err((refusal, retry)) => (
