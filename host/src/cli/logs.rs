@@ -1,8 +1,8 @@
 //! Logging and trace export of the process.
 
 /// Logs to stderr (`RUST_LOG`); with `LOANHOST_OTLP_ENDPOINT` set (an OTLP/HTTP traces URL such
-/// as `http://127.0.0.1:4318/v1/traces`), spans of every request and tool call are exported
-/// too. Returns the exporter's provider, to flush at exit.
+/// as `http://127.0.0.1:4318/v1/traces`), a span of every request (a tool call's names its
+/// tool) is exported too. Returns the exporter's provider, to flush at exit.
 pub fn init_tracing() -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
     use opentelemetry::trace::TracerProvider as _;
     use opentelemetry_otlp::WithExportConfig as _;
