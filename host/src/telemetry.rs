@@ -332,7 +332,8 @@ impl Metrics {
     }
 
     /// Records one call: its outcome and the seconds of each stage. The series of the stages
-    /// every call has ([`STAGES`]) are looked up once, on their first use, and kept.
+    /// every call has (`total`, `instantiate`, `guest`, `database`) are looked up once, on
+    /// their first use, and kept.
     pub fn call(&self, tool: &str, outcome: &str, stages: [(&str, f64); 4]) {
         self.calls
             .get_or_create(&CallLabels {
