@@ -128,8 +128,21 @@ pub struct Metrics {
     stage_seconds: [std::sync::OnceLock<Histogram>; 4],
 }
 
-/// The stages of every call's `call_seconds`.
+/// The stages of every call's `call_seconds`, in the order of [`StageSeconds`]' fields.
 const STAGES: [&str; 4] = ["total", "instantiate", "guest", "database"];
+
+/// The seconds of each stage of one call (`loanhost_tool_call_seconds{kind}`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageSeconds {
+    /// The whole call.
+    pub total: f64,
+    /// Making its instance.
+    pub instantiate: f64,
+    /// The guest's own run (its database time excluded).
+    pub guest: f64,
+    /// Its database statements.
+    pub database: f64,
+}
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -331,30 +344,30 @@ impl Metrics {
             .inc_by(n);
     }
 
-    /// Records one call: its outcome and the seconds of each stage. The series of the stages
-    /// every call has (`total`, `instantiate`, `guest`, `database`) are looked up once, on
-    /// their first use, and kept.
-    pub fn call(&self, tool: &str, outcome: &str, stages: [(&str, f64); 4]) {
+    /// Records one call: its outcome and the seconds of each stage. Each stage's series is
+    /// looked up once, on its first use, and kept.
+    pub fn call(&self, tool: &str, outcome: &str, seconds: &StageSeconds) {
         self.calls
             .get_or_create(&CallLabels {
                 tool: tool.to_string(),
                 outcome: outcome.to_string(),
             })
             .inc();
-        for (stage, seconds) in stages {
-            let series = |kind: &str| {
-                self.call_seconds
-                    .get_or_create(&Label {
-                        kind: kind.to_string(),
-                    })
-                    .clone()
-            };
-            match STAGES.iter().position(|s| *s == stage) {
-                Some(i) => self.stage_seconds[i]
-                    .get_or_init(|| series(stage))
-                    .observe(seconds),
-                None => series(stage).observe(seconds),
-            }
+        let StageSeconds {
+            total,
+            instantiate,
+            guest,
+            database,
+        } = *seconds;
+        let each = [total, instantiate, guest, database];
+        for ((series, kind), seconds) in self.stage_seconds.iter().zip(STAGES).zip(each) {
+            series
+                .get_or_init(|| {
+                    self.call_seconds
+                        .get_or_create(&Label { kind: kind.into() })
+                        .clone()
+                })
+                .observe(seconds);
         }
     }
 
@@ -393,12 +406,12 @@ mod tests {
         m.call(
             "report_loans",
             "ok",
-            [
-                ("total", 0.01),
-                ("instantiate", 0.0001),
-                ("guest", 0.001),
-                ("database", 0.008),
-            ],
+            &StageSeconds {
+                total: 0.01,
+                instantiate: 0.0001,
+                guest: 0.001,
+                database: 0.008,
+            },
         );
         Metrics::count(&m.token_failures, "expired");
         m.instance_slots.set(64);

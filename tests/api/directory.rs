@@ -1,8 +1,8 @@
 //! The in-memory agent directory keeps the spec's rule that identity and scope come from the
 //! platform's data on every request: repeated requests are answered from memory, and a change
 //! written by anyone (here: the import's own connection, not the server's) is seen by the very
-//! next request on SQLite (the WAL-index header every commit writes) and as soon as the notification arrives on
-//! PostgreSQL (`LISTEN/NOTIFY` from triggers on the agent tables).
+//! next request on SQLite (the WAL-index header every commit writes) and as soon as the
+//! notification arrives on PostgreSQL (`LISTEN/NOTIFY` from triggers on the agent tables).
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

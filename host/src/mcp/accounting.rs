@@ -10,7 +10,7 @@ use crate::audit::{self, summarize, AuditEntry};
 use crate::identity::Identity;
 use crate::plugins::callers::{Refusal, Ticket};
 use crate::plugins::{CallError, CallUsage, ToolCallError};
-use crate::telemetry::Metrics;
+use crate::telemetry::{Metrics, StageSeconds};
 
 /// Where a request came from: `/mcp` with its JSON-RPC id, or a REST route (its template).
 #[derive(Debug, Clone, Copy)]
@@ -107,12 +107,12 @@ impl Dispatcher {
                 "(unknown)"
             },
             code,
-            [
-                ("total", secs(usage.duration)),
-                ("instantiate", secs(timing.instantiate)),
-                ("guest", secs(timing.run.saturating_sub(usage.data.db_time))),
-                ("database", secs(usage.data.db_time)),
-            ],
+            &StageSeconds {
+                total: secs(usage.duration),
+                instantiate: secs(timing.instantiate),
+                guest: secs(timing.run.saturating_sub(usage.data.db_time)),
+                database: secs(usage.data.db_time),
+            },
         );
         self.metrics
             .data_queries(usage.data.queries, usage.data.from_totals);
