@@ -124,18 +124,11 @@ fn main() {
         let db_url = format!("sqlite://{}", dir.path().join("hot.db").display());
         let db = loanhost::data::Db::open(&db_url).await.unwrap();
         db.migrate().await.unwrap();
-        common::add_agent(&db).await;
-        // Callers of their own beside it: a caller's budget (at most a million calls a
-        // minute) is still checked on every call, and one caller alone would spend it.
-        for n in 2..=CALLERS {
-            db.upsert_agent(&loanhost::data::NewAgent {
-                id: format!("00000000-0000-0000-0000-0000000000c{n}"),
-                email: format!("agent{n}@example.com"),
-                roles: vec!["Agent".into()],
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        // Callers of their own: a caller's budget (at most a million calls a minute) is
+        // still checked on every call, and one caller alone would spend it.
+        let emails: Vec<String> = (1..=CALLERS).map(|n| format!("agent{n}@example.com")).collect();
+        for (n, email) in emails.iter().enumerate() {
+            common::add_agent_as(&db, &format!("00000000-0000-0000-0000-0000000000c{n}"), email).await;
         }
         drop(db);
 
@@ -161,11 +154,9 @@ fn main() {
                 .spawn()
                 .unwrap(),
         );
-        let tokens: Vec<String> = (1..=CALLERS)
-            .map(|n| {
-                let email = if n == 1 { "agent@example.com".to_string() } else { format!("agent{n}@example.com") };
-                key.mint(&issuer, &email, &audience, "", Duration::from_secs(3600)).unwrap()
-            })
+        let tokens: Vec<String> = emails
+            .iter()
+            .map(|email| key.mint(&issuer, email, &audience, "", Duration::from_secs(3600)).unwrap())
             .collect();
         let token = tokens[0].clone();
         let loanhost_url = format!("http://127.0.0.1:{port}/mcp");

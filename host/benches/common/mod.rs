@@ -77,9 +77,19 @@ pub fn server_env(
 
 /// The agent the single-server benches call as (`agent@example.com`, an Agent), added to `db`.
 pub async fn add_agent(db: &loanhost::data::Db) {
+    add_agent_as(
+        db,
+        "00000000-0000-0000-0000-0000000000b2",
+        "agent@example.com",
+    )
+    .await;
+}
+
+/// Adds an agent with `id` and `email`, role `Agent`.
+pub async fn add_agent_as(db: &loanhost::data::Db, id: &str, email: &str) {
     db.upsert_agent(&loanhost::data::NewAgent {
-        id: "00000000-0000-0000-0000-0000000000b2".into(),
-        email: "agent@example.com".into(),
+        id: id.into(),
+        email: email.into(),
         roles: vec!["Agent".into()],
         ..Default::default()
     })
