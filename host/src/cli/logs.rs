@@ -46,9 +46,13 @@ pub fn init_tracing() -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
     let spans = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("loanhost"))
         .with_filter(EnvFilter::new("tower_http=debug,loanhost=info"));
-    let _ = tracing_subscriber::registry()
+    if tracing_subscriber::registry()
         .with(fmt)
         .with(spans)
-        .try_init();
+        .try_init()
+        .is_ok()
+    {
+        loanhost::mcp::observe::export_spans();
+    }
     Some(provider)
 }

@@ -6,6 +6,7 @@
 //! with `isError`; and the `mcp.server.operation.duration` histogram with the same labels.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use opentelemetry::propagation::TextMapPropagator as _;
@@ -17,6 +18,32 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use super::protocol::{Reply, RpcError};
 use super::request::Method;
 use crate::telemetry::{McpLabels, Metrics};
+
+/// Whether spans are exported (set once, by the process's tracing set-up, when an OTLP endpoint
+/// is configured): a request's span then carries every attribute of the conventions.
+static SPANS_EXPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Marks spans as exported (see [`Operation::start`]); called once, when the exporter is set up.
+pub fn export_spans() {
+    SPANS_EXPORTED.store(true, Ordering::Relaxed);
+}
+
+fn spans_exported() -> bool {
+    SPANS_EXPORTED.load(Ordering::Relaxed)
+}
+
+/// The span's name as the conventions spell it, `{mcp.method.name} {gen_ai.tool.name}`,
+/// written without building a string.
+struct SpanName<'a>(&'a str, Option<&'a str>);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(tool) => write!(f, "{} {tool}", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
 
 /// One request being answered: its span and when it started.
 pub struct Operation {
@@ -44,39 +71,42 @@ impl Operation {
         } else {
             "_OTHER"
         };
-        let name = match tool {
-            Some(tool) => format!("{method} {tool}"),
-            None => method.to_string(),
-        };
         let request_id = match id {
-            Value::String(s) => crate::audit::bounded(s).into_owned(),
-            Value::Number(n) => n.to_string(),
-            _ => String::new(),
+            Value::String(s) => Some(crate::audit::bounded(s).into_owned()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
         };
-        let span = tracing::info_span!(
-            "mcp.server",
-            otel.name = %name,
-            otel.kind = "server",
-            otel.status_code = Empty,
-            otel.status_description = Empty,
-            mcp.method.name = %method,
-            mcp.protocol.version = %version,
-            jsonrpc.request.id = Empty,
-            gen_ai.tool.name = Empty,
-            gen_ai.operation.name = Empty,
-            mcp.resource.uri = Empty,
-            network.transport = "tcp",
-            network.protocol.name = "http",
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-        );
-        if !request_id.is_empty() {
-            span.record("jsonrpc.request.id", request_id.as_str());
-        }
-        if let Some(tool) = tool {
-            span.record("gen_ai.tool.name", tool);
-            span.record("gen_ai.operation.name", "execute_tool");
-        }
+        let span = if spans_exported() {
+            tracing::info_span!(
+                "mcp.server",
+                otel.name = %SpanName(method, tool),
+                otel.kind = "server",
+                otel.status_code = Empty,
+                otel.status_description = Empty,
+                mcp.method.name = %method,
+                mcp.protocol.version = %version,
+                jsonrpc.request.id = request_id.as_deref(),
+                gen_ai.tool.name = tool,
+                gen_ai.operation.name = tool.map(|_| "execute_tool"),
+                mcp.resource.uri = Empty,
+                network.transport = "tcp",
+                network.protocol.name = "http",
+                error.type = Empty,
+                rpc.response.status_code = Empty,
+            )
+        } else {
+            // Nothing exports the span: it only gives the log lines written inside it their
+            // request, so it carries what a reader of the log needs and none of the
+            // conventions' constant attributes (each field is formatted for the log as the
+            // span is made, on every request).
+            tracing::info_span!(
+                "mcp.server",
+                mcp.method.name = %method,
+                jsonrpc.request.id = request_id.as_deref(),
+                gen_ai.tool.name = tool,
+                mcp.resource.uri = Empty,
+            )
+        };
         if method == "resources/read" {
             if let Some(uri) = params.and_then(|p| p["uri"].as_str()) {
                 span.record("mcp.resource.uri", &*crate::audit::bounded(uri));
@@ -181,6 +211,75 @@ mod tests {
             serde_json::json!({}),
         ] {
             assert!(remote_parent(Some(&bad)).is_none(), "{bad}");
+        }
+    }
+
+    /// The field names of every `mcp.server` span made while `run` runs.
+    fn span_fields(run: impl FnOnce()) -> Vec<Vec<String>> {
+        use std::sync::{Arc, Mutex};
+        use tracing_subscriber::layer::{Context, SubscriberExt as _};
+        struct Fields(Arc<Mutex<Vec<Vec<String>>>>);
+        impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Fields {
+            fn on_new_span(
+                &self,
+                attrs: &tracing::span::Attributes<'_>,
+                _: &tracing::span::Id,
+                _: Context<'_, S>,
+            ) {
+                struct Names(Vec<String>);
+                impl tracing::field::Visit for Names {
+                    fn record_debug(&mut self, f: &tracing::field::Field, _: &dyn std::fmt::Debug) {
+                        self.0.push(f.name().to_string());
+                    }
+                }
+                let mut names = Names(Vec::new());
+                attrs.record(&mut names);
+                if attrs.metadata().name() == "mcp.server" {
+                    self.0.lock().unwrap().push(names.0);
+                }
+            }
+        }
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = tracing_subscriber::registry().with(Fields(seen.clone()));
+        tracing::subscriber::with_default(subscriber, run);
+        let fields = seen.lock().unwrap().clone();
+        fields
+    }
+
+    #[test]
+    fn a_span_carries_the_conventions_attributes_only_when_it_is_exported() {
+        // Arrange
+        let start = || {
+            Operation::start(
+                "tools/call",
+                &serde_json::json!(7),
+                None,
+                "2026-07-28",
+                Some("report_loans"),
+            )
+        };
+        // Act: before and after the exporter is set up (the flag is the process's: only
+        // this test sets it).
+        let logged = span_fields(|| drop(start()));
+        export_spans();
+        let exported = span_fields(|| drop(start()));
+        // Assert: what a log reader needs either way, set as the span is made.
+        for names in [&logged[0], &exported[0]] {
+            for name in ["mcp.method.name", "jsonrpc.request.id", "gen_ai.tool.name"] {
+                assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+            }
+        }
+        for name in [
+            "otel.name",
+            "otel.kind",
+            "network.transport",
+            "mcp.protocol.version",
+        ] {
+            assert!(!logged[0].iter().any(|n| n == name), "{name} in {logged:?}");
+            assert!(
+                exported[0].iter().any(|n| n == name),
+                "{name} in {exported:?}"
+            );
         }
     }
 
