@@ -70,6 +70,7 @@ bench: plugins
 	cargo bench -p loanhost --bench plugin_call --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench data_query --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench http_reports --locked
+	cargo build --release -p loanhost-bare --locked
 	cargo bench -p loanhost --bench hot_path --locked
 	BENCH_POSTGRES_URL=$$(scripts/postgres.sh --bench) cargo bench -p loanhost --bench scale_out --locked
 	cargo bench -p loanhost --bench audit_overhead --locked

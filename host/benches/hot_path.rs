@@ -2,102 +2,78 @@
 //! get_loan_reporting_metadata` against a plain `loanhost serve` (the release binary, a
 //! process of its own, with every check a user's server makes: the token, the agent resolved
 //! per request, the budgets, a fresh instance, the sealed audit line to a file, its log at
-//! `info`; only the budgets' amounts lifted) and against a bare reference written here, in a
-//! process of its own too (this binary run again as `HOT_PATH_BARE`: axum + jsonwebtoken,
-//! verifying the RS256 bearer token on every request, parsing the JSON-RPC body and answering
-//! the bytes loanhost answered), in the same run, on loopback, at 16 and 64 connections. The
-//! one load generator runs in this process for both and shares the machine's two cores with
-//! the server. Prints requests per second, the ratio, and each server's CPU time per call.
-//! Then the same from outside, as a user's load tool measures it: `wrk` (a process of its own;
-//! `common::outside`) against each server, the two alternated run by run, each run's ratio and
-//! their median: the figure `docs/benchmarks.md` quotes. The load is spread over [`CALLERS`]
-//! callers, each under its budget.
+//! `info`; only the budgets' amounts lifted) and against a bare reference (`tests/bare`:
+//! axum + jsonwebtoken, verifying the RS256 bearer token on every request, parsing the
+//! JSON-RPC body and answering the bytes loanhost answered), in the same run, on loopback, at
+//! 16 and 64 connections.
+//!
+//! The bare handler runs in two builds, each a process of its own: as written (`loanhost-bare`,
+//! the system allocator, what the handler's libraries give) and linked with loanhost's
+//! allocator (this binary run again as `HOT_PATH_BARE`), which makes it faster and the stricter
+//! reference.
+//!
+//! First an in-process client (the one load generator runs in this process and shares the
+//! machine's two cores with the server) against loanhost and the bare handler with loanhost's
+//! allocator: requests per second, the ratio, each server's CPU time per call. Then from
+//! outside, as a user's load tool measures it: `wrk` (a process of its own; `common::outside`)
+//! against each of the three servers, alternated run by run, each run's ratio against each
+//! reference and their medians: the figures `docs/benchmarks.md` quotes. The load is spread
+//! over [`CALLERS`] callers, each under its budget.
 //!
 //! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run; `HOT_PATH_ONLY=loanhost`
 //! (or `bare`) runs one side only, for profiling it; `HOT_PATH_CONNECTIONS` (default `16,64`)
 //! sets the loads; `HOT_PATH_ROUNDS` (default 3) the `wrk` runs of each server at each load.
 
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 mod common;
 
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::routing::post;
-use axum::Router;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+/// The bare reference's handler, the same source as `loanhost-bare`'s (tests/bare).
+#[path = "../../tests/bare/src/handler.rs"]
+mod bare_reference;
+
 use loanhost::config::Config;
 use loanhost::oauth::devidp::SigningKey;
-use serde_json::{json, Value};
-
-/// The variable that makes this binary the bare reference: `listen jwks-file answer-file
-/// issuer audience`, separated by newlines.
-const BARE: &str = "HOT_PATH_BARE";
+use serde_json::json;
 
 /// Callers the load is spread over (each with the budget's ceiling of a million calls a
 /// minute: one alone would spend it at these rates).
 const CALLERS: u32 = 4;
 
-/// What the bare handler needs: the key, the expected issuer and audience, the answer.
-struct Bare {
-    key: DecodingKey,
-    validation: Validation,
-    answer: Value,
-}
-
-/// The reference: bearer → RS256 verification (every request) → JSON-RPC body → answer.
-async fn bare_handler(
-    State(bare): State<Arc<Bare>>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> axum::response::Response {
-    use axum::response::IntoResponse as _;
-    let token = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let Some(token) = token else {
-        return (axum::http::StatusCode::UNAUTHORIZED, "no token").into_response();
-    };
-    if jsonwebtoken::decode::<serde_json::Map<String, Value>>(token, &bare.key, &bare.validation)
-        .is_err()
-    {
-        return (axum::http::StatusCode::UNAUTHORIZED, "bad token").into_response();
+/// Waits until `port` accepts a connection (at most 30 s).
+async fn wait_for_port(port: u16) {
+    for _ in 0..600 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return (axum::http::StatusCode::BAD_REQUEST, "bad body").into_response();
-    };
-    let mut answer = bare.answer.clone();
-    answer["id"] = request["id"].clone();
-    axum::Json(answer).into_response()
+    panic!("nothing answers on port {port}");
 }
 
-/// Serves the bare reference as `spec` (see [`BARE`]) says, until killed; a runtime of two
-/// workers, as loanhost's on this machine.
-fn serve_bare(spec: &str) {
-    let parts: Vec<&str> = spec.split('\n').collect();
-    let [listen, jwks, answer, issuer, audience] = parts[..] else {
-        panic!("{BARE}: five lines expected, got {spec:?}");
-    };
-    let jwks: Value = serde_json::from_str(&std::fs::read_to_string(jwks).unwrap()).unwrap();
-    let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(jwks["keys"][0].clone()).unwrap();
-    let mut validation = Validation::new(Algorithm::RS256);
-    validation.set_issuer(&[issuer]);
-    validation.set_audience(&[audience]);
-    let bare = Arc::new(Bare {
-        key: DecodingKey::from_jwk(&jwk).unwrap(),
-        validation,
-        answer: serde_json::from_str(&std::fs::read_to_string(answer).unwrap()).unwrap(),
-    });
-    common::runtime().block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen).await.unwrap();
-        let router = Router::new()
-            .route("/mcp", post(bare_handler))
-            .with_state(bare);
-        axum::serve(listener, router).await.unwrap();
-    });
+/// Starts `loanhost-bare` (built beside this benchmark: `make bench` builds it) as `spec`
+/// says, listening on `port`; the process and its `/mcp` URL once it answers, or why it cannot
+/// run.
+async fn bare_apart(port: u16, spec: String) -> Result<(Process, String), String> {
+    let release = std::env::current_exe().unwrap();
+    let binary = release
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|dir| dir.join("loanhost-bare"))
+        .filter(|binary| binary.is_file())
+        .ok_or("it is not built: `cargo build --release -p loanhost-bare --locked` builds it")?;
+    let process = Command::new(binary)
+        .env(bare_reference::SPEC, spec)
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("it does not start: {e}"))?;
+    let process = Process(process);
+    wait_for_port(port).await;
+    Ok((process, format!("http://127.0.0.1:{port}/mcp")))
 }
 
 /// A server process, killed when dropped.
@@ -111,8 +87,8 @@ impl Drop for Process {
 }
 
 fn main() {
-    if let Ok(spec) = std::env::var(BARE) {
-        return serve_bare(&spec);
+    if let Ok(spec) = std::env::var(bare_reference::SPEC) {
+        return bare_reference::serve(&spec);
     }
     let Some(seconds) = common::run_seconds("HOT_PATH_SECONDS") else {
         return;
@@ -169,32 +145,33 @@ fn main() {
         let (jwks, answer_file) = (dir.path().join("jwks.json"), dir.path().join("answer.json"));
         std::fs::write(&jwks, serde_json::to_vec(&key.jwks()).unwrap()).unwrap();
         std::fs::write(&answer_file, answer.to_string()).unwrap();
+        let spec_for = |port: u16| {
+            [
+                format!("127.0.0.1:{port}"),
+                jwks.display().to_string(),
+                answer_file.display().to_string(),
+                issuer.clone(),
+                audience.clone(),
+            ]
+            .join("\n")
+        };
         let bare_port = common::free_port();
-        let spec = [
-            format!("127.0.0.1:{bare_port}"),
-            jwks.display().to_string(),
-            answer_file.display().to_string(),
-            issuer.clone(),
-            audience.clone(),
-        ]
-        .join("\n");
+        let spec = spec_for(bare_port);
         let bare = Process(
             Command::new(std::env::current_exe().unwrap())
-                .env(BARE, spec)
+                .env(bare_reference::SPEC, spec)
                 .stdout(Stdio::null())
                 .spawn()
                 .unwrap(),
         );
         let bare_url = format!("http://127.0.0.1:{bare_port}/mcp");
-        // Up when it accepts a connection (at most 30 s).
-        for _ in 0..600 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", bare_port)).await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for_port(bare_port).await;
         let reply = common::tools_call(&client, &bare_url, &token, "get_loan_reporting_metadata", json!({})).await;
         assert_eq!(reply, answer, "the bare handler answers loanhost's bytes");
+        // The same handler built apart (`loanhost-bare`: the system allocator, as the handler
+        // is written from its libraries' documentation), for the `wrk` part.
+        let apart_port = common::free_port();
+        let apart = bare_apart(apart_port, spec_for(apart_port)).await;
 
         println!("hot_path: authenticated tools/call get_loan_reporting_metadata, {seconds} s per run, both servers processes of their own");
         let only = std::env::var("HOT_PATH_ONLY").unwrap_or_default();
@@ -227,42 +204,56 @@ fn main() {
                 reference.server_cpu_us_per_call / ours.server_cpu_us_per_call,
             );
         }
-        // From outside: `wrk` (a process of its own) against each server, the two alternated
-        // run by run; each run's ratio is against the bare handler's run beside it.
+        // From outside: `wrk` (a process of its own) against each server, alternated run by
+        // run; each run's ratio is against each bare handler's run beside it.
         if !common::outside::available() {
             println!("hot_path/wrk: skipped: wrk is not installed (scripts/setup.sh installs it)");
         } else if only.is_empty() {
+            let apart = match apart {
+                Ok(apart) => Some(apart),
+                Err(why) => {
+                    println!("hot_path/wrk: the bare handler built apart is left out: {why}");
+                    None
+                }
+            };
+            let mut servers = vec![("loanhost", loanhost_url.clone(), loanhost.0.id())];
+            if let Some((process, url)) = &apart {
+                servers.push(("bare", url.clone(), process.0.id()));
+            }
+            servers.push(("bare with loanhost's allocator", bare_url.clone(), bare.0.id()));
             let rounds: usize = std::env::var("HOT_PATH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
             let script = common::outside::script(dir.path(), "get_loan_reporting_metadata", tokens);
             let wait = seconds.ceil() as u64;
             for &connections in &loads {
-                // Warm-up, not counted: both servers' connections and caches.
-                common::outside::run(&bare_url, &script, connections, 1, bare.0.id());
-                common::outside::run(&loanhost_url, &script, connections, 1, loanhost.0.id());
-                let mut ratios = Vec::new();
-                let mut cpu = Vec::new();
-                for round in 0..rounds {
-                    let run_bare = || common::outside::run(&bare_url, &script, connections, wait, bare.0.id());
-                    let run_ours = || common::outside::run(&loanhost_url, &script, connections, wait, loanhost.0.id());
-                    let (reference, ours) = if round % 2 == 0 {
-                        let r = run_bare();
-                        (r, run_ours())
-                    } else {
-                        let o = run_ours();
-                        (run_bare(), o)
-                    };
-                    ratios.push(ours.per_second / reference.per_second);
-                    cpu.push(format!("{:.0} / {:.0}", ours.server_cpu_us_per_call, reference.server_cpu_us_per_call));
+                // Warm-up, not counted: the servers' connections and caches.
+                for (_, url, pid) in &servers {
+                    common::outside::run(url, &script, connections, 1, *pid);
                 }
-                let mut sorted = ratios.clone();
-                sorted.sort_by(f64::total_cmp);
-                println!(
-                    "hot_path/wrk/{connections}_connections: loanhost ÷ bare handler per run {} (median {:.2}); \
-                     server CPU per call, loanhost / bare: {} µs",
-                    ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", "),
-                    sorted[sorted.len() / 2],
-                    cpu.join(", "),
-                );
+                // Per server, each run's calls per second and CPU per call.
+                let mut runs = vec![Vec::new(); servers.len()];
+                for round in 0..rounds {
+                    let mut order: Vec<usize> = (0..servers.len()).collect();
+                    if round % 2 == 1 {
+                        order.reverse();
+                    }
+                    for i in order {
+                        let (_, url, pid) = &servers[i];
+                        let run = common::outside::run(url, &script, connections, wait, *pid);
+                        runs[i].push((run.per_second, run.server_cpu_us_per_call));
+                    }
+                }
+                for (i, (reference, _, _)) in servers.iter().enumerate().skip(1) {
+                    let ratios: Vec<f64> = runs[0].iter().zip(&runs[i]).map(|(ours, theirs)| ours.0 / theirs.0).collect();
+                    let mut sorted = ratios.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    println!(
+                        "hot_path/wrk/{connections}_connections: loanhost ÷ {reference} per run {} (median {:.2}); \
+                         server CPU per call, loanhost / {reference}: {} µs",
+                        ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", "),
+                        sorted[sorted.len() / 2],
+                        runs[0].iter().zip(&runs[i]).map(|(ours, theirs)| format!("{:.0} / {:.0}", ours.1, theirs.1)).collect::<Vec<_>>().join(", "),
+                    );
+                }
             }
         }
         drop((loanhost, bare));
