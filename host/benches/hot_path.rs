@@ -173,7 +173,7 @@ fn main() {
         let apart_port = common::free_port();
         let apart = bare_apart(apart_port, spec_for(apart_port)).await;
 
-        println!("hot_path: authenticated tools/call get_loan_reporting_metadata, {seconds} s per run, both servers processes of their own");
+        println!("hot_path: authenticated tools/call get_loan_reporting_metadata, {seconds} s per run, each server a process of its own");
         let only = std::env::var("HOT_PATH_ONLY").unwrap_or_default();
         let nan = common::Throughput { per_second: f64::NAN, cpu_us_per_call: f64::NAN, server_cpu_us_per_call: f64::NAN };
         // `HOT_PATH_CONNECTIONS=1,16` measures other loads (1: the latency of one call at a time).
