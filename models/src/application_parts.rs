@@ -101,7 +101,8 @@ impl TaskStatus {
     }
 
     /// Whether the task still waits on someone: `Outstanding`, `Requested` or `Rejected`. The
-    /// others count as completed in a [`TaskSummary`] (provided, sent on, accepted or waived).
+    /// others count as completed in a [`TaskSummary`](crate::loan_application::TaskSummary)
+    /// (provided, sent on, accepted or waived).
     pub const fn is_outstanding(self) -> bool {
         matches!(
             self,
