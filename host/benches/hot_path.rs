@@ -59,8 +59,8 @@ async fn wait_for_port(port: u16) {
 /// says, listening on `port`; the process and its `/mcp` URL once it answers, or why it cannot
 /// run.
 async fn bare_apart(port: u16, spec: String) -> Result<(Process, String), String> {
-    let release = std::env::current_exe().unwrap();
-    let binary = release
+    let bench = std::env::current_exe().unwrap();
+    let binary = bench
         .parent()
         .and_then(|deps| deps.parent())
         .map(|dir| dir.join("loanhost-bare"))
@@ -172,6 +172,10 @@ fn main() {
         // is written from its libraries' documentation), for the `wrk` part.
         let apart_port = common::free_port();
         let apart = bare_apart(apart_port, spec_for(apart_port)).await;
+        if let Ok((_, url)) = &apart {
+            let reply = common::tools_call(&client, url, &token, "get_loan_reporting_metadata", json!({})).await;
+            assert_eq!(reply, answer, "the bare handler built apart answers loanhost's bytes");
+        }
 
         println!("hot_path: authenticated tools/call get_loan_reporting_metadata, {seconds} s per run, each server a process of its own");
         let only = std::env::var("HOT_PATH_ONLY").unwrap_or_default();
