@@ -76,7 +76,8 @@ impl Operation {
             Value::Number(n) => Some(n.to_string()),
             _ => None,
         };
-        let span = if spans_exported() {
+        let exported = spans_exported();
+        let span = if exported {
             tracing::info_span!(
                 "mcp.server",
                 otel.name = %SpanName(method, tool),
@@ -112,7 +113,13 @@ impl Operation {
                 span.record("mcp.resource.uri", &*crate::audit::bounded(uri));
             }
         }
-        if let Some(parent) = remote_parent(params) {
+        // Only an exporter reads the trace context; without one, `_meta` is not parsed for it.
+        let parent = if exported {
+            remote_parent(params)
+        } else {
+            None
+        };
+        if let Some(parent) = parent {
             // The HTTP request's span stays reachable as a link (the conventions: MCP and
             // transport contexts are independent).
             let ambient = tracing::Span::current()
