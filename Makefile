@@ -39,7 +39,7 @@ image: build
 ## test: formatting, lints, unit and end-to-end tests (with a short attack suite and brief
 ## fuzzing); stops at once with the script's own message when PostgreSQL cannot start
 test: deps lint
-	cd plugins && cargo test -p loanhost-guest -p report_loan_milestones --locked
+	cd plugins && cargo test -p loanhost-guest -p report_loan_milestones -p get_loan_reporting_metadata --locked
 	@$(MAKE) --no-print-directory sdks
 	url=$$(scripts/postgres.sh) && TEST_POSTGRES_URL="$$url" cargo test --workspace --locked
 

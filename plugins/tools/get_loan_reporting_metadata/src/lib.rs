@@ -1,47 +1,16 @@
 //! `get_loan_reporting_metadata`: the static vocabulary of the loan reporting tools. Reads
-//! nothing and returns no loan or user data.
+//! nothing and returns no loan or user data. Its answer is written once, when it is built
+//! (`build.rs`, from [`vocabulary::record`]); a call checks its arguments and hands the text out.
 
 use loanhost_guest::models::reporting::LoanReportingMetadataResponse;
+use loanhost_guest::vocab;
 use loanhost_guest::{parse_arguments, Description, NoArguments, Tool, ToolError};
 use serde_json::{json, Value};
 
-/// The 45 loan statuses, in the spec's order.
-const STATUSES: &[&str] = &loanhost_guest::vocab::LOAN_STATUSES;
+mod vocabulary;
 
-const LOAN_TYPES: &[&str] = &loanhost_guest::vocab::LOAN_TYPES;
-
-const PURPOSES: &[&str] = &loanhost_guest::vocab::PURPOSES;
-
-const GROUP_BY_DIMENSIONS: &[&str] = &[
-    "None",
-    "Status",
-    "LoanType",
-    "Purpose",
-    "LoanOfficer",
-    "ReferringAgent",
-    "Month",
-    "Quarter",
-    "Year",
-];
-
-const METRIC_FUNCTIONS: &[&str] = &["Count", "Sum", "Average", "Min", "Max"];
-const METRIC_FIELDS: &[&str] = &["LoanAmount", "LockedCompensation", "EstimatedCompensation"];
-const DATE_FIELDS: &[&str] = &["StatusDate", "ClosingDate", "Updated"];
-const ORDER_BY_OPTIONS: &[&str] = &[
-    "updated",
-    "statusDate",
-    "amount",
-    "closingDate",
-    "commission",
-];
-const NORTHSTAR_STAGES: &[&str] = &[
-    "1. Opened",
-    "2. Pre-Approved",
-    "3. Rate Locked",
-    "4. Approved",
-    "5. Closed & Funded",
-];
-const MILESTONE_GRANULARITIES: &[&str] = &["Week", "Month"];
+/// The record's JSON text, as the build script wrote it.
+const ANSWER: &str = include_str!(concat!(env!("OUT_DIR"), "/answer.json"));
 
 struct Metadata;
 
@@ -66,30 +35,56 @@ impl Tool for Metadata {
     }
 
     fn call(arguments: Value) -> Result<Value, ToolError> {
-        loanhost_guest::result(&answer(arguments)?)
+        let NoArguments {} = parse_arguments(arguments)?;
+        loanhost_guest::result(&vocabulary::record())
     }
 
-    /// The record written straight to text: no `Value` tree between them.
+    /// The text written at build time: the same for every call, so no call writes it again
+    /// (writing it took most of the tool's run time, in every call).
     fn call_text(arguments: Value) -> Result<String, ToolError> {
-        loanhost_guest::result_text(&answer(arguments)?)
+        let NoArguments {} = parse_arguments(arguments)?;
+        Ok(ANSWER.to_owned())
     }
-}
-
-fn answer(arguments: Value) -> Result<LoanReportingMetadataResponse, ToolError> {
-    let NoArguments {} = parse_arguments(arguments)?;
-    let list = |words: &[&str]| words.iter().map(|w| w.to_string()).collect();
-    Ok(LoanReportingMetadataResponse {
-        statuses: list(STATUSES),
-        loan_types: list(LOAN_TYPES),
-        purposes: list(PURPOSES),
-        group_by_dimensions: list(GROUP_BY_DIMENSIONS),
-        metric_functions: list(METRIC_FUNCTIONS),
-        metric_fields: list(METRIC_FIELDS),
-        date_fields: list(DATE_FIELDS),
-        order_by_options: list(ORDER_BY_OPTIONS),
-        northstar_stages: list(NORTHSTAR_STAGES),
-        milestone_granularities: list(MILESTONE_GRANULARITIES),
-    })
 }
 
 loanhost_guest::export_tool!(Metadata);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_built_in_is_the_record_written_now() {
+        // Arrange
+        let record = vocabulary::record();
+
+        // Act
+        let written = serde_json::to_string(&record).unwrap();
+
+        // Assert
+        assert_eq!(ANSWER, written);
+        assert_eq!(record.statuses.len(), 45);
+    }
+
+    #[test]
+    fn a_call_answers_the_text_and_refuses_arguments() {
+        // Arrange
+        let none = json!({});
+        let some = json!({"status": "Loan Open"});
+
+        // Act
+        let answered = Metadata::call_text(none.clone()).unwrap();
+        let refused = Metadata::call_text(some);
+
+        // Assert
+        assert_eq!(answered, ANSWER);
+        assert_eq!(
+            Metadata::call(none).unwrap(),
+            serde_json::from_str::<Value>(ANSWER).unwrap()
+        );
+        assert!(
+            matches!(refused, Err(ToolError::InvalidParams(_))),
+            "{refused:?}"
+        );
+    }
+}
