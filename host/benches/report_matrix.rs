@@ -301,18 +301,9 @@ struct Line {
     filter: (String, Vec<Value>),
 }
 
-const GROUPS: [&str; 9] = [
-    "None",
-    "Status",
-    "LoanType",
-    "Purpose",
-    "LoanOfficer",
-    "ReferringAgent",
-    "Month",
-    "Quarter",
-    "Year",
-];
-const METRICS: [&str; 5] = ["Count", "Sum", "Average", "Min", "Max"];
+/// The groupBy dimensions and metric functions, from the platform's vocabulary.
+const GROUPS: [&str; 9] = loanhost::data::values::GROUP_BY_DIMENSIONS;
+const METRICS: [&str; 5] = loanhost::data::values::METRIC_FUNCTIONS;
 const FIELDS: [(&str, &str); 3] = [
     ("LoanAmount", "l.loan_amount"),
     ("LockedCompensation", "l.locked_compensation"),

@@ -12,7 +12,9 @@ const DECIMAL_PLACES: usize = 4;
 /// and the metadata tool are built from.
 #[path = "../../../plugins/sdk/src/vocab.rs"]
 mod vocab;
-pub use vocab::{closest, LOAN_STATUSES, LOAN_TYPES, PURPOSES};
+pub use vocab::{
+    closest, GROUP_BY_DIMENSIONS, LOAN_STATUSES, LOAN_TYPES, METRIC_FUNCTIONS, PURPOSES,
+};
 
 /// Parses a UUID into its lower-case hyphenated form.
 pub fn parse_uuid(s: &str) -> Option<String> {

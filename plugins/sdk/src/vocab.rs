@@ -67,6 +67,22 @@ pub const PURPOSES: [&str; 9] = [
     "Home Equity",
 ];
 
+/// `report_loans`' groupBy dimensions, in the metadata vocabulary's order.
+pub const GROUP_BY_DIMENSIONS: [&str; 9] = [
+    "None",
+    "Status",
+    "LoanType",
+    "Purpose",
+    "LoanOfficer",
+    "ReferringAgent",
+    "Month",
+    "Quarter",
+    "Year",
+];
+
+/// `report_loans`' metric functions, in the metadata vocabulary's order.
+pub const METRIC_FUNCTIONS: [&str; 5] = ["Count", "Sum", "Average", "Min", "Max"];
+
 /// Up to `n` of `accepted` closest to `value`, best first: a match ignoring case, then values
 /// that contain it or that it contains (ignoring case), then by edit distance; ties keep the
 /// vocabulary's order.

@@ -13,19 +13,9 @@ const LOAN_TYPES: &[&str] = &super::vocab::LOAN_TYPES;
 
 const PURPOSES: &[&str] = &super::vocab::PURPOSES;
 
-const GROUP_BY_DIMENSIONS: &[&str] = &[
-    "None",
-    "Status",
-    "LoanType",
-    "Purpose",
-    "LoanOfficer",
-    "ReferringAgent",
-    "Month",
-    "Quarter",
-    "Year",
-];
+const GROUP_BY_DIMENSIONS: &[&str] = &super::vocab::GROUP_BY_DIMENSIONS;
 
-const METRIC_FUNCTIONS: &[&str] = &["Count", "Sum", "Average", "Min", "Max"];
+const METRIC_FUNCTIONS: &[&str] = &super::vocab::METRIC_FUNCTIONS;
 const METRIC_FIELDS: &[&str] = &["LoanAmount", "LockedCompensation", "EstimatedCompensation"];
 const DATE_FIELDS: &[&str] = &["StatusDate", "ClosingDate", "Updated"];
 const ORDER_BY_OPTIONS: &[&str] = &[

@@ -414,9 +414,9 @@ fn input_schema() -> Value {
         "additionalProperties": false,
         "properties": {
             "filter": loanhost_guest::schema::loan_filter(),
-            "groupBy": {"type": "string", "enum": ["None", "Status", "LoanType", "Purpose", "LoanOfficer", "ReferringAgent", "Month", "Quarter", "Year"], "default": "None",
+            "groupBy": {"type": "string", "enum": loanhost_guest::vocab::GROUP_BY_DIMENSIONS, "default": "None",
                         "description": "Dimension to group by; None gives a single total. Month/Quarter/Year bucket on dateField and drop loans without that date."},
-            "metric": {"type": "string", "enum": ["Count", "Sum", "Average", "Min", "Max"], "default": "Count",
+            "metric": {"type": "string", "enum": loanhost_guest::vocab::METRIC_FUNCTIONS, "default": "Count",
                        "description": "The function recorded in each bucket's value; all five are returned per bucket."},
             "metricField": {"type": "string", "enum": ["LoanAmount", "LockedCompensation", "EstimatedCompensation"], "default": "LoanAmount",
                             "description": "Money field measured (USD); loans without a value are ignored by sum/average/min/max."},
