@@ -24,6 +24,7 @@
 //! (or `bare`) runs one side only, for profiling it; `HOT_PATH_CONNECTIONS` (default `16,64`)
 //! sets the loads; `HOT_PATH_ROUNDS` (default 3) the `wrk` runs of each server at each load.
 
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -55,25 +56,34 @@ async fn wait_for_port(port: u16) {
     panic!("nothing answers on port {port}");
 }
 
-/// Starts `loanhost-bare` (built beside this benchmark: `make bench` builds it) as `spec`
-/// says, listening on `port`; the process and its `/mcp` URL once it answers, or why it cannot
-/// run.
-async fn bare_apart(port: u16, spec: String) -> Result<(Process, String), String> {
+/// Starts `binary` as the bare reference on a free port (`spec` gives the spec for a port: see
+/// `bare_reference::SPEC`); the process and its `/mcp` URL once it accepts connections.
+async fn start_bare(
+    binary: &Path,
+    spec: impl Fn(u16) -> String,
+) -> std::io::Result<(Process, String)> {
+    let port = common::free_port();
+    let process = Process(
+        Command::new(binary)
+            .env(bare_reference::SPEC, spec(port))
+            .stdout(Stdio::null())
+            .spawn()?,
+    );
+    wait_for_port(port).await;
+    Ok((process, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+/// `loanhost-bare`, built beside this benchmark (`make bench` builds it), or why it is not.
+fn bare_apart_binary() -> Result<PathBuf, String> {
     let bench = std::env::current_exe().unwrap();
-    let binary = bench
+    bench
         .parent()
         .and_then(|deps| deps.parent())
         .map(|dir| dir.join("loanhost-bare"))
         .filter(|binary| binary.is_file())
-        .ok_or("it is not built: `cargo build --release -p loanhost-bare --locked` builds it")?;
-    let process = Command::new(binary)
-        .env(bare_reference::SPEC, spec)
-        .stdout(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("it does not start: {e}"))?;
-    let process = Process(process);
-    wait_for_port(port).await;
-    Ok((process, format!("http://127.0.0.1:{port}/mcp")))
+        .ok_or_else(|| {
+            "it is not built: `cargo build --release -p loanhost-bare --locked` builds it".into()
+        })
 }
 
 /// A server process, killed when dropped.
@@ -155,23 +165,15 @@ fn main() {
             ]
             .join("\n")
         };
-        let bare_port = common::free_port();
-        let spec = spec_for(bare_port);
-        let bare = Process(
-            Command::new(std::env::current_exe().unwrap())
-                .env(bare_reference::SPEC, spec)
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        let bare_url = format!("http://127.0.0.1:{bare_port}/mcp");
-        wait_for_port(bare_port).await;
+        let (bare, bare_url) = start_bare(&std::env::current_exe().unwrap(), spec_for).await.unwrap();
         let reply = common::tools_call(&client, &bare_url, &token, "get_loan_reporting_metadata", json!({})).await;
         assert_eq!(reply, answer, "the bare handler answers loanhost's bytes");
         // The same handler built apart (`loanhost-bare`: the system allocator, as the handler
         // is written from its libraries' documentation), for the `wrk` part.
-        let apart_port = common::free_port();
-        let apart = bare_apart(apart_port, spec_for(apart_port)).await;
+        let apart = match bare_apart_binary() {
+            Ok(binary) => start_bare(&binary, spec_for).await.map_err(|e| format!("it does not start: {e}")),
+            Err(why) => Err(why),
+        };
         if let Ok((_, url)) = &apart {
             let reply = common::tools_call(&client, url, &token, "get_loan_reporting_metadata", json!({})).await;
             assert_eq!(reply, answer, "the bare handler built apart answers loanhost's bytes");
