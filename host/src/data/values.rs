@@ -13,7 +13,8 @@ const DECIMAL_PLACES: usize = 4;
 #[path = "../../../plugins/sdk/src/vocab.rs"]
 mod vocab;
 pub use vocab::{
-    closest, GROUP_BY_DIMENSIONS, LOAN_STATUSES, LOAN_TYPES, METRIC_FUNCTIONS, PURPOSES,
+    closest, DATE_FIELDS, GROUP_BY_DIMENSIONS, LOAN_STATUSES, LOAN_TYPES, METRIC_FIELDS,
+    METRIC_FUNCTIONS, PURPOSES,
 };
 
 /// Parses a UUID into its lower-case hyphenated form.

@@ -83,6 +83,12 @@ pub const GROUP_BY_DIMENSIONS: [&str; 9] = [
 /// `report_loans`' metric functions, in the metadata vocabulary's order.
 pub const METRIC_FUNCTIONS: [&str; 5] = ["Count", "Sum", "Average", "Min", "Max"];
 
+/// `report_loans`' money fields (`metricField`), in the metadata vocabulary's order.
+pub const METRIC_FIELDS: [&str; 3] = ["LoanAmount", "LockedCompensation", "EstimatedCompensation"];
+
+/// `report_loans`' date fields (`dateField`), in the metadata vocabulary's order.
+pub const DATE_FIELDS: [&str; 3] = ["StatusDate", "ClosingDate", "Updated"];
+
 /// Up to `n` of `accepted` closest to `value`, best first: a match ignoring case, then values
 /// that contain it or that it contains (ignoring case), then by edit distance; ties keep the
 /// vocabulary's order.

@@ -16,8 +16,8 @@ const PURPOSES: &[&str] = &super::vocab::PURPOSES;
 const GROUP_BY_DIMENSIONS: &[&str] = &super::vocab::GROUP_BY_DIMENSIONS;
 
 const METRIC_FUNCTIONS: &[&str] = &super::vocab::METRIC_FUNCTIONS;
-const METRIC_FIELDS: &[&str] = &["LoanAmount", "LockedCompensation", "EstimatedCompensation"];
-const DATE_FIELDS: &[&str] = &["StatusDate", "ClosingDate", "Updated"];
+const METRIC_FIELDS: &[&str] = &super::vocab::METRIC_FIELDS;
+const DATE_FIELDS: &[&str] = &super::vocab::DATE_FIELDS;
 const ORDER_BY_OPTIONS: &[&str] = &[
     "updated",
     "statusDate",

@@ -418,9 +418,9 @@ fn input_schema() -> Value {
                         "description": "Dimension to group by; None gives a single total. Month/Quarter/Year bucket on dateField and drop loans without that date."},
             "metric": {"type": "string", "enum": loanhost_guest::vocab::METRIC_FUNCTIONS, "default": "Count",
                        "description": "The function recorded in each bucket's value; all five are returned per bucket."},
-            "metricField": {"type": "string", "enum": ["LoanAmount", "LockedCompensation", "EstimatedCompensation"], "default": "LoanAmount",
+            "metricField": {"type": "string", "enum": loanhost_guest::vocab::METRIC_FIELDS, "default": "LoanAmount",
                             "description": "Money field measured (USD); loans without a value are ignored by sum/average/min/max."},
-            "dateField": {"type": "string", "enum": ["StatusDate", "ClosingDate", "Updated"], "default": "StatusDate",
+            "dateField": {"type": "string", "enum": loanhost_guest::vocab::DATE_FIELDS, "default": "StatusDate",
                           "description": "Date used by Month/Quarter/Year grouping."}
         }
     })
