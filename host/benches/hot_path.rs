@@ -16,13 +16,15 @@
 //! machine's two cores with the server) against loanhost and the bare handler with loanhost's
 //! allocator: requests per second, the ratio, each server's CPU time per call. Then from
 //! outside, as a user's load tool measures it: `wrk` (a process of its own; `common::outside`)
-//! against each of the three servers, alternated run by run, each run's ratio against each
+//! against each of the three servers, in one-second slices taken in turn, so that a run of each
+//! covers the same seconds as the others' ([`SLICE_SECONDS`]); each run's ratio against each
 //! reference and their medians: the figures `docs/benchmarks.md` quotes. The load is spread
 //! over [`CALLERS`] callers, each under its budget.
 //!
-//! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run; `HOT_PATH_ONLY=loanhost`
-//! (or `bare`) runs one side only, for profiling it; `HOT_PATH_CONNECTIONS` (default `16,64`)
-//! sets the loads; `HOT_PATH_ROUNDS` (default 3) the `wrk` runs of each server at each load.
+//! `HOT_PATH_SECONDS` (default 8) is the measuring time of each run (its slices, from
+//! outside); `HOT_PATH_ONLY=loanhost` (or `bare`) runs one side only, for profiling it;
+//! `HOT_PATH_CONNECTIONS` (default `16,64`) sets the loads; `HOT_PATH_ROUNDS` (default 3) the
+//! `wrk` runs of each server at each load.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -41,6 +43,8 @@ use serde_json::json;
 /// Callers the load is spread over (each with the budget's ceiling of a million calls a
 /// minute: one alone would spend it at these rates).
 const CALLERS: u32 = 4;
+/// The length of one `wrk` slice from outside: a run of the servers is their slices in turn.
+const SLICE_SECONDS: u64 = 1;
 
 /// Waits until `port` accepts a connection (at most 30 s).
 async fn wait_for_port(port: u16) {
@@ -210,8 +214,8 @@ fn main() {
                 reference.server_cpu_us_per_call / ours.server_cpu_us_per_call,
             );
         }
-        // From outside: `wrk` (a process of its own) against each server, alternated run by
-        // run; each run's ratio is against each bare handler's run beside it.
+        // From outside: `wrk` (a process of its own) against each server, alternated slice by
+        // slice; each run's ratio is against each bare handler's run over the same seconds.
         if !common::outside::available() {
             println!("hot_path/wrk: skipped: wrk is not installed (scripts/setup.sh installs it)");
         } else if only.is_empty() {
@@ -229,23 +233,32 @@ fn main() {
             servers.push(("bare with loanhost's allocator", bare_url.clone(), bare.0.id()));
             let rounds: usize = std::env::var("HOT_PATH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
             let script = common::outside::script(dir.path(), "get_loan_reporting_metadata", tokens);
-            let wait = seconds.ceil() as u64;
+            let slices = (seconds / SLICE_SECONDS as f64).ceil().max(1.0) as u64;
             for &connections in &loads {
                 // Warm-up, not counted: the servers' connections and caches.
                 for (_, url, pid) in &servers {
                     common::outside::run(url, &script, connections, 1, *pid);
                 }
-                // Per server, each run's calls per second and CPU per call.
+                // Per server, each run's calls per second and CPU per call. A run of the
+                // three is `slices` slices of each, taken in turn (the order reversed
+                // every other slice), so that all three are measured over the same stretch of
+                // seconds: this machine's slow stretches (docs/benchmarks/hot_path.md) last
+                // from seconds to minutes and slow whichever server runs in them.
                 let mut runs = vec![Vec::new(); servers.len()];
-                for round in 0..rounds {
-                    let mut order: Vec<usize> = (0..servers.len()).collect();
-                    if round % 2 == 1 {
-                        order.reverse();
+                for _ in 0..rounds {
+                    let mut run = vec![common::outside::Outside::default(); servers.len()];
+                    for slice in 0..slices {
+                        let mut order: Vec<usize> = (0..servers.len()).collect();
+                        if slice % 2 == 1 {
+                            order.reverse();
+                        }
+                        for i in order {
+                            let (_, url, pid) = &servers[i];
+                            run[i] = run[i].add(common::outside::run(url, &script, connections, SLICE_SECONDS, *pid));
+                        }
                     }
-                    for i in order {
-                        let (_, url, pid) = &servers[i];
-                        let run = common::outside::run(url, &script, connections, wait, *pid);
-                        runs[i].push((run.per_second, run.server_cpu_us_per_call));
+                    for (i, measured) in run.into_iter().enumerate() {
+                        runs[i].push((measured.per_second, measured.server_cpu_us_per_call));
                     }
                 }
                 for (i, (reference, _, _)) in servers.iter().enumerate().skip(1) {
