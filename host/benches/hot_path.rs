@@ -258,7 +258,7 @@ fn main() {
                         }
                     }
                     for (i, measured) in run.into_iter().enumerate() {
-                        runs[i].push((measured.per_second, measured.server_cpu_us_per_call));
+                        runs[i].push((measured.per_second(), measured.server_cpu_us_per_call()));
                     }
                 }
                 for (i, (reference, _, _)) in servers.iter().enumerate().skip(1) {

@@ -10,10 +10,6 @@ use super::cpu_seconds_of;
 /// What one `wrk` run (or several, [`Outside::add`]) measured of one server.
 #[derive(Clone, Copy, Default)]
 pub struct Outside {
-    /// Calls answered per second.
-    pub per_second: f64,
-    /// The server process's CPU time per call, in microseconds.
-    pub server_cpu_us_per_call: f64,
     /// Calls answered.
     pub calls: f64,
     /// Seconds `wrk` measured for.
@@ -23,21 +19,23 @@ pub struct Outside {
 }
 
 impl Outside {
-    /// This and `other` as one measure: the calls, seconds and CPU time of both, and the rates
-    /// they come to (runs of one server in turn with others' come to its rate over its own
-    /// seconds).
+    /// Calls answered per second.
+    pub fn per_second(&self) -> f64 {
+        self.calls / self.seconds
+    }
+
+    /// The server process's CPU time per call, in microseconds.
+    pub fn server_cpu_us_per_call(&self) -> f64 {
+        self.cpu_seconds * 1e6 / self.calls
+    }
+
+    /// This and `other` as one measure: the calls, seconds and CPU time of both (runs of one
+    /// server in turn with others' come to its rates over its own seconds).
     pub fn add(self, other: Outside) -> Outside {
-        let (calls, seconds, cpu_seconds) = (
-            self.calls + other.calls,
-            self.seconds + other.seconds,
-            self.cpu_seconds + other.cpu_seconds,
-        );
         Outside {
-            per_second: calls / seconds,
-            server_cpu_us_per_call: cpu_seconds * 1e6 / calls,
-            calls,
-            seconds,
-            cpu_seconds,
+            calls: self.calls + other.calls,
+            seconds: self.seconds + other.seconds,
+            cpu_seconds: self.cpu_seconds + other.cpu_seconds,
         }
     }
 }
@@ -106,13 +104,10 @@ pub fn run(url: &str, script: &Path, connections: usize, seconds: u64, server: u
             .unwrap_or_else(|| panic!("no {label:?} in wrk's output: {text}"))
     };
     let calls = number("requests in", 0);
-    let per_second = number("Requests/sec:", 1);
     Outside {
-        per_second,
-        server_cpu_us_per_call: used * 1e6 / calls,
         calls,
         // What `wrk` divides by (its own measure of the run's length).
-        seconds: calls / per_second,
+        seconds: calls / number("Requests/sec:", 1),
         cpu_seconds: used,
     }
 }
