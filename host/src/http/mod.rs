@@ -3,6 +3,7 @@
 //! challenge).
 
 pub mod gate;
+mod lanes;
 mod mcp_reply;
 pub mod mcp_route;
 pub mod metrics;

@@ -14,6 +14,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use super::lanes::Lanes;
 use crate::config::ServerLimits;
 
 /// How long in-flight requests may take to finish once shutdown begins.
@@ -28,6 +29,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections as usize));
     let graceful = GracefulShutdown::new();
+    let lanes = Lanes::start(std::thread::available_parallelism().map_or(1, |n| n.get()))?;
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         // At the cap, stop accepting: further clients wait in the kernel's listen queue.
@@ -49,28 +51,42 @@ pub async fn serve(
         };
         let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_timeout)
-            .keep_alive(true);
-        // Each request knows its client's address (the per-address cap reads it).
-        let service = tower::ServiceExt::map_request(
-            app.clone(),
-            move |mut r: hyper::Request<hyper::body::Incoming>| {
-                r.extensions_mut().insert(ConnectInfo(peer));
-                r
-            },
-        );
-        let conn =
-            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
+        let stream = match stream.into_std() {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(error = %e, "connection could not be handed to a lane");
+                continue;
             }
-            drop(slot);
-        });
+        };
+        let app = app.clone();
+        let watcher = graceful.watcher();
+        let header_timeout = limits.header_timeout;
+        lanes.hand(Box::new(move || {
+            Box::pin(async move {
+                let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
+                    return;
+                };
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                builder
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(header_timeout)
+                    .keep_alive(true);
+                // Each request knows its client's address (the per-address cap reads it).
+                let service = tower::ServiceExt::map_request(
+                    app,
+                    move |mut r: hyper::Request<hyper::body::Incoming>| {
+                        r.extensions_mut().insert(ConnectInfo(peer));
+                        r
+                    },
+                );
+                let conn = builder
+                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+                if let Err(e) = watcher.watch(conn).await {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+                drop(slot);
+            })
+        }));
     }
     drop(listener);
     tokio::select! {
