@@ -1,58 +1,47 @@
-//! Serving lanes: one thread per core, each running a single-threaded tokio runtime, to which
-//! the accept loop hands each connection for its whole life. A connection's requests, their
+//! Serving lanes: one per core, each a tokio runtime with a single worker thread, to which the
+//! accept loop hands each connection for its whole life. A connection's requests, their
 //! memory and the tasks they wake then stay on one core, instead of moving between the
-//! multi-threaded runtime's workers as they are woken and stolen
-//! (`docs/decisions/0053-connections-served-in-lanes.md`).
+//! workers of one multi-threaded runtime as they are woken and stolen
+//! (`docs/decisions/0053-connections-served-in-lanes.md`). A lane is a multi-threaded runtime
+//! of one worker, not a current-thread one, so that a blocking write (an audit pipe whose
+//! reader is behind) moves the lane's other connections to another thread
+//! (`block_in_place`) instead of holding them.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
-use tokio::sync::mpsc;
+use tokio::runtime::Runtime;
 
-/// What a lane runs: called on the lane's thread, inside its runtime (so that a socket it
-/// registers is driven by that runtime), it returns the connection's future.
+/// What a lane runs: called inside the lane's runtime (so that a socket it registers is
+/// driven by that runtime's reactor), it returns the connection's future.
 pub(super) type Job = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
 
-/// The lanes of one server; dropping it lets each lane finish (its runtime, and any
-/// connection still on it, end with it).
+/// The lanes of one server; dropping it ends them, and any connection still on them.
 pub(super) struct Lanes {
     lanes: Vec<Lane>,
 }
 
 struct Lane {
-    jobs: Option<mpsc::UnboundedSender<Job>>,
+    runtime: Option<Runtime>,
     /// Connections open on the lane: a new one goes to the lane with fewest.
     open: Arc<AtomicUsize>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl Lanes {
-    /// `count` lanes (at least one), each a thread named `loanhost-lane-N`.
+    /// `count` lanes (at least one), whose threads are named `loanhost-lane-N`.
     pub(super) fn start(count: usize) -> std::io::Result<Lanes> {
         let mut lanes = Vec::with_capacity(count.max(1));
         for n in 0..count.max(1) {
-            let runtime = tokio::runtime::Builder::new_current_thread()
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name(format!("loanhost-lane-{n}"))
                 .enable_all()
                 .build()?;
-            let (jobs, mut rx) = mpsc::unbounded_channel::<Job>();
-            let thread = std::thread::Builder::new()
-                .name(format!("loanhost-lane-{n}"))
-                .spawn(move || {
-                    runtime.block_on(async move {
-                        while let Some(job) = rx.recv().await {
-                            tokio::spawn(job());
-                        }
-                    });
-                    // What is still running (a blocking read of the database) is not waited for.
-                    runtime.shutdown_background();
-                })?;
             lanes.push(Lane {
-                jobs: Some(jobs),
+                runtime: Some(runtime),
                 open: Arc::new(AtomicUsize::new(0)),
-                thread: Some(thread),
             });
         }
         Ok(Lanes { lanes })
@@ -67,9 +56,9 @@ impl Lanes {
             .min_by_key(|l| l.open.load(Ordering::Relaxed))
             .expect("at least one lane");
         lane.open.fetch_add(1, Ordering::Relaxed);
-        if let Some(jobs) = &lane.jobs {
-            // A lane's receiver lives as long as its sender: the send cannot fail.
-            let _ = jobs.send(counted(job, lane.open.clone()));
+        let job = counted(job, lane.open.clone());
+        if let Some(runtime) = &lane.runtime {
+            runtime.spawn(async move { job().await });
         }
     }
 
@@ -106,11 +95,9 @@ impl Drop for Open {
 impl Drop for Lanes {
     fn drop(&mut self) {
         for lane in &mut self.lanes {
-            lane.jobs.take();
-        }
-        for lane in &mut self.lanes {
-            if let Some(t) = lane.thread.take() {
-                let _ = t.join();
+            if let Some(runtime) = lane.runtime.take() {
+                // What is still running (a blocking read of the database) is not waited for.
+                runtime.shutdown_background();
             }
         }
     }
@@ -217,6 +204,35 @@ mod tests {
 
         // Assert
         assert_eq!(open.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_connection_blocked_in_a_write_does_not_hold_the_others_on_its_lane() {
+        // Arrange: one lane; a connection on it blocks its thread, as the audit line's write
+        // to a pipe whose reader is behind does (`block_in_place`).
+        let lanes = Lanes::start(1).unwrap();
+        let (unblock, blocked) = std_mpsc::channel::<()>();
+        let (report, reports) = std_mpsc::channel::<&str>();
+        let first = report.clone();
+        lanes.hand(Box::new(move || {
+            Box::pin(async move {
+                tokio::task::block_in_place(|| blocked.recv().unwrap());
+                first.send("the blocked one finished").unwrap();
+            })
+        }));
+
+        // Act: another connection on the same lane.
+        lanes.hand(Box::new(move || {
+            Box::pin(async move {
+                report.send("the other one ran").unwrap();
+            })
+        }));
+
+        // Assert: bounds for a hang, not measures of speed.
+        let wait = Duration::from_secs(60);
+        assert_eq!(reports.recv_timeout(wait), Ok("the other one ran"));
+        unblock.send(()).unwrap();
+        assert_eq!(reports.recv_timeout(wait), Ok("the blocked one finished"));
     }
 
     #[test]
