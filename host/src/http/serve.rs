@@ -1,6 +1,7 @@
-//! The accept loop: hyper's HTTP/1 connection builder with a header-read timeout (a slow
-//! client cannot hold a connection open by trickling its headers), a cap on open
-//! connections, and graceful shutdown. `axum::serve` offers neither timeout nor cap.
+//! The accept loop: a cap on open connections, each accepted one handed to a lane
+//! (`super::lanes`, decision 0053) and served there by hyper's HTTP/1 connection builder with
+//! a header-read timeout (a slow client cannot hold a connection open by trickling its
+//! headers), and graceful shutdown. `axum::serve` offers neither timeout nor cap.
 
 use std::future::Future;
 use std::sync::Arc;
