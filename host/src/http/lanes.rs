@@ -24,7 +24,7 @@ pub(super) struct Lanes {
 }
 
 struct Lane {
-    runtime: Option<Runtime>,
+    runtime: Runtime,
     /// Connections open on the lane: a new one goes to the lane with fewest.
     open: Arc<AtomicUsize>,
 }
@@ -40,7 +40,7 @@ impl Lanes {
                 .enable_all()
                 .build()?;
             lanes.push(Lane {
-                runtime: Some(runtime),
+                runtime,
                 open: Arc::new(AtomicUsize::new(0)),
             });
         }
@@ -55,11 +55,8 @@ impl Lanes {
             .iter()
             .min_by_key(|l| l.open.load(Ordering::Relaxed))
             .expect("at least one lane");
-        lane.open.fetch_add(1, Ordering::Relaxed);
-        let job = counted(job, lane.open.clone());
-        if let Some(runtime) = &lane.runtime {
-            runtime.spawn(async move { job().await });
-        }
+        lane.runtime
+            .spawn(counted(job, Open::new(lane.open.clone())));
     }
 
     /// The connections open on each lane, in order.
@@ -72,19 +69,22 @@ impl Lanes {
     }
 }
 
-/// `job`, counted closed on `open` when its future ends or is dropped.
-fn counted(job: Job, open: Arc<AtomicUsize>) -> Job {
-    Box::new(move || {
-        let conn = job();
-        Box::pin(async move {
-            let _open = Open(open);
-            conn.await;
-        })
-    })
+/// Runs `job` inside the runtime that polls it, `open` held until it ends; dropped unpolled
+/// (its lane ended first), it still counts the connection closed.
+async fn counted(job: Job, open: Open) {
+    let _open = open;
+    job().await;
 }
 
-/// Counts a connection closed when its future ends or is dropped.
+/// One connection counted open on a lane, from its hand-over until it ends or is dropped.
 struct Open(Arc<AtomicUsize>);
+
+impl Open {
+    fn new(count: Arc<AtomicUsize>) -> Open {
+        count.fetch_add(1, Ordering::Relaxed);
+        Open(count)
+    }
+}
 
 impl Drop for Open {
     fn drop(&mut self) {
@@ -94,11 +94,9 @@ impl Drop for Open {
 
 impl Drop for Lanes {
     fn drop(&mut self) {
-        for lane in &mut self.lanes {
-            if let Some(runtime) = lane.runtime.take() {
-                // What is still running (a blocking read of the database) is not waited for.
-                runtime.shutdown_background();
-            }
+        for lane in self.lanes.drain(..) {
+            // What is still running (a blocking read of the database) is not waited for.
+            lane.runtime.shutdown_background();
         }
     }
 }
@@ -182,27 +180,25 @@ mod tests {
     }
 
     #[test]
-    fn a_connection_is_counted_closed_when_its_future_ends() {
+    fn a_connection_is_counted_closed_when_its_future_ends_or_is_dropped_unpolled() {
         // Arrange
-        let open = Arc::new(AtomicUsize::new(1));
+        let open = Arc::new(AtomicUsize::new(0));
         let (done, finished) = oneshot::channel::<()>();
-        let job = counted(
-            Box::new(move || {
-                Box::pin(async move {
-                    let _ = finished.await;
-                })
-            }),
-            open.clone(),
-        );
+        let ended = counted(held(finished), Open::new(open.clone()));
+        let (_keep, never) = oneshot::channel::<()>();
+        let unpolled = counted(held(never), Open::new(open.clone()));
+        let both_open = open.load(Ordering::Relaxed);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
 
         // Act
         done.send(()).unwrap();
-        runtime.block_on(job());
+        runtime.block_on(ended);
+        drop(unpolled);
 
         // Assert
+        assert_eq!(both_open, 2);
         assert_eq!(open.load(Ordering::Relaxed), 0);
     }
 

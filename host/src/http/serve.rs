@@ -64,8 +64,12 @@ pub async fn serve(
         let header_timeout = limits.header_timeout;
         lanes.hand(Box::new(move || {
             Box::pin(async move {
-                let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
-                    return;
+                let stream = match tokio::net::TcpStream::from_std(stream) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "a lane could not take the connection");
+                        return;
+                    }
                 };
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder
