@@ -81,14 +81,24 @@ function toWit(v: Value): WitValue {
  * text) are visited. */
 function fromJson(kinds: ColumnKind[], text: string): Value[][] {
   const rows = JSON.parse(text) as (Value | string)[][];
+  const n = rows.length;
   for (let c = 0; c < kinds.length; c++) {
     const kind = kinds[c];
     if (kind === "decimal") {
-      for (const row of rows) if (row[c] !== null) row[c] = Decimal.fromHost(row[c] as string);
+      for (let r = 0; r < n; r++) {
+        const row = rows[r];
+        if (row[c] !== null) row[c] = Decimal.fromHost(row[c] as string);
+      }
     } else if (kind === "timestamp") {
-      for (const row of rows) if (row[c] !== null) row[c] = new Timestamp(row[c] as string);
+      for (let r = 0; r < n; r++) {
+        const row = rows[r];
+        if (row[c] !== null) row[c] = new Timestamp(row[c] as string);
+      }
     } else if (kind === "integer") {
-      for (const row of rows) if (typeof row[c] === "string") row[c] = BigInt(row[c] as string);
+      for (let r = 0; r < n; r++) {
+        const row = rows[r];
+        if (typeof row[c] === "string") row[c] = BigInt(row[c] as string);
+      }
     }
   }
   return rows as Value[][];

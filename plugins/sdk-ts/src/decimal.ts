@@ -29,10 +29,13 @@ export class Decimal {
     return this._scale;
   }
 
+  /** The host's text (`-?digits[.digits]`, as `fromHost` says) read with the engine's own
+   * string functions and `BigInt`, not character by character in interpreted code. */
   private parseText(): void {
-    const d = Decimal.parse(this._text as string);
-    this._units = d.units;
-    this._scale = d.scale;
+    const text = this._text as string;
+    const point = text.indexOf(".");
+    this._units = BigInt(point < 0 ? text : text.slice(0, point) + text.slice(point + 1));
+    this._scale = point < 0 ? 0 : text.length - point - 1;
   }
 
   /**

@@ -137,14 +137,17 @@ let pointed = 0;
 
 /** The text `JSON.stringify` writes for an exact number while `stringify` runs; elsewhere (a
  * plugin's own `JSON.stringify`), its plain text. */
-function markedNumber(this: { toString(): string }): string {
-  if (!marking) return this.toString();
+function markedNumber(this: { toString(): string; _text?: string }): string {
+  // The host's text when it is kept (most of a result's amounts), read without a call: this
+  // runs once for every Decimal of a result, interpreted.
+  const plain = this._text ?? this.toString();
+  if (!marking) return plain;
   // Only Decimal has this toJSON (a bigint has none: `stringify` then uses its writer).
   marked++;
-  const plain = this.toString();
-  if (!plain.includes(".")) return `\u0000D${plain}\u0000Z`;
+  const point = plain.indexOf(".");
+  if (point < 0) return `\u0000D${plain}\u0000Z`;
   pointed++;
-  return `\u0000D${plain.replace(".", "\u0000P")}\u0000Z`;
+  return `\u0000D${plain.slice(0, point)}\u0000P${plain.slice(point + 1)}\u0000Z`;
 }
 (Decimal.prototype as unknown as { toJSON: () => string }).toJSON = markedNumber;
 

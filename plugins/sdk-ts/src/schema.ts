@@ -169,13 +169,17 @@ export const s = {
         throw wrong(v, p, "an object");
       }
       const obj = v as Record<string, unknown>;
-      for (const k of Object.keys(obj)) {
+      // Indexed loops: inside the component, a `for…of` loop costs a call per element.
+      const given = Object.keys(obj);
+      for (let i = 0; i < given.length; i++) {
+        const k = given[i];
         if (!names.includes(k)) {
           throw at(p, `unknown field \`${k}\`, expected one of ${names.map((n) => `\`${n}\``).join(", ")}`);
         }
       }
       const out: Record<string, unknown> = {};
-      for (const n of names) {
+      for (let i = 0; i < names.length; i++) {
+        const n = names[i];
         if (!(n in obj) && !shape[n].omittable) throw at(p, `missing field \`${n}\``);
         out[n] = shape[n].parse(obj[n], p ? `${p}.${n}` : n);
       }

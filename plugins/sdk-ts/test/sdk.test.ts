@@ -66,6 +66,11 @@ test("the native writer keeps strings as they are, marks included, and refuses f
   assert.equal(stringify({ d }), '{"d":805552.27}');
   assert.equal(d.plus(Decimal.parse("0.73")).toString(), "805553");
   assert.equal(d.average(3).toString(), "268517.42");
+  // Negative and whole amounts as the host writes them, read when first computed with.
+  assert.equal(Decimal.fromHost("-3").plus(Decimal.parse("0.25")).toString(), "-2.75");
+  assert.equal(Decimal.fromHost("-0.05").compare(Decimal.parse("-0.049")), -1);
+  assert.equal(Decimal.fromHost("120").average(7).toString(), "17.14");
+  assert.deepEqual([Decimal.fromHost("-12.5").units, Decimal.fromHost("-12.5").scale], [-125n, 1]);
   // Outside `stringify`, a decimal's JSON is its plain text.
   assert.equal(JSON.stringify({ d }), '{"d":"805552.27"}');
 });
