@@ -108,8 +108,11 @@ export function stringify(value: unknown): string {
     return out.join("");
   }
   // Marked numbers hold no `.` (see `markedNumber`): a digit before `.`, `e` or `E` is a float,
-  // or inside a string, which only then are taken out to look again.
-  const stripped = FLOAT.test(text) ? text.replace(STRINGS, '""') : "";
+  // or inside a string, which only then are taken out to look again. `JSON.stringify` writes
+  // a float with a `.`, `e+` or `e-`: a text with none of them (found by the engine's own
+  // string search, not its regular expression interpreter) holds none.
+  const suspect = text.includes(".") || text.includes("e+") || text.includes("e-");
+  const stripped = suspect && FLOAT.test(text) ? text.replace(STRINGS, '""') : "";
   const at = stripped.search(FLOAT);
   if (at !== -1) {
     let start = at;

@@ -61,6 +61,9 @@ test("the native writer keeps strings as they are, marks included, and refuses f
   assert.equal(stringify({ t: "1.5e3 and 2.5", n: [1, -2, true, null] }), '{"t":"1.5e3 and 2.5","n":[1,-2,true,null]}');
   assert.throws(() => stringify({ a: [1, { b: -2.5e-3 }] }), /the number -0\.0025 in a result/);
   assert.throws(() => stringify([3.25]), /the number 3\.25/);
+  // A float written with an exponent and no point is one too.
+  assert.throws(() => stringify({ a: [1e-7] }), /the number 1e-7 in a result/);
+  assert.throws(() => stringify({ a: 2e21 }), /the number 2e\+21 in a result/);
   // A decimal read from the host's rows is written as the host wrote it, and computes exactly.
   const d = Decimal.fromHost("805552.27");
   assert.equal(stringify({ d }), '{"d":805552.27}');
