@@ -140,10 +140,8 @@ let pointed = 0;
 
 /** The text `JSON.stringify` writes for an exact number while `stringify` runs; elsewhere (a
  * plugin's own `JSON.stringify`), its plain text. */
-function markedNumber(this: { toString(): string; _text?: string }): string {
-  // The host's text when it is kept (most of a result's amounts), read without a call: this
-  // runs once for every Decimal of a result, interpreted.
-  const plain = this._text ?? this.toString();
+function markedNumber(this: { toString(): string }): string {
+  const plain = this.toString();
   if (!marking) return plain;
   // Only Decimal has this toJSON (a bigint has none: `stringify` then uses its writer).
   marked++;
