@@ -57,7 +57,9 @@ def options() -> argparse.Namespace:
 
 
 def environment(work: str, folder: str, port: int) -> dict:
-    env = dict(os.environ)
+    # The server's defaults, not the shell's settings (a `RUST_LOG` or `LOANHOST_*` left over
+    # would change what is measured).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOANHOST_") and k != "RUST_LOG"}
     env.update(
         LOANHOST_DEV_IDP="true",
         LOANHOST_PLUGIN_DIR=folder,
@@ -118,6 +120,8 @@ def calls(o, binary, work, env, port, server) -> list:
             if "loanhost listening" in log.read():
                 break
         time.sleep(0.05)
+    else:
+        sys.exit(f"call-cost: the server did not say it was listening within a minute (see {work}/stderr.log)")
     token = subprocess.run([binary, "token", "--email", o.email], cwd=work, env=env, check=True, capture_output=True, text=True).stdout.strip()
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": o.tool, "arguments": o.arguments, "_meta": META}}
@@ -147,8 +151,8 @@ def main() -> None:
             results[name].append(m)
             print(f"round {round_} {name}: mean {m[0]:.2f} ms, p50 {m[1]:.2f}, p99 {m[2]:.2f}, the server's own {m[3]:.2f}", flush=True)
     for name, ms in results.items():
-        column = lambda k: ", ".join(f"{m[k]:.2f}" for m in ms)  # noqa: E731
-        print(f"{name}: means {column(0)} | p50s {column(1)} | p99s {column(2)} | the server's own {column(3)} (ms)")
+        means, p50s, p99s, own = (", ".join(f"{m[k]:.2f}" for m in ms) for k in range(4))
+        print(f"{name}: means {means} | p50s {p50s} | p99s {p99s} | the server's own {own} (ms)")
 
 
 if __name__ == "__main__":
